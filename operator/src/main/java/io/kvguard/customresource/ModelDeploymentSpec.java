@@ -1,0 +1,105 @@
+package io.kvguard.customresource;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
+import io.fabric8.generator.annotation.ValidationRule;
+import java.util.ArrayList;
+import java.util.List;
+
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class ModelDeploymentSpec {
+  @Required
+  @Size(min = 1)
+  @JsonPropertyDescription("The served model's name, as clients address it.")
+  private String model;
+
+  @Required
+  @Min(1)
+  @JsonPropertyDescription("Context window in tokens that the service promises its clients.")
+  private Long contextWindow;
+
+  @Min(1.0)
+  @Default("1.0")
+  @JsonPropertyDescription("A pod passes only if its KV pool >= contextWindow x minPoolRatio.")
+  private Double minPoolRatio = 1.0;
+
+  @Default("Enforce")
+  @JsonPropertyDescription("Enforce gates traffic; Audit reports violations but opens every gate (reason Audit).")
+  private Enforcement enforcement = Enforcement.Enforce;
+
+  @Required
+  @Size(min = 1)
+  @ValidationRule(
+      value = "self.all(r, self.exists_one(s, s.name == r.name))",
+      message = "role names must be unique")
+  @JsonPropertyDescription("The pod roles that serve the model (e.g. prefill, decode, serve).")
+  private List<RoleSpec> roles = new ArrayList<>();
+
+  @JsonPropertyDescription("How often and how patiently engines are probed.")
+  private ProbeSpec probe;
+
+  public String getModel() {
+    return model;
+  }
+
+  public void setModel(String model) {
+    this.model = model;
+  }
+
+  public Long getContextWindow() {
+    return contextWindow;
+  }
+
+  public void setContextWindow(Long contextWindow) {
+    this.contextWindow = contextWindow;
+  }
+
+  public Double getMinPoolRatio() {
+    return minPoolRatio;
+  }
+
+  public void setMinPoolRatio(Double minPoolRatio) {
+    this.minPoolRatio = minPoolRatio;
+  }
+
+  public Enforcement getEnforcement() {
+    return enforcement;
+  }
+
+  public void setEnforcement(Enforcement enforcement) {
+    this.enforcement = enforcement;
+  }
+
+  public List<RoleSpec> getRoles() {
+    return roles;
+  }
+
+  public void setRoles(List<RoleSpec> roles) {
+    this.roles = roles;
+  }
+
+  public ProbeSpec getProbe() {
+    return probe;
+  }
+
+  public void setProbe(ProbeSpec probe) {
+    this.probe = probe;
+  }
+
+  /** The probe settings with defaults applied when the field was omitted. */
+  public ProbeSpec effectiveProbe() {
+    return probe == null ? new ProbeSpec() : probe;
+  }
+
+  public double effectiveMinPoolRatio() {
+    return minPoolRatio == null ? 1.0 : minPoolRatio;
+  }
+
+  public Enforcement effectiveEnforcement() {
+    return enforcement == null ? Enforcement.Enforce : enforcement;
+  }
+}

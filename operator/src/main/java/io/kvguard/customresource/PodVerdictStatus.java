@@ -1,0 +1,27 @@
+package io.kvguard.customresource;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import java.util.ArrayList;
+import java.util.List;
+
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class PodVerdictStatus {
+  public String name;
+  public String role;
+  /** Verified, Refused or Unknown. */
+  public String verdict;
+  public String reason;
+  public String message;
+  public Long poolTokens;
+  public Long engineContextTokens;
+  public String engineVersion;
+  public String disaggregationMode;
+  /** The engine container that this verdict is about; a new container is probed afresh. */
+  public String containerID;
+  public Integer restartCount;
+  /** ReadinessGate when the pod declares kvguard.io/pool-verified, LabelOnly otherwise. */
+  public String gating;
+  /** When verdict or reason last changed (RFC 3339). */
+  public String lastTransitionTime;
+  public List<String> notes = new ArrayList<>();
+}

@@ -1,0 +1,46 @@
+package io.kvguard.customresource;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
+
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class ProbeSpec {
+  @Min(1)
+  @Max(86400)
+  @Default("60")
+  @JsonPropertyDescription("Seconds between re-probes of an unchanged engine process.")
+  private Integer periodSeconds = 60;
+
+  @Min(1)
+  @Max(300)
+  @Default("5")
+  @JsonPropertyDescription("Seconds one probe request may take, body included.")
+  private Integer timeoutSeconds = 5;
+
+  public Integer getPeriodSeconds() {
+    return periodSeconds;
+  }
+
+  public void setPeriodSeconds(Integer periodSeconds) {
+    this.periodSeconds = periodSeconds;
+  }
+
+  public Integer getTimeoutSeconds() {
+    return timeoutSeconds;
+  }
+
+  public void setTimeoutSeconds(Integer timeoutSeconds) {
+    this.timeoutSeconds = timeoutSeconds;
+  }
+
+  public int effectivePeriodSeconds() {
+    return periodSeconds == null ? 60 : periodSeconds;
+  }
+
+  public int effectiveTimeoutSeconds() {
+    return timeoutSeconds == null ? 5 : timeoutSeconds;
+  }
+}

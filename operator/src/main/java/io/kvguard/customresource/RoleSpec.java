@@ -1,0 +1,117 @@
+package io.kvguard.customresource;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.ValidationRule;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class RoleSpec {
+  @Required
+  @Pattern("^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+  @JsonPropertyDescription("Role name, e.g. prefill, decode or serve (a DNS label).")
+  private String name;
+
+  @Required
+  @JsonPropertyDescription("Label selector of the role's pods, in the ModelDeployment's namespace.")
+  private LabelSelector selector;
+
+  @Required
+  @JsonPropertyDescription("The engine the role's pods run; it decides where the KV pool is read.")
+  private Engine engine;
+
+  @Required
+  @ValidationRule(
+      value = "type(self) == int ? (self >= 1 && self <= 65535) : self.matches('^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$')",
+      message = "port must be a number in 1-65535 or a container port name (IANA_SVC_NAME)")
+  @JsonPropertyDescription("The engine's container port, by number or name (resolved per pod like a Service targetPort).")
+  private IntOrString port;
+
+  @Default("http")
+  @JsonPropertyDescription("http or https.")
+  private Scheme scheme = Scheme.HTTP;
+
+  @Min(0)
+  @Default("1")
+  @JsonPropertyDescription("Verified pods this role needs before the model is Ready.")
+  private Integer minReadyPods = 1;
+
+  @Default("false")
+  @JsonPropertyDescription(
+      "Accept an engine whose own context length exceeds its KV pool. Unsafe: such an engine reaches its"
+          + " over-pool rejection path; prefer fixing the engine's --context-length.")
+  private Boolean allowEngineContextAbovePool = false;
+
+  public String getName() {
+    return name;
+  }
+
+  public void setName(String name) {
+    this.name = name;
+  }
+
+  public LabelSelector getSelector() {
+    return selector;
+  }
+
+  public void setSelector(LabelSelector selector) {
+    this.selector = selector;
+  }
+
+  public Engine getEngine() {
+    return engine;
+  }
+
+  public void setEngine(Engine engine) {
+    this.engine = engine;
+  }
+
+  public IntOrString getPort() {
+    return port;
+  }
+
+  public void setPort(IntOrString port) {
+    this.port = port;
+  }
+
+  public Scheme getScheme() {
+    return scheme;
+  }
+
+  public void setScheme(Scheme scheme) {
+    this.scheme = scheme;
+  }
+
+  public Integer getMinReadyPods() {
+    return minReadyPods;
+  }
+
+  public void setMinReadyPods(Integer minReadyPods) {
+    this.minReadyPods = minReadyPods;
+  }
+
+  public Boolean getAllowEngineContextAbovePool() {
+    return allowEngineContextAbovePool;
+  }
+
+  public void setAllowEngineContextAbovePool(Boolean allowEngineContextAbovePool) {
+    this.allowEngineContextAbovePool = allowEngineContextAbovePool;
+  }
+
+  public Scheme effectiveScheme() {
+    return scheme == null ? Scheme.HTTP : scheme;
+  }
+
+  public int effectiveMinReadyPods() {
+    return minReadyPods == null ? 1 : minReadyPods;
+  }
+
+  public boolean effectiveAllowEngineContextAbovePool() {
+    return Boolean.TRUE.equals(allowEngineContextAbovePool);
+  }
+}

@@ -1,0 +1,17 @@
+package io.kvguard.customresource;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import java.util.ArrayList;
+import java.util.List;
+
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class RoleStatus {
+  public String name;
+  public Integer selected;
+  public Integer verified;
+  public Integer minReadyPods;
+  /** Smallest KV pool, in tokens, measured on any pod of the role (absent until one was measured). */
+  public Long smallestPoolTokens;
+  /** Facts a platform engineer should know, e.g. an opt-out in force. */
+  public List<String> notes = new ArrayList<>();
+}

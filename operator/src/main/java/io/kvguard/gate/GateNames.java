@@ -1,0 +1,11 @@
+package io.kvguard.gate;
+
+/** The pod-side contract; routers, Services and pod templates depend on these exact strings. */
+public final class GateNames {
+  /** Pod condition type, also the readiness gate's conditionType in pod templates. */
+  public static final String CONDITION_TYPE = "kvguard.io/pool-verified";
+  /** Label present, with value "true", only on pods whose current engine container passed. */
+  public static final String VERIFIED_LABEL = "kvguard.io/verified";
+
+  private GateNames() {}
+}

@@ -1,0 +1,124 @@
+package io.kvguard.gate;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.kvguard.verdict.GateDecision;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Plans the JSON patches that bring one pod's gate to a decision. Pure: the same pod, decision and instant
+ * always give the same patch, and a pod that already shows the decision gives none.
+ */
+public final class GatePatchPlanner {
+  private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  private GatePatchPlanner() {}
+
+  /** The pods/status patch, or empty when status, reason and message already match. */
+  public static Optional<String> conditionPatch(Pod pod, GateDecision decision, Instant now) {
+    String status = decision.open() ? "True" : "False";
+    List<PodCondition> conditions = pod.getStatus() == null ? null : pod.getStatus().getConditions();
+    int index = -1;
+    if (conditions != null) {
+      for (int i = 0; i < conditions.size(); i++) {
+        if (GateNames.CONDITION_TYPE.equals(conditions.get(i).getType())) {
+          index = i;
+          break;
+        }
+      }
+    }
+    PodCondition current = index < 0 ? null : conditions.get(index);
+    if (current != null && status.equals(current.getStatus())
+        && decision.reason().name().equals(current.getReason())
+        && decision.message().equals(current.getMessage())) {
+      return Optional.empty();
+    }
+    // lastTransitionTime moves only when the status flips (Kubernetes condition conventions).
+    String transition = current != null && status.equals(current.getStatus()) && current.getLastTransitionTime() != null
+        ? current.getLastTransitionTime()
+        : now.truncatedTo(ChronoUnit.SECONDS).toString();
+    ObjectNode condition = JSON.objectNode()
+        .put("type", GateNames.CONDITION_TYPE)
+        .put("status", status)
+        .put("reason", decision.reason().name())
+        .put("message", decision.message())
+        .put("lastTransitionTime", transition);
+    if (current != null && current.getLastProbeTime() != null) {
+      condition.put("lastProbeTime", current.getLastProbeTime());
+    }
+    ArrayNode patch = guards(pod);
+    patch.add(test("/metadata/resourceVersion", pod.getMetadata().getResourceVersion()));
+    if (pod.getStatus() == null) {
+      patch.add(op("add", "/status").set("value", JSON.objectNode().set("conditions", JSON.arrayNode().add(condition))));
+    } else if (conditions == null) {
+      patch.add(op("add", "/status/conditions").set("value", JSON.arrayNode().add(condition)));
+    } else if (index < 0) {
+      patch.add(op("add", "/status/conditions/-").set("value", condition));
+    } else {
+      patch.add(op("replace", "/status/conditions/" + index).set("value", condition));
+    }
+    return Optional.of(write(patch));
+  }
+
+  /** The label patch on the pod itself, or empty when the label already says what the decision says. */
+  public static Optional<String> labelPatch(Pod pod, GateDecision decision) {
+    Map<String, String> labels = pod.getMetadata().getLabels();
+    String current = labels == null ? null : labels.get(GateNames.VERIFIED_LABEL);
+    String path = "/metadata/labels/" + GateNames.VERIFIED_LABEL.replace("~", "~0").replace("/", "~1");
+    boolean wanted = decision.open() && !isPolicyRemoval(decision);
+    ArrayNode patch = guards(pod);
+    if (wanted) {
+      if ("true".equals(current)) {
+        return Optional.empty();
+      }
+      if (labels == null) {
+        patch.add(op("add", "/metadata/labels").set("value", JSON.objectNode().put(GateNames.VERIFIED_LABEL, "true")));
+      } else {
+        patch.add(op("add", path).put("value", "true"));
+      }
+    } else {
+      if (current == null) {
+        return Optional.empty();
+      }
+      patch.add(test(path, current));
+      patch.add(op("remove", path));
+    }
+    return Optional.of(write(patch));
+  }
+
+  /** A deleted policy opens the gate but takes its label away: the label means "verified", nothing less. */
+  private static boolean isPolicyRemoval(GateDecision decision) {
+    return decision.reason() == io.kvguard.verdict.GateReason.PolicyRemoved;
+  }
+
+  private static ArrayNode guards(Pod pod) {
+    ArrayNode patch = JSON.arrayNode();
+    patch.add(test("/metadata/uid", pod.getMetadata().getUid()));
+    return patch;
+  }
+
+  private static ObjectNode test(String path, String value) {
+    return op("test", path).put("value", value);
+  }
+
+  private static ObjectNode op(String op, String path) {
+    return JSON.objectNode().put("op", op).put("path", path);
+  }
+
+  private static String write(ArrayNode patch) {
+    try {
+      return MAPPER.writeValueAsString(patch);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("cannot serialise a JSON patch", e);
+    }
+  }
+}

@@ -1,0 +1,157 @@
+package io.kvguard.probe;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import javax.net.ssl.SSLException;
+
+/**
+ * The only way probes reach engines: GET, no redirects followed, one deadline covering headers and body, and
+ * a hard cap on the bytes read so a hostile or broken engine cannot exhaust the operator's memory.
+ */
+public final class EngineHttp {
+  public static final int DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+  private final HttpClient client;
+  private final int maxBodyBytes;
+
+  public EngineHttp(HttpClient client, int maxBodyBytes) {
+    this.client = client;
+    this.maxBodyBytes = maxBodyBytes;
+  }
+
+  public static EngineHttp createDefault() {
+    HttpClient client = HttpClient.newBuilder()
+        .followRedirects(HttpClient.Redirect.NEVER)
+        .connectTimeout(Duration.ofSeconds(5))
+        .version(HttpClient.Version.HTTP_1_1)
+        .build();
+    return new EngineHttp(client, DEFAULT_MAX_BODY_BYTES);
+  }
+
+  /** GET {@code path}; any status is returned, transport failures become a {@link ProbeException}. */
+  public EngineResponse get(EngineEndpoint endpoint, String path) throws ProbeException {
+    HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.resolve(path))
+        .timeout(endpoint.timeout())
+        .header("Accept", "application/json, text/plain;q=0.9")
+        .GET();
+    endpoint.bearerToken().ifPresent(token -> request.header("Authorization", "Bearer " + token));
+    CompletableFuture<HttpResponse<byte[]>> pending =
+        client.sendAsync(request.build(), info -> new BoundedBody(maxBodyBytes));
+    try {
+      HttpResponse<byte[]> response = pending.get(endpoint.timeout().toMillis(), TimeUnit.MILLISECONDS);
+      String contentType = response.headers().firstValue("content-type").orElse(null);
+      return new EngineResponse(path, response.statusCode(), contentType, response.body());
+    } catch (TimeoutException e) {
+      pending.cancel(true);
+      throw new ProbeException("GET " + path + " timed out after " + endpoint.timeout().toMillis() + " ms");
+    } catch (InterruptedException e) {
+      pending.cancel(true);
+      Thread.currentThread().interrupt();
+      throw new ProbeException("GET " + path + " interrupted");
+    } catch (ExecutionException e) {
+      throw new ProbeException("GET " + path + " failed: " + describe(e.getCause()));
+    }
+  }
+
+  /** GET that must answer 200 with the given kind of body. */
+  public EngineResponse getOk(EngineEndpoint endpoint, String path) throws ProbeException {
+    EngineResponse response = get(endpoint, path);
+    if (response.status() >= 300 && response.status() < 400) {
+      throw new ProbeException("GET " + path + " answered HTTP " + response.status() + " (redirects are not followed)");
+    }
+    if (response.status() != 200) {
+      throw new ProbeException("GET " + path + " answered HTTP " + response.status());
+    }
+    return response;
+  }
+
+  private static String describe(Throwable cause) {
+    if (cause instanceof BodyTooLargeException tooLarge) {
+      return tooLarge.getMessage();
+    }
+    if (cause instanceof HttpTimeoutException) {
+      return "timed out";
+    }
+    if (cause instanceof ConnectException) {
+      return "connection refused";
+    }
+    if (cause instanceof SSLException) {
+      return "TLS failure (" + cause.getClass().getSimpleName() + ")";
+    }
+    if (cause instanceof IOException io) {
+      // Transport messages are the JDK's own (no engine payload), safe to show.
+      return "I/O error (" + io.getClass().getSimpleName() + (io.getMessage() == null ? "" : ": " + io.getMessage()) + ")";
+    }
+    return cause == null ? "unknown error" : cause.getClass().getSimpleName();
+  }
+
+  /** Raised inside the body subscriber when an answer exceeds the byte cap. */
+  static final class BodyTooLargeException extends IOException {
+    BodyTooLargeException(int limit) {
+      super("answer larger than " + limit + " bytes");
+    }
+  }
+
+  /** Collects at most {@code limit} bytes, then cancels the stream. */
+  private static final class BoundedBody implements HttpResponse.BodySubscriber<byte[]> {
+    private final int limit;
+    private final CompletableFuture<byte[]> result = new CompletableFuture<>();
+    private final java.io.ByteArrayOutputStream buffer = new java.io.ByteArrayOutputStream();
+    private Flow.Subscription subscription;
+
+    BoundedBody(int limit) {
+      this.limit = limit;
+    }
+
+    @Override
+    public CompletionStage<byte[]> getBody() {
+      return result;
+    }
+
+    @Override
+    public void onSubscribe(Flow.Subscription subscription) {
+      this.subscription = subscription;
+      subscription.request(Long.MAX_VALUE);
+    }
+
+    @Override
+    public void onNext(List<ByteBuffer> items) {
+      if (result.isDone()) {
+        return;
+      }
+      for (ByteBuffer item : items) {
+        if (buffer.size() + item.remaining() > limit) {
+          result.completeExceptionally(new BodyTooLargeException(limit));
+          subscription.cancel();
+          return;
+        }
+        byte[] chunk = new byte[item.remaining()];
+        item.get(chunk);
+        buffer.writeBytes(chunk);
+      }
+    }
+
+    @Override
+    public void onError(Throwable throwable) {
+      result.completeExceptionally(throwable);
+    }
+
+    @Override
+    public void onComplete() {
+      result.complete(buffer.toByteArray());
+    }
+  }
+}

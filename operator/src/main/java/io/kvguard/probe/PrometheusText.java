@@ -1,0 +1,178 @@
+package io.kvguard.probe;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A strict reader of the Prometheus text exposition format (also the sample lines of OpenMetrics). No
+ * maintained Java library parses this format (the Prometheus Java client only writes it), so kvguard keeps
+ * this small one. A malformed line fails the whole answer: a half-read metrics page is not evidence.
+ */
+public final class PrometheusText {
+
+  /** One sample line. {@code value} may be NaN or infinite; callers decide what that means. */
+  public record Sample(String name, Map<String, String> labels, double value) {}
+
+  private PrometheusText() {}
+
+  public static List<Sample> parse(String text) throws ProbeException {
+    List<Sample> samples = new ArrayList<>();
+    int lineNumber = 0;
+    for (String raw : text.split("\n", -1)) {
+      lineNumber++;
+      String line = raw.endsWith("\r") ? raw.substring(0, raw.length() - 1) : raw;
+      if (line.isBlank() || line.startsWith("#")) {
+        continue;
+      }
+      samples.add(parseLine(line.strip(), lineNumber));
+    }
+    return samples;
+  }
+
+  public static List<Sample> named(List<Sample> samples, String name) {
+    List<Sample> matching = new ArrayList<>();
+    for (Sample sample : samples) {
+      if (sample.name().equals(name)) {
+        matching.add(sample);
+      }
+    }
+    return matching;
+  }
+
+  private static Sample parseLine(String line, int lineNumber) throws ProbeException {
+    int i = 0;
+    while (i < line.length() && isNameChar(line.charAt(i), i == 0)) {
+      i++;
+    }
+    if (i == 0) {
+      throw malformed(lineNumber, "no metric name");
+    }
+    String name = line.substring(0, i);
+    Map<String, String> labels = new LinkedHashMap<>();
+    if (i < line.length() && line.charAt(i) == '{') {
+      i = parseLabels(line, i + 1, labels, lineNumber);
+    }
+    String rest = line.substring(i).strip();
+    if (rest.isEmpty()) {
+      throw malformed(lineNumber, "no value");
+    }
+    String[] parts = rest.split("\\s+");
+    if (parts.length > 2) {
+      throw malformed(lineNumber, "unexpected text after the value");
+    }
+    return new Sample(name, Collections.unmodifiableMap(labels), parseValue(parts[0], lineNumber));
+  }
+
+  private static int parseLabels(String line, int start, Map<String, String> labels, int lineNumber)
+      throws ProbeException {
+    int i = start;
+    while (true) {
+      while (i < line.length() && (line.charAt(i) == ' ' || line.charAt(i) == ',')) {
+        i++;
+      }
+      if (i >= line.length()) {
+        throw malformed(lineNumber, "unterminated label set");
+      }
+      if (line.charAt(i) == '}') {
+        return i + 1;
+      }
+      int nameStart = i;
+      while (i < line.length() && isNameChar(line.charAt(i), i == nameStart) && line.charAt(i) != ':') {
+        i++;
+      }
+      String label = line.substring(nameStart, i);
+      if (label.isEmpty() || i >= line.length() || line.charAt(i) != '=') {
+        throw malformed(lineNumber, "bad label name");
+      }
+      i++;
+      if (i >= line.length() || line.charAt(i) != '"') {
+        throw malformed(lineNumber, "label value not quoted");
+      }
+      i++;
+      StringBuilder value = new StringBuilder();
+      boolean closed = false;
+      while (i < line.length()) {
+        char c = line.charAt(i++);
+        if (c == '\\' && i < line.length()) {
+          char escaped = line.charAt(i++);
+          value.append(escaped == 'n' ? '\n' : escaped);
+        } else if (c == '"') {
+          closed = true;
+          break;
+        } else {
+          value.append(c);
+        }
+      }
+      if (!closed) {
+        throw malformed(lineNumber, "unterminated label value");
+      }
+      if (labels.put(label, value.toString()) != null) {
+        throw malformed(lineNumber, "label " + label + " repeated");
+      }
+    }
+  }
+
+  private static double parseValue(String token, int lineNumber) throws ProbeException {
+    switch (token) {
+      case "NaN":
+        return Double.NaN;
+      case "+Inf":
+      case "Inf":
+        return Double.POSITIVE_INFINITY;
+      case "-Inf":
+        return Double.NEGATIVE_INFINITY;
+      default:
+        try {
+          return Double.parseDouble(token);
+        } catch (NumberFormatException e) {
+          throw malformed(lineNumber, "value is not a number");
+        }
+    }
+  }
+
+  private static boolean isNameChar(char c, boolean first) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' || (!first && c >= '0' && c <= '9');
+  }
+
+  private static ProbeException malformed(int lineNumber, String what) {
+    return new ProbeException("metrics line " + lineNumber + " is malformed: " + what);
+  }
+
+  /**
+   * A sample value as a token count: finite, whole, positive and exactly representable (below 2^53), or an
+   * error naming the metric.
+   */
+  public static long tokens(double value, String what) throws ProbeException {
+    if (Double.isNaN(value) || Double.isInfinite(value)) {
+      throw new ProbeException(what + " is " + value);
+    }
+    if (value != Math.rint(value)) {
+      throw new ProbeException(what + " is not a whole number");
+    }
+    if (value <= 0) {
+      throw new ProbeException(what + " is " + (long) value + ", expected a positive token count");
+    }
+    if (value >= 0x1p53) {
+      throw new ProbeException(what + " is too large to be exact");
+    }
+    return (long) value;
+  }
+
+  /** A label value as a token count (vLLM's cache_config_info carries numbers as label strings). */
+  public static long tokens(String labelValue, String what) throws ProbeException {
+    if (labelValue == null) {
+      throw new ProbeException(what + " is missing");
+    }
+    if (!labelValue.matches("[0-9]{1,18}")) {
+      throw new ProbeException(what + " is not a positive whole number");
+    }
+    long tokens = Long.parseLong(labelValue);
+    if (tokens <= 0) {
+      throw new ProbeException(what + " is 0, expected a positive token count");
+    }
+    return tokens;
+  }
+}

@@ -1,0 +1,106 @@
+package io.kvguard.probe;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.kvguard.customresource.Engine;
+import io.kvguard.verdict.PoolObservation;
+import io.kvguard.verdict.ProbeOutcome;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+
+/**
+ * SGLang: the pool is the smallest {@code internal_states[i].memory_usage.token_capacity} over all
+ * data-parallel ranks of {@code /server_info} (older builds: {@code /get_server_info}); the top-level
+ * {@code max_total_num_tokens} (rank 0 only) is used only when no rank reports a capacity.
+ */
+public final class SglangProbe implements EngineProbe {
+  static final String SERVER_INFO = "/server_info";
+  static final String LEGACY_SERVER_INFO = "/get_server_info";
+
+  private final EngineHttp http;
+
+  public SglangProbe(EngineHttp http) {
+    this.http = http;
+  }
+
+  @Override
+  public Engine engine() {
+    return Engine.SGLANG;
+  }
+
+  @Override
+  public ProbeOutcome probe(EngineEndpoint endpoint) {
+    try {
+      JsonNode info = serverInfo(endpoint);
+      List<String> notes = new ArrayList<>();
+      long pool = pool(info, notes);
+      OptionalLong engineContext = OpenAiModels.maxModelLen(http, endpoint);
+      if (engineContext.isEmpty()) {
+        notes.add("/v1/models reports no max_model_len");
+      }
+      String mode = StrictJson.optionalText(info, "disaggregation_mode");
+      String disaggregation = mode == null || mode.equals("null") ? null : EngineText.safe(mode);
+      return ProbeOutcome.observed(new PoolObservation(pool, engineContext,
+          EngineText.version(StrictJson.optionalText(info, "version")), disaggregation, notes));
+    } catch (ProbeException e) {
+      return ProbeOutcome.failed(e.getMessage());
+    }
+  }
+
+  private JsonNode serverInfo(EngineEndpoint endpoint) throws ProbeException {
+    EngineResponse response = http.get(endpoint, SERVER_INFO);
+    if (response.status() == 404) {
+      response = http.getOk(endpoint, LEGACY_SERVER_INFO);
+    } else if (response.status() != 200) {
+      response = http.getOk(endpoint, SERVER_INFO);
+    }
+    return StrictJson.requireObject(StrictJson.parse(response), response.path());
+  }
+
+  static long pool(JsonNode info, List<String> notes) throws ProbeException {
+    JsonNode states = info.get("internal_states");
+    List<JsonNode> ranks = new ArrayList<>();
+    if (states != null && states.isArray()) {
+      states.forEach(ranks::add);
+    } else if (states != null && states.isObject()) {
+      ranks.add(states);
+    } else if (states != null && !states.isNull()) {
+      throw new ProbeException("internal_states is neither a list nor an object");
+    }
+    OptionalLong smallest = OptionalLong.empty();
+    int reporting = 0;
+    for (int rank = 0; rank < ranks.size(); rank++) {
+      JsonNode usage = ranks.get(rank).get("memory_usage");
+      OptionalLong capacity = StrictJson.optionalTokens(usage, "token_capacity",
+          "internal_states[" + rank + "].memory_usage");
+      if (capacity.isEmpty()) {
+        continue;
+      }
+      reporting++;
+      if (smallest.isEmpty() || capacity.getAsLong() < smallest.getAsLong()) {
+        smallest = capacity;
+      }
+    }
+    if (reporting > 0 && reporting < ranks.size()) {
+      throw new ProbeException("only " + reporting + " of " + ranks.size()
+          + " internal_states ranks report memory_usage.token_capacity");
+    }
+    OptionalLong dpSize = StrictJson.optionalTokens(info, "dp_size", "server_info");
+    if (reporting > 0 && dpSize.isPresent() && dpSize.getAsLong() > 1 && ranks.size() != dpSize.getAsLong()) {
+      throw new ProbeException("internal_states lists " + ranks.size() + " ranks but dp_size is " + dpSize.getAsLong());
+    }
+    if (smallest.isPresent()) {
+      if (ranks.size() > 1) {
+        notes.add("pool is the smallest of " + ranks.size() + " data-parallel ranks");
+      }
+      return smallest.getAsLong();
+    }
+    OptionalLong rankZero = StrictJson.optionalTokens(info, "max_total_num_tokens", "server_info");
+    if (rankZero.isEmpty()) {
+      throw new ProbeException("server_info reports no internal_states[].memory_usage.token_capacity"
+          + " and no max_total_num_tokens");
+    }
+    notes.add("pool from max_total_num_tokens: rank 0 only, other data-parallel ranks unverified");
+    return rankZero.getAsLong();
+  }
+}

@@ -1,0 +1,100 @@
+package io.kvguard.probe;
+
+import io.kvguard.customresource.Engine;
+import io.kvguard.verdict.PoolObservation;
+import io.kvguard.verdict.ProbeOutcome;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+
+/**
+ * vLLM: the pool comes from the labels of the {@code vllm:cache_config_info} info gauge on {@code /metrics}:
+ * {@code kv_cache_size_tokens} where the build exports it (per data-parallel engine, hybrid-aware), else
+ * {@code num_gpu_blocks x block_size}, which is only trusted for a single engine because vLLM sums
+ * {@code num_gpu_blocks} across data-parallel engines.
+ */
+public final class VllmProbe implements EngineProbe {
+  static final String METRICS = "/metrics";
+  static final String VERSION = "/version";
+  static final String CACHE_CONFIG = "vllm:cache_config_info";
+
+  private final EngineHttp http;
+
+  public VllmProbe(EngineHttp http) {
+    this.http = http;
+  }
+
+  @Override
+  public Engine engine() {
+    return Engine.VLLM;
+  }
+
+  @Override
+  public ProbeOutcome probe(EngineEndpoint endpoint) {
+    try {
+      EngineResponse metrics = http.getOk(endpoint, METRICS);
+      if (!metrics.isPrometheusText()) {
+        throw new ProbeException("GET " + METRICS + " answered content type " + EngineText.safe(metrics.contentType())
+            + ", expected Prometheus text");
+      }
+      List<String> notes = new ArrayList<>();
+      long pool = pool(PrometheusText.named(PrometheusText.parse(metrics.text()), CACHE_CONFIG), notes);
+      OptionalLong engineContext = OpenAiModels.maxModelLen(http, endpoint);
+      if (engineContext.isEmpty()) {
+        notes.add("/v1/models reports no max_model_len");
+      }
+      return ProbeOutcome.observed(new PoolObservation(pool, engineContext, version(endpoint), null, notes));
+    } catch (ProbeException e) {
+      return ProbeOutcome.failed(e.getMessage());
+    }
+  }
+
+  static long pool(List<PrometheusText.Sample> series, List<String> notes) throws ProbeException {
+    if (series.isEmpty()) {
+      throw new ProbeException(METRICS + " has no " + CACHE_CONFIG + " series");
+    }
+    Map<String, Long> byEngine = new HashMap<>();
+    boolean sized = series.stream().anyMatch(s -> s.labels().containsKey("kv_cache_size_tokens"));
+    for (PrometheusText.Sample sample : series) {
+      String engine = sample.labels().getOrDefault("engine", "0");
+      long tokens;
+      if (sized) {
+        tokens = PrometheusText.tokens(sample.labels().get("kv_cache_size_tokens"),
+            CACHE_CONFIG + "{engine=\"" + EngineText.safe(engine) + "\"} kv_cache_size_tokens");
+      } else {
+        long blocks = PrometheusText.tokens(sample.labels().get("num_gpu_blocks"), CACHE_CONFIG + " num_gpu_blocks");
+        long blockSize = PrometheusText.tokens(sample.labels().get("block_size"), CACHE_CONFIG + " block_size");
+        try {
+          tokens = Math.multiplyExact(blocks, blockSize);
+        } catch (ArithmeticException e) {
+          throw new ProbeException(CACHE_CONFIG + " num_gpu_blocks × block_size overflows");
+        }
+      }
+      Long previous = byEngine.put(engine, tokens);
+      if (previous != null && previous != tokens) {
+        throw new ProbeException(CACHE_CONFIG + " has disagreeing series for engine " + EngineText.safe(engine));
+      }
+    }
+    if (!sized && byEngine.size() > 1) {
+      throw new ProbeException(CACHE_CONFIG + " lacks kv_cache_size_tokens and lists " + byEngine.size()
+          + " data-parallel engines, whose num_gpu_blocks vLLM sums: the per-engine pool cannot be measured"
+          + " (run a vLLM build that exports kv_cache_size_tokens)");
+    }
+    if (!sized) {
+      notes.add("pool = num_gpu_blocks × block_size (this vLLM build exports no kv_cache_size_tokens)");
+    } else if (byEngine.size() > 1) {
+      notes.add("pool is the smallest of " + byEngine.size() + " data-parallel engines");
+    }
+    return byEngine.values().stream().mapToLong(Long::longValue).min().orElseThrow();
+  }
+
+  private String version(EngineEndpoint endpoint) throws ProbeException {
+    EngineResponse response = http.get(endpoint, VERSION);
+    if (response.status() != 200 || !response.isJson()) {
+      return null;
+    }
+    return EngineText.version(StrictJson.optionalText(StrictJson.parse(response), "version"));
+  }
+}
