@@ -20,8 +20,5 @@ public class ModelDeployment extends CustomResource<ModelDeploymentSpec, ModelDe
   public static final String GROUP = "kvguard.io";
   public static final String VERSION = "v1alpha1";
 
-  @Override
-  protected ModelDeploymentStatus initStatus() {
-    return new ModelDeploymentStatus();
-  }
+  // No initStatus(): a fresh resource must have no status, so the first status patch adds /status whole.
 }

@@ -1,0 +1,115 @@
+package io.kvguard.demo;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * An engine endpoint on 127.0.0.1 that answers what it is told, path by path, and counts the requests it
+ * receives. Answers can be swapped while it runs (an engine "restarting" with another pool).
+ */
+public final class FakeEngine implements AutoCloseable {
+
+  /** What one path answers. {@code delayMillis} holds the answer back (a hung engine). */
+  public record Answer(int status, String contentType, byte[] body, long delayMillis) {
+    public static Answer json(String body) {
+      return new Answer(200, "application/json", body.getBytes(StandardCharsets.UTF_8), 0);
+    }
+
+    public static Answer prometheus(String body) {
+      return new Answer(200, "text/plain; version=0.0.4; charset=utf-8", body.getBytes(StandardCharsets.UTF_8), 0);
+    }
+
+    public static Answer status(int status) {
+      return new Answer(status, "application/json", "{\"detail\":\"Not Found\"}".getBytes(StandardCharsets.UTF_8), 0);
+    }
+  }
+
+  private final HttpServer server;
+  private final ExecutorService executor;
+  private final Map<String, Answer> answers = new ConcurrentHashMap<>();
+  private final Map<String, AtomicLong> hits = new ConcurrentHashMap<>();
+  private final AtomicLong total = new AtomicLong();
+
+  public FakeEngine() throws IOException {
+    this(0);
+  }
+
+  public FakeEngine(int port) throws IOException {
+    server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 64);
+    executor = Executors.newFixedThreadPool(2, r -> {
+      Thread thread = new Thread(r, "fake-engine");
+      thread.setDaemon(true);
+      return thread;
+    });
+    server.setExecutor(executor);
+    server.createContext("/", this::handle);
+    server.start();
+  }
+
+  public int port() {
+    return server.getAddress().getPort();
+  }
+
+  public FakeEngine answer(String path, Answer answer) {
+    answers.put(path, answer);
+    return this;
+  }
+
+  /** Replaces every answer at once, as a restarted engine would. */
+  public FakeEngine serve(Map<String, Answer> all) {
+    answers.clear();
+    answers.putAll(all);
+    return this;
+  }
+
+  public long hits(String path) {
+    AtomicLong count = hits.get(path);
+    return count == null ? 0 : count.get();
+  }
+
+  public long totalHits() {
+    return total.get();
+  }
+
+  private void handle(HttpExchange exchange) throws IOException {
+    String path = exchange.getRequestURI().getPath();
+    hits.computeIfAbsent(path, p -> new AtomicLong()).incrementAndGet();
+    total.incrementAndGet();
+    Answer answer = answers.getOrDefault(path, Answer.status(404));
+    try (exchange) {
+      if (answer.delayMillis() > 0) {
+        try {
+          Thread.sleep(answer.delayMillis());
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+      exchange.getResponseHeaders().set("Content-Type", answer.contentType());
+      exchange.sendResponseHeaders(answer.status(), answer.body().length == 0 ? -1 : answer.body().length);
+      if (answer.body().length > 0) {
+        try (OutputStream out = exchange.getResponseBody()) {
+          out.write(answer.body());
+        }
+      }
+    } catch (IOException e) {
+      // The client gave up (timeouts are part of the tests); nothing to report.
+    }
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+    executor.shutdownNow();
+  }
+}

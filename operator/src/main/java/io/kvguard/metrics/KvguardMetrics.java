@@ -1,0 +1,142 @@
+package io.kvguard.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Every metric kvguard exports. Per-pod gauges are removed when the pod leaves a ModelDeployment, so a
+ * deleted pod does not linger as a stale series.
+ */
+public final class KvguardMetrics {
+  /** Prometheus names, exactly as scraped. */
+  public static final String POD_KV_POOL_TOKENS = "kvguard_pod_kv_pool_tokens";
+  public static final String POD_VERIFIED = "kvguard_pod_verified";
+  public static final String CONTEXT_WINDOW_TOKENS = "kvguard_context_window_tokens";
+  public static final String GATE_TRANSITIONS_TOTAL = "kvguard_gate_transitions_total";
+  public static final String PROBE_DURATION_SECONDS = "kvguard_probe_duration_seconds";
+  public static final String PROBE_FAILURES_TOTAL = "kvguard_probe_failures_total";
+  public static final String BUILD_INFO = "kvguard_build_info";
+  public static final List<String> ALL = List.of(POD_KV_POOL_TOKENS, POD_VERIFIED, CONTEXT_WINDOW_TOKENS,
+      GATE_TRANSITIONS_TOTAL, PROBE_DURATION_SECONDS, PROBE_FAILURES_TOTAL, BUILD_INFO);
+
+  private final MeterRegistry registry;
+  private final Map<Tags, AtomicLong> poolTokens = new ConcurrentHashMap<>();
+  private final Map<Tags, AtomicLong> verified = new ConcurrentHashMap<>();
+  private final Map<Tags, AtomicLong> windows = new ConcurrentHashMap<>();
+
+  public KvguardMetrics(MeterRegistry registry) {
+    this.registry = registry;
+    Gauge.builder("kvguard.build.info", () -> 1)
+        .description("kvguard build; the value is always 1")
+        .tag("version", BuildInfo.version())
+        .register(registry);
+  }
+
+  public MeterRegistry registry() {
+    return registry;
+  }
+
+  public static Tags podTags(String namespace, String modelDeployment, String role, String pod) {
+    return Tags.of("namespace", namespace, "modeldeployment", modelDeployment, "role", role, "pod", pod);
+  }
+
+  public static Tags roleTags(String namespace, String modelDeployment, String role) {
+    return Tags.of("namespace", namespace, "modeldeployment", modelDeployment, "role", role);
+  }
+
+  public void contextWindow(String namespace, String modelDeployment, long tokens) {
+    gauge(windows, "kvguard.context.window.tokens", "Context window the ModelDeployment promises, in tokens",
+        Tags.of("namespace", namespace, "modeldeployment", modelDeployment)).set(tokens);
+  }
+
+  /** Records a pod's latest figures; {@code poolTokens} < 0 means not measured (the series is removed). */
+  public void pod(Tags podTags, long poolTokens, boolean isVerified) {
+    if (poolTokens >= 0) {
+      gauge(this.poolTokens, "kvguard.pod.kv.pool.tokens", "Measured KV pool of the pod (smallest rank), in tokens",
+          podTags).set(poolTokens);
+    } else {
+      remove(this.poolTokens, "kvguard.pod.kv.pool.tokens", podTags);
+    }
+    gauge(verified, "kvguard.pod.verified", "1 when the pod's current engine container passed, else 0", podTags)
+        .set(isVerified ? 1 : 0);
+  }
+
+  public void forgetPod(Tags podTags) {
+    remove(poolTokens, "kvguard.pod.kv.pool.tokens", podTags);
+    remove(verified, "kvguard.pod.verified", podTags);
+  }
+
+  public void forgetModelDeployment(String namespace, String modelDeployment) {
+    Tags tags = Tags.of("namespace", namespace, "modeldeployment", modelDeployment);
+    remove(windows, "kvguard.context.window.tokens", tags);
+    for (Tags podTags : List.copyOf(verified.keySet())) {
+      if (sameDeployment(podTags, namespace, modelDeployment)) {
+        forgetPod(podTags);
+      }
+    }
+  }
+
+  public void gateTransition(Tags roleTags, boolean open) {
+    Counter.builder("kvguard.gate.transitions")
+        .description("Flips of the kvguard.io/pool-verified pod condition")
+        .tags(roleTags)
+        .tag("status", open ? "True" : "False")
+        .register(registry)
+        .increment();
+  }
+
+  public void probe(Tags roleTags, String engine, Duration took, boolean failed) {
+    Timer.builder("kvguard.probe.duration")
+        .description("Time one engine probe took, all requests included")
+        .tags(roleTags)
+        .tag("engine", engine)
+        .register(registry)
+        .record(took);
+    if (failed) {
+      Counter.builder("kvguard.probe.failures")
+          .description("Probes that could not establish an engine's figures")
+          .tags(roleTags)
+          .tag("engine", engine)
+          .register(registry)
+          .increment();
+    }
+  }
+
+  private static boolean sameDeployment(Tags tags, String namespace, String modelDeployment) {
+    String ns = null;
+    String md = null;
+    for (io.micrometer.core.instrument.Tag tag : tags) {
+      if (tag.getKey().equals("namespace")) {
+        ns = tag.getValue();
+      } else if (tag.getKey().equals("modeldeployment")) {
+        md = tag.getValue();
+      }
+    }
+    return namespace.equals(ns) && modelDeployment.equals(md);
+  }
+
+  private AtomicLong gauge(Map<Tags, AtomicLong> values, String name, String description, Tags tags) {
+    return values.computeIfAbsent(tags, t -> {
+      AtomicLong value = new AtomicLong();
+      Gauge.builder(name, value, AtomicLong::get).description(description).tags(t).register(registry);
+      return value;
+    });
+  }
+
+  private void remove(Map<Tags, AtomicLong> values, String name, Tags tags) {
+    if (values.remove(tags) != null) {
+      Gauge gauge = registry.find(name).tags(tags).gauge();
+      if (gauge != null) {
+        registry.remove(gauge);
+      }
+    }
+  }
+}

@@ -1,0 +1,238 @@
+package io.kvguard.reconciler;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
+import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
+import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import io.kvguard.customresource.ModelDeployment;
+import io.kvguard.customresource.ModelDeploymentStatus;
+import io.kvguard.customresource.PodVerdictStatus;
+import io.kvguard.customresource.RoleSpec;
+import io.kvguard.gate.PodGate;
+import io.kvguard.probe.EngineProbes;
+import io.kvguard.verdict.GateDecision;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One pass over a ModelDeployment: select pods → assess each (probe results, never waiting) → arbitrate with
+ * other policies → write gates → build status → emit events and metrics on transitions.
+ */
+@ControllerConfiguration(name = ModelDeploymentReconciler.NAME)
+public final class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, Cleaner<ModelDeployment> {
+  public static final String NAME = "modeldeployment";
+  private static final Logger LOG = LoggerFactory.getLogger(ModelDeploymentReconciler.class);
+
+  private final Clock clock;
+  private final ProbeEventSource probeEvents = new ProbeEventSource();
+  private final ProbeScheduler scheduler;
+  private final PodAssessor assessor;
+  private final PodGate gate;
+  private final GateArbiter arbiter = new GateArbiter();
+  private final Signals signals;
+  private volatile InformerEventSource<Pod, ModelDeployment> pods;
+  private volatile IndexerResourceCache<ModelDeployment> policies;
+
+  public ModelDeploymentReconciler(EngineProbes probes, ExecutorService probeExecutor, PodGate gate,
+      Signals signals, Clock clock) {
+    this.clock = clock;
+    this.gate = gate;
+    this.signals = signals;
+    this.scheduler = new ProbeScheduler(probeExecutor, clock, probeEvents::probeFinished);
+    this.assessor = new PodAssessor(scheduler, probes, signals);
+  }
+
+  @Override
+  public List<EventSource<?, ModelDeployment>> prepareEventSources(EventSourceContext<ModelDeployment> context) {
+    policies = context.getPrimaryCache();
+    pods = new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class, ModelDeployment.class)
+        .withName("pods")
+        .withNamespacesInheritedFromController()
+        .withSecondaryToPrimaryMapper(pod -> policiesConcerning(pod).stream()
+            .map(ResourceID::fromResource).collect(Collectors.toSet()))
+        .build(), context);
+    return List.of(pods, probeEvents);
+  }
+
+  @Override
+  public UpdateControl<ModelDeployment> reconcile(ModelDeployment md, Context<ModelDeployment> context) {
+    Instant now = clock.instant();
+    ResourceID self = ResourceID.fromResource(md);
+    Optional<String> invalid = SpecProblems.of(md.getSpec());
+    Map<String, PodVerdictStatus> before = previousPods(md);
+    List<PodAssessment> assessments = new ArrayList<>();
+    Map<String, List<String>> roleNotes = new LinkedHashMap<>();
+    if (invalid.isEmpty()) {
+      for (RoleSpec role : md.getSpec().getRoles()) {
+        roleNotes.put(role.getName(), RoleNotes.of(role));
+        selectedPods(md, role).forEach(pod ->
+            assessments.add(assessor.assess(md, role, pod, before.get(pod.getMetadata().getName()), now)));
+      }
+    }
+    boolean audit = md.getSpec().effectiveEnforcement() == io.kvguard.customresource.Enforcement.Audit;
+    List<String> conflicts = new ArrayList<>();
+    List<PodAssessment> kept = new ArrayList<>();
+    for (PodAssessment assessment : dedupe(assessments)) {
+      Set<ResourceID> others = policiesConcerning(assessment.pod()).stream().map(ResourceID::fromResource)
+          .filter(id -> !id.equals(self)).collect(Collectors.toSet());
+      GateArbiter.Arbitration arbitration = arbiter.arbitrate(assessment.podUid(), self,
+          GateDecision.of(assessment.verdict(), audit), others);
+      writeGate(md, assessment.role(), assessment.pod(), arbitration.decision());
+      if (!arbitration.conflicts().isEmpty()) {
+        conflicts.add(assessment.podName() + ": " + String.join(", ", arbitration.conflicts()));
+        if (arbitration.changedMine()) {
+          others.forEach(probeEvents::probeFinished);
+        }
+        kept.add(withNotes(assessment, arbitration.conflicts()));
+      } else {
+        kept.add(assessment);
+      }
+    }
+    releaseDeselected(md, self, before, kept);
+    ModelDeploymentStatus status = StatusFactory.build(md, kept, roleNotes, invalid, conflicts, now);
+    signals.reconciled(md, before, status, kept);
+    Duration next = nextPass(md, now);
+    if (StatusComparison.same(md.getStatus(), status)) {
+      return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(next);
+    }
+    md.setStatus(status);
+    return UpdateControl.patchStatus(md).rescheduleAfter(next);
+  }
+
+  @Override
+  public DeleteControl cleanup(ModelDeployment md, Context<ModelDeployment> context) {
+    ResourceID self = ResourceID.fromResource(md);
+    Map<String, Pod> concerned = new LinkedHashMap<>();
+    for (RoleSpec role : md.getSpec().getRoles()) {
+      if (SpecProblems.of(md.getSpec()).isEmpty()) {
+        selectedPods(md, role).forEach(pod -> concerned.put(pod.getMetadata().getName(), pod));
+      }
+    }
+    previousPods(md).keySet().forEach(name -> cachedPod(md.getMetadata().getNamespace(), name)
+        .ifPresent(pod -> concerned.putIfAbsent(name, pod)));
+    for (Pod pod : concerned.values()) {
+      release(md, self, pod, GateDecision.policyRemoved(md.getMetadata().getName()));
+    }
+    scheduler.forgetAll(self);
+    signals.forget(md);
+    return DeleteControl.defaultDelete();
+  }
+
+  /** A pod that left this policy (deleted policy or changed labels) is handed back open, unless another policy holds it. */
+  private void release(ModelDeployment md, ResourceID self, Pod pod, GateDecision released) {
+    arbiter.forget(pod.getMetadata().getUid(), self);
+    Set<ResourceID> others = policiesConcerning(pod).stream().map(ResourceID::fromResource)
+        .filter(id -> !id.equals(self)).collect(Collectors.toSet());
+    if (others.isEmpty()) {
+      writeGate(md, null, pod, released);
+    } else {
+      others.forEach(probeEvents::probeFinished);
+    }
+    scheduler.forget(new ProbeScheduler.Key(self, pod.getMetadata().getUid()));
+  }
+
+  private void releaseDeselected(ModelDeployment md, ResourceID self, Map<String, PodVerdictStatus> before,
+      List<PodAssessment> kept) {
+    Set<String> selected = kept.stream().map(PodAssessment::podName).collect(Collectors.toSet());
+    for (String name : before.keySet()) {
+      if (!selected.contains(name)) {
+        signals.forgetPod(md, before.get(name));
+        cachedPod(md.getMetadata().getNamespace(), name).ifPresent(pod -> release(md, self, pod,
+            new GateDecision(true, io.kvguard.verdict.GateReason.PolicyRemoved,
+                "no longer selected by ModelDeployment " + md.getMetadata().getName())));
+      }
+    }
+  }
+
+  private void writeGate(ModelDeployment md, String role, Pod pod, GateDecision decision) {
+    Boolean wasOpen = GateState.conditionOpen(pod);
+    PodGate.Outcome outcome = gate.apply(pod, decision);
+    if (outcome.latest() != null && outcome.wroteAnything()) {
+      // Let the next pass see our own write even before the watch delivers it.
+      pods.handleRecentResourceUpdate(ResourceID.fromResource(pod), outcome.latest(), pod);
+    }
+    if (outcome.conditionWritten() && role != null && (wasOpen == null || wasOpen != decision.open())) {
+      signals.gateFlipped(md, role, decision.open());
+    }
+  }
+
+  /** A pod selected by two roles of one policy is judged once, by the first role that selects it. */
+  private static List<PodAssessment> dedupe(List<PodAssessment> assessments) {
+    Map<String, PodAssessment> byUid = new LinkedHashMap<>();
+    for (PodAssessment assessment : assessments) {
+      byUid.putIfAbsent(assessment.podUid(), assessment);
+    }
+    return new ArrayList<>(byUid.values());
+  }
+
+  private static PodAssessment withNotes(PodAssessment assessment, List<String> extra) {
+    List<String> notes = new ArrayList<>(assessment.notes());
+    extra.forEach(conflict -> notes.add("ConflictingPolicies: " + conflict));
+    return new PodAssessment(assessment.pod(), assessment.role(), assessment.labelOnly(), assessment.containerID(),
+        assessment.restartCount(), assessment.verdict(), assessment.observation(), notes);
+  }
+
+  private List<Pod> selectedPods(ModelDeployment md, RoleSpec role) {
+    return pods.list(md.getMetadata().getNamespace(),
+            pod -> LabelSelectors.matches(role.getSelector(), pod.getMetadata().getLabels()))
+        .sorted(java.util.Comparator.comparing(p -> p.getMetadata().getName()))
+        .toList();
+  }
+
+  private Optional<Pod> cachedPod(String namespace, String name) {
+    return pods.get(new ResourceID(name, namespace));
+  }
+
+  /** Every policy in the pod's namespace that selects it now or listed it in its status. */
+  private List<ModelDeployment> policiesConcerning(Pod pod) {
+    String namespace = pod.getMetadata().getNamespace();
+    String name = pod.getMetadata().getName();
+    return policies.list(namespace).filter(md -> md.getMetadata().getDeletionTimestamp() == null)
+        .filter(md -> selects(md, pod) || (md.getStatus() != null && md.getStatus().pods != null
+            && md.getStatus().pods.stream().anyMatch(p -> name.equals(p.name))))
+        .toList();
+  }
+
+  private static boolean selects(ModelDeployment md, Pod pod) {
+    return md.getSpec() != null && md.getSpec().getRoles() != null && md.getSpec().getRoles().stream()
+        .anyMatch(role -> LabelSelectors.matches(role.getSelector(), pod.getMetadata().getLabels()));
+  }
+
+  private static Map<String, PodVerdictStatus> previousPods(ModelDeployment md) {
+    Map<String, PodVerdictStatus> byName = new HashMap<>();
+    if (md.getStatus() != null && md.getStatus().pods != null) {
+      md.getStatus().pods.forEach(p -> byName.put(p.name, p));
+    }
+    return byName;
+  }
+
+  /** Reconcile again when the next periodic probe falls due; probe completions trigger passes on their own. */
+  private Duration nextPass(ModelDeployment md, Instant now) {
+    return Duration.ofSeconds(md.getSpec().effectiveProbe().effectivePeriodSeconds());
+  }
+
+  public void shutdown() {
+    scheduler.close();
+  }
+}

@@ -1,0 +1,35 @@
+package io.kvguard.reconciler;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.kvguard.verdict.PoolObservation;
+import io.kvguard.verdict.PoolVerdict;
+import java.util.List;
+
+/**
+ * What the reconciler concluded about one selected pod in one pass.
+ *
+ * @param observation the figures the verdict was judged from, or null when none are known
+ * @param labelOnly the pod's spec lacks the kvguard.io/pool-verified readiness gate
+ */
+record PodAssessment(
+    Pod pod,
+    String role,
+    boolean labelOnly,
+    String containerID,
+    Integer restartCount,
+    PoolVerdict verdict,
+    PoolObservation observation,
+    List<String> notes) {
+
+  PodAssessment {
+    notes = List.copyOf(notes);
+  }
+
+  String podName() {
+    return pod.getMetadata().getName();
+  }
+
+  String podUid() {
+    return pod.getMetadata().getUid();
+  }
+}

@@ -1,0 +1,121 @@
+package io.kvguard.reconciler;
+
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import io.kvguard.probe.EngineEndpoint;
+import io.kvguard.probe.EngineProbe;
+import io.kvguard.verdict.ProbeOutcome;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs probes off the reconcile thread, at most one in flight per (ModelDeployment, pod), on a bounded
+ * pool. Reconciles never wait for an engine, so a slow engine cannot delay closing another pod's gate.
+ * A result is kept only for the process identity and spec fingerprint it was taken for.
+ */
+final class ProbeScheduler implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ProbeScheduler.class);
+
+  record Key(ResourceID modelDeployment, String podUid) {}
+
+  /** One finished probe of one engine process. */
+  record Result(String identity, String fingerprint, ProbeOutcome outcome, Instant completedAt) {
+    boolean isFor(String identity, String fingerprint) {
+      return this.identity.equals(identity) && this.fingerprint.equals(fingerprint);
+    }
+  }
+
+  /** Called on the probe thread with the figures and how long they took (for metrics). */
+  interface Listener {
+    void probed(ProbeOutcome outcome, Duration took);
+  }
+
+  private record Pending(long sequence, String identity, String fingerprint) {}
+
+  private final ExecutorService executor;
+  private final Clock clock;
+  private final Consumer<ResourceID> onFinished;
+  private final ConcurrentMap<Key, Result> results = new ConcurrentHashMap<>();
+  private final ConcurrentMap<Key, Pending> pending = new ConcurrentHashMap<>();
+  private final AtomicLong sequence = new AtomicLong();
+
+  ProbeScheduler(ExecutorService executor, Clock clock, Consumer<ResourceID> onFinished) {
+    this.executor = executor;
+    this.clock = clock;
+    this.onFinished = onFinished;
+  }
+
+  Optional<Result> result(Key key) {
+    return Optional.ofNullable(results.get(key));
+  }
+
+  boolean inFlight(Key key, String identity, String fingerprint) {
+    Pending current = pending.get(key);
+    return current != null && current.identity.equals(identity) && current.fingerprint.equals(fingerprint);
+  }
+
+  /** Starts a probe unless one for the same process and fingerprint is already running. */
+  void request(Key key, String identity, String fingerprint, EngineProbe probe, EngineEndpoint endpoint,
+      Listener listener) {
+    Pending mine = new Pending(sequence.incrementAndGet(), identity, fingerprint);
+    Pending previous = pending.compute(key, (k, current) ->
+        current != null && current.identity.equals(identity) && current.fingerprint.equals(fingerprint) ? current : mine);
+    if (previous != mine) {
+      return;
+    }
+    try {
+      executor.execute(() -> run(key, mine, probe, endpoint, listener));
+    } catch (RejectedExecutionException e) {
+      pending.remove(key, mine);
+      LOG.debug("probe not scheduled, executor shut down key={}", key);
+    }
+  }
+
+  private void run(Key key, Pending mine, EngineProbe probe, EngineEndpoint endpoint, Listener listener) {
+    Instant started = clock.instant();
+    long startNanos = System.nanoTime();
+    ProbeOutcome outcome;
+    try {
+      outcome = probe.probe(endpoint);
+    } catch (RuntimeException e) {
+      // A probe must never throw; if one does, that is a failed probe, not a crashed scheduler.
+      outcome = ProbeOutcome.failed("probe error (" + e.getClass().getSimpleName() + ")");
+      LOG.warn("probe threw key={} error={}", key, e.getClass().getName());
+    }
+    Duration took = Duration.ofNanos(System.nanoTime() - startNanos);
+    listener.probed(outcome, took);
+    // Only the newest request for this key may publish; an older one was superseded by a process change.
+    if (pending.remove(key, mine)) {
+      results.put(key, new Result(mine.identity, mine.fingerprint, outcome, started.plus(took)));
+      onFinished.accept(key.modelDeployment());
+    }
+  }
+
+  void forget(Key key) {
+    results.remove(key);
+    pending.remove(key);
+  }
+
+  void forgetAll(ResourceID modelDeployment) {
+    results.keySet().removeIf(key -> key.modelDeployment().equals(modelDeployment));
+    pending.keySet().removeIf(key -> key.modelDeployment().equals(modelDeployment));
+  }
+
+  Iterable<Key> keys() {
+    return results.keySet();
+  }
+
+  @Override
+  public void close() {
+    executor.shutdownNow();
+  }
+}

@@ -1,0 +1,82 @@
+package io.kvguard.reconciler;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kvguard.customresource.ModelDeployment;
+import io.kvguard.customresource.ModelDeploymentStatus;
+import io.kvguard.customresource.PodVerdictStatus;
+import io.kvguard.customresource.RoleSpec;
+import io.kvguard.metrics.KvguardMetrics;
+import io.kvguard.verdict.GateReason;
+import io.kvguard.verdict.ProbeOutcome;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Everything a user watches: events on verdict transitions, metrics, and one log line per change. */
+public final class Signals {
+  private static final Logger LOG = LoggerFactory.getLogger(Signals.class);
+  private static final Set<String> WARNINGS = Set.of(GateReason.PoolTooSmall.name(),
+      GateReason.EngineContextTooShort.name(), GateReason.EngineContextExceedsPool.name(), GateReason.ProbeFailed.name());
+
+  private final ModelDeploymentEvents events;
+  private final KvguardMetrics metrics;
+
+  public Signals(KubernetesClient client, KvguardMetrics metrics, Clock clock, String instance) {
+    this.events = new ModelDeploymentEvents(client, clock, instance);
+    this.metrics = metrics;
+  }
+
+  void reconciled(ModelDeployment md, Map<String, PodVerdictStatus> before, ModelDeploymentStatus after,
+      List<PodAssessment> assessments) {
+    String namespace = md.getMetadata().getNamespace();
+    String name = md.getMetadata().getName();
+    if (md.getSpec().getContextWindow() != null) {
+      metrics.contextWindow(namespace, name, md.getSpec().getContextWindow());
+    }
+    for (PodAssessment assessment : assessments) {
+      metrics.pod(KvguardMetrics.podTags(namespace, name, assessment.role(), assessment.podName()),
+          assessment.observation() == null ? -1 : assessment.observation().poolTokens(), assessment.verdict().verified());
+    }
+    for (PodVerdictStatus pod : after.pods) {
+      PodVerdictStatus previous = before.get(pod.name);
+      if (previous != null && Objects.equals(previous.reason, pod.reason)) {
+        continue;
+      }
+      String message = "pod " + pod.name + " (role " + pod.role + "): " + pod.message;
+      if (WARNINGS.contains(pod.reason)) {
+        events.warning(md, pod.reason, message);
+      } else if (GateReason.PoolSufficient.name().equals(pod.reason)) {
+        events.normal(md, "PoolVerified", message);
+      }
+      LOG.info("verdict modeldeployment={}/{} pod={} role={} verdict={} reason={} poolTokens={} engineContextTokens={}",
+          namespace, name, pod.name, pod.role, pod.verdict, pod.reason, pod.poolTokens, pod.engineContextTokens);
+    }
+  }
+
+  void probed(ModelDeployment md, RoleSpec role, ProbeOutcome outcome, Duration took) {
+    boolean failed = outcome instanceof ProbeOutcome.Failed;
+    metrics.probe(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), role.getName()),
+        role.getEngine().wireName(), took, failed);
+    if (failed) {
+      LOG.debug("probe failed modeldeployment={}/{} role={} cause={}", md.getMetadata().getNamespace(),
+          md.getMetadata().getName(), role.getName(), ((ProbeOutcome.Failed) outcome).cause());
+    }
+  }
+
+  void gateFlipped(ModelDeployment md, String role, boolean open) {
+    metrics.gateTransition(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), role), open);
+  }
+
+  void forgetPod(ModelDeployment md, PodVerdictStatus pod) {
+    metrics.forgetPod(KvguardMetrics.podTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), pod.role, pod.name));
+  }
+
+  void forget(ModelDeployment md) {
+    metrics.forgetModelDeployment(md.getMetadata().getNamespace(), md.getMetadata().getName());
+  }
+}

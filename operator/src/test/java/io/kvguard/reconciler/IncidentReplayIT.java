@@ -1,0 +1,80 @@
+package io.kvguard.reconciler;
+
+import static io.kvguard.testing.OperatorHarness.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Event;
+import io.kvguard.customresource.Engine;
+import io.kvguard.customresource.ModelDeployment;
+import io.kvguard.demo.EngineShapes;
+import io.kvguard.demo.FakeEngine;
+import io.kvguard.testing.OperatorHarness;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The GLM-5.3 incident of shared/incident.md, replayed against the operator as production wires it. */
+class IncidentReplayIT {
+  private static final long WINDOW = 1_048_576;
+  private OperatorHarness h;
+
+  @BeforeEach
+  void start() {
+    h = new OperatorHarness().start();
+  }
+
+  @AfterEach
+  void stop() {
+    h.close();
+  }
+
+  @Test
+  void prefillPoolBelowTheWindowIsGatedUntilTheEnginesRestartWithALargerPool() {
+    FakeEngine prefillEngine0 = h.engine(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280, 681_280));
+    FakeEngine prefillEngine1 = h.engine(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280, 681_280));
+    FakeEngine decodeEngine = h.engine(EngineShapes.sglang(WINDOW, "decode", "0.5.22", 4_000_000, 4_000_000));
+    h.pod("glm-prefill-0", Map.of("app", "glm", "role", "prefill"), prefillEngine0);
+    h.pod("glm-prefill-1", Map.of("app", "glm", "role", "prefill"), prefillEngine1);
+    h.pod("glm-decode-0", Map.of("app", "glm", "role", "decode"), decodeEngine);
+    ModelDeployment md = h.modelDeployment("glm", WINDOW,
+        role("prefill", Engine.SGLANG, Map.of("app", "glm", "role", "prefill")),
+        role("decode", Engine.SGLANG, Map.of("app", "glm", "role", "decode")));
+    h.create(md);
+
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+      assertThat(h.gate("glm-prefill-0")).hasValueSatisfying(c -> {
+        assertThat(c.getStatus()).isEqualTo("False");
+        assertThat(c.getReason()).isEqualTo("PoolTooSmall");
+        assertThat(c.getMessage()).contains("KV pool 681280 tokens < context window 1048576 × 1.0");
+      });
+      assertThat(h.gate("glm-prefill-1")).hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo("PoolTooSmall"));
+      assertThat(h.gate("glm-decode-0")).hasValueSatisfying(c -> {
+        assertThat(c.getStatus()).isEqualTo("True");
+        assertThat(c.getReason()).isEqualTo("PoolSufficient");
+      });
+      assertThat(h.condition("glm", "Ready")).hasValue("False");
+    });
+    assertThat(h.labelled("glm-prefill-0")).isFalse();
+    assertThat(h.labelled("glm-decode-0")).isTrue();
+    assertThat(h.events()).extracting(Event::getReason).contains("PoolTooSmall", "PoolVerified");
+    assertThat(h.get("glm").getStatus().verified).isEqualTo("1/3");
+
+    // The fix: the prefill engines restart with twice the window.
+    prefillEngine0.serve(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 2_040_000, 2_040_000));
+    prefillEngine1.serve(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 2_040_000, 2_040_000));
+    h.pods.restartEngine(OperatorHarness.NAMESPACE, "glm-prefill-0");
+    h.pods.restartEngine(OperatorHarness.NAMESPACE, "glm-prefill-1");
+
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+      assertThat(h.gate("glm-prefill-0")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+      assertThat(h.gate("glm-prefill-1")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+      assertThat(h.labelled("glm-prefill-0")).isTrue();
+      assertThat(h.condition("glm", "Ready")).hasValue("True");
+      assertThat(h.condition("glm", "PoolsVerified")).hasValue("True");
+    });
+    assertThat(h.get("glm").getStatus().verified).isEqualTo("3/3");
+  }
+}

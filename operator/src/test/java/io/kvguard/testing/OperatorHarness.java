@@ -1,0 +1,151 @@
+package io.kvguard.testing;
+
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
+import io.kvguard.KvguardConfig;
+import io.kvguard.KvguardOperator;
+import io.kvguard.customresource.Engine;
+import io.kvguard.customresource.ModelDeployment;
+import io.kvguard.customresource.ModelDeploymentSpec;
+import io.kvguard.customresource.RoleSpec;
+import io.kvguard.demo.EmbeddedApiServer;
+import io.kvguard.demo.FakeEngine;
+import io.kvguard.demo.SimulatedPods;
+import io.kvguard.gate.GateNames;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * An API server, the operator as production wires it (leader election on, JSON patches only), and helpers
+ * to create fake engine pods. One per test class; closed after it.
+ */
+public final class OperatorHarness implements AutoCloseable {
+  public static final String NAMESPACE = "inference";
+  public static final String OPERATOR_NAMESPACE = "kvguard-system";
+
+  public final EmbeddedApiServer api = new EmbeddedApiServer();
+  public final NamespacedKubernetesClient client = api.client();
+  public final SimulatedPods pods = new SimulatedPods(client);
+  public final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final List<FakeEngine> engines = new ArrayList<>();
+  private KvguardOperator operator;
+
+  public OperatorHarness() {
+    api.applyModelDeploymentCrd(client);
+    for (String ns : List.of(NAMESPACE, OPERATOR_NAMESPACE)) {
+      client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
+    }
+  }
+
+  public static KvguardConfig productionConfig() {
+    return new KvguardConfig(Set.of(), 0, true, OPERATOR_NAMESPACE, 8, 4 * 1024 * 1024, "kvguard-test-0");
+  }
+
+  public OperatorHarness start() {
+    return start(productionConfig());
+  }
+
+  public OperatorHarness start(KvguardConfig config) {
+    operator = KvguardOperator.create(client, config, registry, Clock.systemUTC(), false);
+    operator.start();
+    return this;
+  }
+
+  public void stopOperator() {
+    if (operator != null) {
+      operator.close();
+      operator = null;
+    }
+  }
+
+  public FakeEngine engine(Map<String, FakeEngine.Answer> answers) {
+    try {
+      FakeEngine engine = new FakeEngine().serve(answers);
+      engines.add(engine);
+      return engine;
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  public Pod pod(String name, Map<String, String> labels, FakeEngine engine) {
+    return pods.createRunning(NAMESPACE, name, labels, engine.port(), true);
+  }
+
+  public static RoleSpec role(String name, Engine engine, Map<String, String> matchLabels) {
+    RoleSpec role = new RoleSpec();
+    role.setName(name);
+    role.setEngine(engine);
+    role.setSelector(new LabelSelectorBuilder().withMatchLabels(matchLabels).build());
+    role.setPort(new IntOrString(SimulatedPods.ENGINE_PORT_NAME));
+    return role;
+  }
+
+  public ModelDeployment modelDeployment(String name, long window, RoleSpec... roles) {
+    ModelDeployment md = new ModelDeployment();
+    md.getMetadata().setName(name);
+    md.getMetadata().setNamespace(NAMESPACE);
+    ModelDeploymentSpec spec = new ModelDeploymentSpec();
+    spec.setModel("zai-org/GLM-5.3");
+    spec.setContextWindow(window);
+    spec.setRoles(List.of(roles));
+    md.setSpec(spec);
+    return md;
+  }
+
+  public ModelDeployment create(ModelDeployment md) {
+    return client.resources(ModelDeployment.class).inNamespace(NAMESPACE).resource(md).create();
+  }
+
+  public ModelDeployment get(String name) {
+    return client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName(name).get();
+  }
+
+  public Pod getPod(String name) {
+    return client.pods().inNamespace(NAMESPACE).withName(name).get();
+  }
+
+  public Optional<PodCondition> gate(String podName) {
+    Pod pod = getPod(podName);
+    if (pod == null || pod.getStatus() == null || pod.getStatus().getConditions() == null) {
+      return Optional.empty();
+    }
+    return pod.getStatus().getConditions().stream().filter(c -> GateNames.CONDITION_TYPE.equals(c.getType())).findFirst();
+  }
+
+  public boolean labelled(String podName) {
+    Pod pod = getPod(podName);
+    return pod != null && pod.getMetadata().getLabels() != null
+        && "true".equals(pod.getMetadata().getLabels().get(GateNames.VERIFIED_LABEL));
+  }
+
+  public Optional<String> condition(String mdName, String type) {
+    ModelDeployment md = get(mdName);
+    if (md == null || md.getStatus() == null || md.getStatus().conditions == null) {
+      return Optional.empty();
+    }
+    return md.getStatus().conditions.stream().filter(c -> type.equals(c.getType())).map(c -> c.getStatus()).findFirst();
+  }
+
+  public List<io.fabric8.kubernetes.api.model.Event> events() {
+    return client.v1().events().inNamespace(NAMESPACE).list().getItems();
+  }
+
+  @Override
+  public void close() {
+    stopOperator();
+    engines.forEach(FakeEngine::close);
+    client.close();
+    api.close();
+  }
+}
