@@ -1,0 +1,187 @@
+package io.kvguard.reconciler;
+
+import static io.kvguard.testing.OperatorHarness.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.fabric8.kubernetes.api.model.Event;
+import io.kvguard.customresource.Engine;
+import io.kvguard.customresource.Enforcement;
+import io.kvguard.customresource.ModelDeployment;
+import io.kvguard.customresource.RoleSpec;
+import io.kvguard.demo.EngineShapes;
+import io.kvguard.demo.FakeEngine;
+import io.kvguard.testing.OperatorHarness;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+/** The pod-side gate through a pod's life: ranks, restarts, opt-outs, audit, deletion, label-only pods, secrets. */
+class GateLifecycleIT {
+  private static final long WINDOW = 1_048_576;
+  private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
+  private OperatorHarness h;
+  private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
+
+  @BeforeEach
+  void start() {
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    root.setLevel(ch.qos.logback.classic.Level.DEBUG);
+    logs.start();
+    root.addAppender(logs);
+    h = new OperatorHarness().start();
+  }
+
+  @AfterEach
+  void stop() {
+    h.close();
+    ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(logs);
+  }
+
+  private ModelDeployment serving(RoleSpec role) {
+    return h.modelDeployment("glm", WINDOW, role);
+  }
+
+  private void awaitGate(String pod, String status, String reason) {
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
+        assertThat(h.gate(pod)).hasValueSatisfying(c -> {
+          assertThat(c.getReason()).isEqualTo(reason);
+          assertThat(c.getStatus()).isEqualTo(status);
+        }));
+  }
+
+  @Test
+  void oneSmallDataParallelRankRefusesThePodEvenWhenRankZeroIsLarge() {
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 4_000_000, 700_000, 4_000_000)));
+    h.create(serving(role("serve", Engine.SGLANG, SERVE)));
+
+    awaitGate("serve-0", "False", "PoolTooSmall");
+    assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("KV pool 700000 tokens");
+    assertThat(h.get("glm").getStatus().pods.get(0).poolTokens).isEqualTo(700_000);
+    assertThat(h.get("glm").getStatus().roles.get(0).smallestPoolTokens).isEqualTo(700_000);
+  }
+
+  @Test
+  void vllmIsJudgedByKvCacheSizeTokensNotByBlocksTimesBlockSize() {
+    // 40,000 blocks x 64 = 2,560,000 would pass; the hybrid-aware figure of 900,000 does not.
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.vllm(WINDOW, 40_000, 64, 900_000L)));
+    h.create(serving(role("serve", Engine.VLLM, SERVE)));
+
+    awaitGate("serve-0", "False", "PoolTooSmall");
+    assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("KV pool 900000 tokens");
+  }
+
+  @Test
+  void aRestartedEngineIsGatedShutBeforeItsReprobeFinishesThenRefused() {
+    FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+    h.pod("serve-0", SERVE, engine);
+    h.create(serving(role("serve", Engine.SGLANG, SERVE)));
+    awaitGate("serve-0", "True", "PoolSufficient");
+    assertThat(h.labelled("serve-0")).isTrue();
+
+    // The new process has a smaller pool, and its first answer takes 3 s: the gate must not wait for it.
+    Map<String, FakeEngine.Answer> smaller = new java.util.HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", 500_000));
+    FakeEngine.Answer info = smaller.get("/server_info");
+    smaller.put("/server_info", new FakeEngine.Answer(info.status(), info.contentType(), info.body(), 3_000));
+    engine.serve(smaller);
+    h.pods.restartEngine(OperatorHarness.NAMESPACE, "serve-0");
+
+    await().atMost(Duration.ofMillis(2_500)).untilAsserted(() -> {
+      assertThat(h.gate("serve-0")).hasValueSatisfying(c -> {
+        assertThat(c.getStatus()).isEqualTo("False");
+        assertThat(c.getReason()).isEqualTo("AwaitingProbe");
+      });
+      assertThat(h.labelled("serve-0")).isFalse();
+    });
+    awaitGate("serve-0", "False", "PoolTooSmall");
+  }
+
+  @Test
+  void anEngineContextAboveItsPoolIsRefusedUnlessTheRoleOptsOut() {
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(2_097_152, null, "0.5.22", 1_200_000)));
+    h.create(serving(role("serve", Engine.SGLANG, SERVE)));
+    awaitGate("serve-0", "False", "EngineContextExceedsPool");
+    assertThat(h.gate("serve-0").orElseThrow().getMessage())
+        .contains("engine context 2097152 tokens > KV pool 1200000 tokens").contains("--context-length");
+    await().untilAsserted(() -> assertThat(h.events()).extracting(Event::getReason).contains("EngineContextExceedsPool"));
+
+    ModelDeployment md = h.get("glm");
+    md.getSpec().getRoles().get(0).setAllowEngineContextAbovePool(true);
+    h.client.resource(md).update();
+    awaitGate("serve-0", "True", "PoolSufficient");
+    assertThat(h.get("glm").getStatus().roles.get(0).notes).anyMatch(n -> n.contains("allowEngineContextAbovePool"));
+  }
+
+  @Test
+  void auditModeOpensEveryGateAndStillReportsTheViolation() {
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 681_280)));
+    ModelDeployment md = serving(role("serve", Engine.SGLANG, SERVE));
+    md.getSpec().setEnforcement(Enforcement.Audit);
+    h.create(md);
+
+    awaitGate("serve-0", "True", "Audit");
+    assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("PoolTooSmall").contains("681280");
+    assertThat(h.labelled("serve-0")).isTrue();
+    await().untilAsserted(() -> {
+      assertThat(h.get("glm").getStatus().pods.get(0).reason).isEqualTo("PoolTooSmall");
+      assertThat(h.events()).extracting(Event::getReason).contains("PoolTooSmall");
+    });
+  }
+
+  @Test
+  void deletingTheModelDeploymentHandsItsPodsBackOpenWithoutTheLabel() {
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 681_280)));
+    h.pod("serve-1", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.create(serving(role("serve", Engine.SGLANG, SERVE)));
+    awaitGate("serve-0", "False", "PoolTooSmall");
+    awaitGate("serve-1", "True", "PoolSufficient");
+    await().untilAsserted(() -> assertThat(h.get("glm").getMetadata().getFinalizers()).isNotEmpty());
+
+    h.client.resource(h.get("glm")).delete();
+
+    awaitGate("serve-0", "True", "PolicyRemoved");
+    awaitGate("serve-1", "True", "PolicyRemoved");
+    assertThat(h.labelled("serve-0")).isFalse();
+    assertThat(h.labelled("serve-1")).isFalse();
+    await().untilAsserted(() -> assertThat(h.get("glm")).isNull());
+  }
+
+  @Test
+  void aPodWithoutTheReadinessGateIsGatedByLabelOnlyAndTheStatusSaysSo() {
+    FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+    h.pods.createRunning(OperatorHarness.NAMESPACE, "serve-0", SERVE, engine.port(), false);
+    h.create(serving(role("serve", Engine.SGLANG, SERVE)));
+
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(h.labelled("serve-0")).isTrue());
+    await().untilAsserted(() -> {
+      var pod = h.get("glm").getStatus().pods.get(0);
+      assertThat(pod.gating).isEqualTo("LabelOnly");
+      assertThat(pod.notes).anyMatch(n -> n.contains("gated by label kvguard.io/verified only"));
+    });
+  }
+
+  @Test
+  void theEnginesApiKeyNeverReachesStatusEventsOrLogs() {
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280)));
+    h.pod("serve-1", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.create(serving(role("serve", Engine.SGLANG, SERVE)));
+    awaitGate("serve-0", "False", "PoolTooSmall");
+    awaitGate("serve-1", "True", "PoolSufficient");
+    await().untilAsserted(() -> assertThat(h.events()).hasSizeGreaterThanOrEqualTo(2));
+
+    String status = h.client.getKubernetesSerialization().asJson(h.get("glm"));
+    String events = h.client.getKubernetesSerialization().asJson(h.events());
+    String pods = h.client.getKubernetesSerialization().asJson(h.client.pods().inNamespace(OperatorHarness.NAMESPACE).list());
+    String logged = String.join("\n", logs.list.stream().map(ILoggingEvent::getFormattedMessage).toList());
+    assertThat(logged).contains("verdict modeldeployment=inference/glm");
+    for (String written : new String[] {status, events, pods, logged}) {
+      assertThat(written).doesNotContain(EngineShapes.SECRET_API_KEY).doesNotContain("api_key");
+    }
+  }
+}
