@@ -30,22 +30,31 @@ final class GateArbiter {
     if (otherSelectors.isEmpty()) {
       return new Arbitration(mine, List.of(), changed);
     }
-    List<ResourceID> others = new ArrayList<>(otherSelectors);
-    others.sort(Comparator.comparing(ResourceID::toString));
+    // Every policy computes the same answer from the same inputs, in name order, so two policies never
+    // take turns rewriting the pod with their own message.
+    List<ResourceID> all = new ArrayList<>(otherSelectors);
+    all.add(self);
+    all.sort(Comparator.comparing(ResourceID::toString));
     List<String> conflicts = new ArrayList<>();
-    GateDecision strictest = mine;
-    for (ResourceID other : others) {
-      GateDecision theirs = decisions.get(other);
-      String name = other.getName();
+    ResourceID winner = null;
+    GateDecision winning = null;
+    for (ResourceID policy : all) {
+      GateDecision theirs = policy.equals(self) ? mine : decisions.get(policy);
       if (theirs == null) {
-        theirs = new GateDecision(false, GateReason.AwaitingProbe, "awaiting the verdict of ModelDeployment " + name);
+        theirs = new GateDecision(false, GateReason.AwaitingProbe, "awaiting its verdict");
       }
-      conflicts.add("pod also selected by ModelDeployment " + name + " (" + (theirs.open() ? "open" : "shut: " + theirs.reason()) + ")");
-      if (strictest.open() && !theirs.open()) {
-        strictest = new GateDecision(false, theirs.reason(), "ModelDeployment " + name + ": " + theirs.message());
+      if (!policy.equals(self)) {
+        conflicts.add("pod also selected by ModelDeployment " + policy.getName() + " ("
+            + (theirs.open() ? "open" : "shut: " + theirs.reason()) + ")");
+      }
+      if (winning == null || (winning.open() && !theirs.open())) {
+        winner = policy;
+        winning = theirs;
       }
     }
-    return new Arbitration(strictest, conflicts, changed);
+    GateDecision decision = new GateDecision(winning.open(), winning.reason(),
+        "ModelDeployment " + winner.getName() + ": " + winning.message());
+    return new Arbitration(decision, conflicts, changed);
   }
 
   void forget(String podUid, ResourceID self) {

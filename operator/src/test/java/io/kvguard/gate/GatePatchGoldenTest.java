@@ -1,0 +1,88 @@
+package io.kvguard.gate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.kvguard.verdict.GateDecision;
+import io.kvguard.verdict.GateReason;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Golden files of exactly what kvguard writes to a pod. Each folder under golden/gate holds in-pod.yaml and
+ * decision.properties, and out-condition-patch.json / out-label-patch.json where a write is expected (no
+ * file: no write). Run with -Dkvguard.golden.update=true to rewrite the out- files, then review the diff.
+ */
+class GatePatchGoldenTest {
+  private static final Path ROOT = Path.of("src/test/resources/golden/gate");
+  private static final Instant NOW = Instant.parse("2026-12-02T12:00:00Z");
+  private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+  private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  private static final boolean UPDATE = Boolean.getBoolean("kvguard.golden.update");
+
+  static Stream<Path> cases() throws IOException {
+    return Files.list(ROOT).filter(Files::isDirectory).sorted();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("cases")
+  void patchesMatchTheGoldenFiles(Path folder) throws IOException {
+    Set<String> used = new HashSet<>(List.of("in-pod.yaml", "decision.properties"));
+    Pod pod = SERIALIZATION.unmarshal(Files.readString(folder.resolve("in-pod.yaml")), Pod.class);
+    Properties props = new Properties();
+    try (Reader reader = Files.newBufferedReader(folder.resolve("decision.properties"), StandardCharsets.UTF_8)) {
+      props.load(reader);
+    }
+    GateDecision decision = new GateDecision(Boolean.parseBoolean(props.getProperty("open")),
+        GateReason.valueOf(props.getProperty("reason")), props.getProperty("message"));
+
+    check(folder, "out-condition-patch.json", GatePatchPlanner.conditionPatch(pod, decision, NOW), used);
+    check(folder, "out-label-patch.json", GatePatchPlanner.labelPatch(pod, decision), used);
+
+    try (Stream<Path> files = Files.list(folder)) {
+      assertThat(files.map(p -> p.getFileName().toString())).as("unused golden files in %s", folder)
+          .allMatch(used::contains);
+    }
+  }
+
+  private static void check(Path folder, String name, Optional<String> patch, Set<String> used) throws IOException {
+    Path file = folder.resolve(name);
+    Optional<String> pretty = patch.map(GatePatchGoldenTest::pretty);
+    if (UPDATE) {
+      if (pretty.isPresent()) {
+        Files.writeString(file, pretty.get());
+      } else {
+        Files.deleteIfExists(file);
+      }
+    }
+    if (Files.exists(file)) {
+      used.add(name);
+      assertThat(pretty).as("%s expects a write", file).hasValue(Files.readString(file));
+    } else {
+      assertThat(pretty).as("%s: no write expected", file).isEmpty();
+    }
+  }
+
+  private static String pretty(String json) {
+    try {
+      return JSON.writeValueAsString(JSON.readTree(json)) + "\n";
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

@@ -1,0 +1,125 @@
+package io.kvguard.reconciler;
+
+import static io.kvguard.testing.OperatorHarness.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
+import io.fabric8.kubernetes.api.model.LabelSelectorRequirementBuilder;
+import io.kvguard.customresource.Engine;
+import io.kvguard.customresource.ModelDeployment;
+import io.kvguard.customresource.RoleSpec;
+import io.kvguard.demo.EmbeddedApiServer;
+import io.kvguard.demo.EngineShapes;
+import io.kvguard.testing.OperatorHarness;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Policies that disagree, specs that cannot be applied, selectors that match nothing, and operator restarts. */
+class PolicyAndRestartIT {
+  private static final long WINDOW = 1_048_576;
+  private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
+  private OperatorHarness h;
+
+  @BeforeEach
+  void start() {
+    h = new OperatorHarness().start();
+  }
+
+  @AfterEach
+  void stop() {
+    h.close();
+  }
+
+  private void awaitGate(String pod, String status, String reason) {
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
+        assertThat(h.gate(pod)).hasValueSatisfying(c -> {
+          assertThat(c.getReason()).isEqualTo(reason);
+          assertThat(c.getStatus()).isEqualTo(status);
+        }));
+  }
+
+  @Test
+  void whenTwoPoliciesSelectOnePodTheStrictestVerdictWinsAndBothSaySo() {
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.create(h.modelDeployment("glm-1m", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    h.create(h.modelDeployment("glm-4m", 4_194_304, role("serve", Engine.SGLANG, SERVE)));
+
+    awaitGate("serve-0", "False", "PoolTooSmall");
+    assertThat(h.gate("serve-0").orElseThrow().getMessage()).startsWith("ModelDeployment glm-4m: KV pool 2040000");
+    assertThat(h.labelled("serve-0")).isFalse();
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+      for (String name : List.of("glm-1m", "glm-4m")) {
+        assertThat(h.get(name).getStatus().conditions)
+            .anySatisfy(c -> assertThat(c.getMessage()).contains("ConflictingPolicies"));
+      }
+      assertThat(h.get("glm-1m").getStatus().pods.get(0).reason).isEqualTo("PoolSufficient");
+    });
+    // Settled: the two policies agree on one decision and stop writing the pod.
+    h.api.clearRequests();
+    await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+        assertThat(h.api.requests()).noneMatch(r -> r.method().equals("PATCH") && r.path().contains("/pods/")));
+  }
+
+  @Test
+  void aSelectorThatMatchesNothingIsNotReadyWithReasonNoPods() {
+    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, Map.of("app", "nothing-here"))));
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+      ModelDeployment md = h.get("glm");
+      assertThat(md.getStatus()).isNotNull();
+      assertThat(md.getStatus().conditions).anySatisfy(c -> {
+        assertThat(c.getType()).isEqualTo("Ready");
+        assertThat(c.getStatus()).isEqualTo("False");
+        assertThat(c.getReason()).isEqualTo("NoPods");
+      });
+      assertThat(md.getStatus().verified).isEqualTo("0/0");
+    });
+  }
+
+  @Test
+  void aSelectorTheCrdCannotValidateIsReportedAsInvalidSpecAndGatesNothingOpen() {
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    RoleSpec role = role("serve", Engine.SGLANG, SERVE);
+    role.setSelector(new LabelSelectorBuilder().withMatchLabels(SERVE).withMatchExpressions(
+        new LabelSelectorRequirementBuilder().withKey("tier").withOperator("Near").withValues("gpu").build()).build());
+    h.create(h.modelDeployment("glm", WINDOW, role));
+
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(h.get("glm").getStatus().conditions)
+        .anySatisfy(c -> {
+          assertThat(c.getType()).isEqualTo("InvalidSpec");
+          assertThat(c.getStatus()).isEqualTo("True");
+          assertThat(c.getMessage()).contains("unknown operator Near");
+        }));
+    assertThat(h.gate("serve-0")).isEmpty();
+    assertThat(h.labelled("serve-0")).isFalse();
+  }
+
+  @Test
+  void aRestartedOperatorDoesNotFlapTheGatesOfPodsVerifiedForTheirCurrentContainer() {
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.pod("serve-1", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
+    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    awaitGate("serve-0", "True", "PoolSufficient");
+    awaitGate("serve-1", "False", "PoolTooSmall");
+    await().untilAsserted(() -> assertThat(h.get("glm").getStatus().verified).isEqualTo("1/2"));
+
+    h.stopOperator();
+    h.api.clearRequests();
+    h.start();
+    // The new leader re-probes both engines; the only writes it may make are to the ModelDeployment.
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
+        assertThat(h.api.requests()).anyMatch(r -> r.method().equals("GET") && r.path().contains("/modeldeployments")));
+    await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      assertThat(h.gate("serve-0")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+      assertThat(h.labelled("serve-0")).isTrue();
+      assertThat(h.gate("serve-1")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False"));
+    });
+    List<EmbeddedApiServer.Request> podWrites = h.api.requests().stream()
+        .filter(r -> r.method().equals("PATCH") && r.path().contains("/pods/")).toList();
+    assertThat(podWrites).isEmpty();
+  }
+}
