@@ -112,7 +112,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     releaseDeselected(md, self, before, kept);
     ModelDeploymentStatus status = StatusFactory.build(md, kept, roleNotes, invalid, conflicts, now);
     signals.reconciled(md, before, status, kept);
-    Duration next = nextPass(md, now);
+    Duration next = nextPass(md, kept, now);
     if (StatusComparison.same(md.getStatus(), status)) {
       return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(next);
     }
@@ -190,7 +190,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     List<String> notes = new ArrayList<>(assessment.notes());
     extra.forEach(conflict -> notes.add("ConflictingPolicies: " + conflict));
     return new PodAssessment(assessment.pod(), assessment.role(), assessment.labelOnly(), assessment.containerID(),
-        assessment.restartCount(), assessment.verdict(), assessment.observation(), notes);
+        assessment.restartCount(), assessment.verdict(), assessment.observation(), notes, assessment.nextProbeAt());
   }
 
   private List<Pod> selectedPods(ModelDeployment md, RoleSpec role) {
@@ -228,8 +228,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   /** Reconcile again when the next periodic probe falls due; probe completions trigger passes on their own. */
-  private Duration nextPass(ModelDeployment md, Instant now) {
-    return Duration.ofSeconds(md.getSpec().effectiveProbe().effectivePeriodSeconds());
+  private static Duration nextPass(ModelDeployment md, List<PodAssessment> assessments, Instant now) {
+    Duration period = Duration.ofSeconds(md.getSpec().effectiveProbe().effectivePeriodSeconds());
+    Duration next = assessments.stream().map(PodAssessment::nextProbeAt).filter(java.util.Objects::nonNull)
+        .map(due -> Duration.between(now, due)).min(Duration::compareTo).orElse(period);
+    return next.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : next;
   }
 
   public void shutdown() {

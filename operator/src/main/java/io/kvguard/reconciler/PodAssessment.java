@@ -10,6 +10,7 @@ import java.util.List;
  *
  * @param observation the figures the verdict was judged from, or null when none are known
  * @param labelOnly the pod's spec lacks the kvguard.io/pool-verified readiness gate
+ * @param nextProbeAt when the current answer falls due for a periodic re-probe, null when not known
  */
 record PodAssessment(
     Pod pod,
@@ -19,7 +20,8 @@ record PodAssessment(
     Integer restartCount,
     PoolVerdict verdict,
     PoolObservation observation,
-    List<String> notes) {
+    List<String> notes,
+    java.time.Instant nextProbeAt) {
 
   PodAssessment {
     notes = List.copyOf(notes);

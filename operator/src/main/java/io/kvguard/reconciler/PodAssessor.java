@@ -51,7 +51,7 @@ final class PodAssessor {
           ? new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, waiting.message())
           : PoolVerdict.awaitingProbe(waiting.message());
       return new PodAssessment(pod, role.getName(), labelOnly, waiting.containerID(), waiting.restartCount(),
-          verdict, null, notes);
+          verdict, null, notes, null);
     }
     EngineProcess process = ((EngineProcess.Probeable) resolution).process();
     ProbeScheduler.Key key = new ProbeScheduler.Key(ResourceID.fromResource(md), pod.getMetadata().getUid());
@@ -61,10 +61,14 @@ final class PodAssessor {
         .filter(r -> r.isFor(process.identity(), fingerprint)).orElse(null);
     Duration period = Duration.ofSeconds(md.getSpec().effectiveProbe().effectivePeriodSeconds());
 
-    if (result == null || !result.completedAt().plus(period).isAfter(now)) {
+    long generation = md.getMetadata().getGeneration() == null ? 0 : md.getMetadata().getGeneration();
+    // Re-probe when the process is new to us, when the period has passed, and when the spec changed; an
+    // earlier answer for the same process still stands meanwhile, so a spec edit does not shut every gate.
+    boolean due = result == null || !result.completedAt().plus(period).isAfter(now) || result.generation() != generation;
+    if (due) {
       EngineEndpoint endpoint = EngineEndpoint.of(role.effectiveScheme().wireName(), process.podIP(), process.port(),
           Duration.ofSeconds(md.getSpec().effectiveProbe().effectiveTimeoutSeconds()));
-      scheduler.request(key, process.identity(), fingerprint, probes.forEngine(role.getEngine()), endpoint,
+      scheduler.request(key, process.identity(), fingerprint, generation, probes.forEngine(role.getEngine()), endpoint,
           (outcome, took) -> signals.probed(md, role, outcome, took));
     }
     if (result != null) {
@@ -72,7 +76,7 @@ final class PodAssessor {
       PoolObservation observation = result.outcome() instanceof ProbeOutcome.Observed seen ? seen.observation() : null;
       addObservationNotes(role, observation, notes);
       return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
-          verdict, observation, notes);
+          verdict, observation, notes, due ? null : result.completedAt().plus(period));
     }
     // No probe of this process yet in this operator's memory. If the status recorded a verdict for this very
     // container (the operator restarted), re-judge those figures instead of flapping the gate shut.
@@ -81,11 +85,11 @@ final class PodAssessor {
       notes.add("verdict carried over from status for container " + process.containerID() + " until it is re-probed");
       addObservationNotes(role, recorded, notes);
       return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
-          PoolJudge.judge(policy, ProbeOutcome.observed(recorded)), recorded, notes);
+          PoolJudge.judge(policy, ProbeOutcome.observed(recorded)), recorded, notes, null);
     }
     return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
         PoolVerdict.awaitingProbe("probing engine container " + process.containerName() + " (" + process.containerID()
-            + ", restart " + process.restartCount() + ")"), null, notes);
+            + ", restart " + process.restartCount() + ")"), null, notes, null);
   }
 
   static PoolPolicy policy(ModelDeployment md, RoleSpec role) {

@@ -28,7 +28,7 @@ final class ProbeScheduler implements AutoCloseable {
   record Key(ResourceID modelDeployment, String podUid) {}
 
   /** One finished probe of one engine process. */
-  record Result(String identity, String fingerprint, ProbeOutcome outcome, Instant completedAt) {
+  record Result(String identity, String fingerprint, long generation, ProbeOutcome outcome, Instant completedAt) {
     boolean isFor(String identity, String fingerprint) {
       return this.identity.equals(identity) && this.fingerprint.equals(fingerprint);
     }
@@ -39,7 +39,7 @@ final class ProbeScheduler implements AutoCloseable {
     void probed(ProbeOutcome outcome, Duration took);
   }
 
-  private record Pending(long sequence, String identity, String fingerprint) {}
+  private record Pending(long sequence, String identity, String fingerprint, long generation) {}
 
   private final ExecutorService executor;
   private final Clock clock;
@@ -64,9 +64,9 @@ final class ProbeScheduler implements AutoCloseable {
   }
 
   /** Starts a probe unless one for the same process and fingerprint is already running. */
-  void request(Key key, String identity, String fingerprint, EngineProbe probe, EngineEndpoint endpoint,
-      Listener listener) {
-    Pending mine = new Pending(sequence.incrementAndGet(), identity, fingerprint);
+  void request(Key key, String identity, String fingerprint, long generation, EngineProbe probe,
+      EngineEndpoint endpoint, Listener listener) {
+    Pending mine = new Pending(sequence.incrementAndGet(), identity, fingerprint, generation);
     Pending previous = pending.compute(key, (k, current) ->
         current != null && current.identity.equals(identity) && current.fingerprint.equals(fingerprint) ? current : mine);
     if (previous != mine) {
@@ -95,7 +95,7 @@ final class ProbeScheduler implements AutoCloseable {
     listener.probed(outcome, took);
     // Only the newest request for this key may publish; an older one was superseded by a process change.
     if (pending.remove(key, mine)) {
-      results.put(key, new Result(mine.identity, mine.fingerprint, outcome, started.plus(took)));
+      results.put(key, new Result(mine.identity, mine.fingerprint, mine.generation, outcome, started.plus(took)));
       onFinished.accept(key.modelDeployment());
     }
   }
