@@ -1,0 +1,67 @@
+package io.kvguard.metrics;
+
+import static io.kvguard.testing.OperatorHarness.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.kvguard.HealthServer;
+import io.kvguard.customresource.Engine;
+import io.kvguard.demo.EngineShapes;
+import io.kvguard.testing.OperatorHarness;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** What Prometheus scrapes from the operator, through the same HTTP server production runs. */
+class MetricsEndpointIT {
+  private static final Map<String, String> PREFILL = Map.of("app", "glm", "role", "prefill");
+  private OperatorHarness h;
+  private HealthServer server;
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  @BeforeEach
+  void start() throws Exception {
+    h = new OperatorHarness().start();
+    server = new HealthServer(0, h.registry::scrape, () -> true, () -> true);
+    server.start();
+  }
+
+  @AfterEach
+  void stop() {
+    server.close();
+    h.close();
+  }
+
+  private HttpResponse<String> get(String path) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void scrapeShowsPoolWindowVerdictTransitionsAndProbeTimings() throws Exception {
+    h.pod("glm-prefill-0", PREFILL, h.engine(EngineShapes.sglang(1_048_576, "prefill", "0.5.22", 681_280, 681_280)));
+    h.create(h.modelDeployment("glm", 1_048_576, role("prefill", Engine.SGLANG, PREFILL)));
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
+        assertThat(h.gate("glm-prefill-0")).hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo("PoolTooSmall")));
+
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      String body = get("/metrics").body();
+      assertThat(body)
+          .containsPattern("kvguard_pod_kv_pool_tokens\\{[^}]*pod=\"glm-prefill-0\"[^}]*role=\"prefill\"[^}]*\\} 681280")
+          .containsPattern("kvguard_pod_verified\\{[^}]*pod=\"glm-prefill-0\"[^}]*\\} 0")
+          .containsPattern("kvguard_context_window_tokens\\{[^}]*modeldeployment=\"glm\"[^}]*\\} 1048576")
+          .containsPattern("kvguard_gate_transitions_total\\{[^}]*status=\"False\"[^}]*\\} 1")
+          .containsPattern("kvguard_probe_duration_seconds_count\\{[^}]*engine=\"sglang\"[^}]*\\} [1-9]")
+          .contains("kvguard_build_info")
+          .contains("operator_sdk_");
+    });
+    assertThat(get("/healthz").statusCode()).isEqualTo(200);
+    assertThat(get("/readyz").statusCode()).isEqualTo(200);
+  }
+}
