@@ -9,6 +9,7 @@ import io.kvguard.metrics.KvguardMetrics;
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.EngineProbes;
 import io.kvguard.reconciler.ModelDeploymentReconciler;
+import io.kvguard.reconciler.ProbeCredentials;
 import io.kvguard.reconciler.Signals;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.http.HttpClient;
@@ -57,7 +58,8 @@ public final class KvguardOperator implements AutoCloseable {
     EngineProbes probes = EngineProbes.standard(new EngineHttp(http, config.probeMaxBodyBytes()));
     KvguardMetrics metrics = new KvguardMetrics(registry);
     ModelDeploymentReconciler reconciler = new ModelDeploymentReconciler(probes, probeExecutor(config.probeConcurrency()),
-        new PodGate(client, clock), new Signals(client, metrics, clock, config.identity()), clock);
+        new PodGate(client, clock), new Signals(client, metrics, clock, config.identity()),
+        new ProbeCredentials(client, clock), clock);
     operator.register(reconciler, c -> {
       if (!config.namespaces().isEmpty()) {
         c.settingNamespaces(config.namespaces());

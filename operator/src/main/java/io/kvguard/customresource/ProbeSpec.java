@@ -20,6 +20,19 @@ public class ProbeSpec {
   @JsonPropertyDescription("Seconds one probe request may take, body included.")
   private Integer timeoutSeconds = 5;
 
+  @JsonPropertyDescription("Bearer token for engines that require one, from a Secret; sent only to this"
+      + " ModelDeployment's engines and never logged. The operator needs get on that Secret (Helm value"
+      + " probeCredentials.secretNames).")
+  private SecretKeyRef authSecretRef;
+
+  public SecretKeyRef getAuthSecretRef() {
+    return authSecretRef;
+  }
+
+  public void setAuthSecretRef(SecretKeyRef authSecretRef) {
+    this.authSecretRef = authSecretRef;
+  }
+
   public Integer getPeriodSeconds() {
     return periodSeconds;
   }

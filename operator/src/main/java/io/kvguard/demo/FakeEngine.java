@@ -39,6 +39,7 @@ public final class FakeEngine implements AutoCloseable {
   private final Map<String, Answer> answers = new ConcurrentHashMap<>();
   private final Map<String, AtomicLong> hits = new ConcurrentHashMap<>();
   private final AtomicLong total = new AtomicLong();
+  private volatile String requiredBearer;
 
   public FakeEngine() throws IOException {
     this(0);
@@ -72,6 +73,12 @@ public final class FakeEngine implements AutoCloseable {
     return this;
   }
 
+  /** Answer 401 to any request without {@code Authorization: Bearer <token>} (null: no check). */
+  public FakeEngine requireBearer(String token) {
+    requiredBearer = token;
+    return this;
+  }
+
   public long hits(String path) {
     AtomicLong count = hits.get(path);
     return count == null ? 0 : count.get();
@@ -86,6 +93,10 @@ public final class FakeEngine implements AutoCloseable {
     hits.computeIfAbsent(path, p -> new AtomicLong()).incrementAndGet();
     total.incrementAndGet();
     Answer answer = answers.getOrDefault(path, Answer.status(404));
+    String authorization = exchange.getRequestHeaders().getFirst("Authorization");
+    if (requiredBearer != null && !("Bearer " + requiredBearer).equals(authorization)) {
+      answer = Answer.status(401);
+    }
     try (exchange) {
       if (answer.delayMillis() > 0) {
         try {

@@ -25,6 +25,10 @@ public record EngineEndpoint(URI baseUri, Duration timeout, Optional<String> bea
     return new EngineEndpoint(URI.create(scheme + "://" + literal + ":" + port), timeout, Optional.empty());
   }
 
+  public EngineEndpoint withBearerToken(Optional<String> token) {
+    return new EngineEndpoint(baseUri, timeout, token);
+  }
+
   public URI resolve(String path) {
     return baseUri.resolve(path);
   }

@@ -55,12 +55,12 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private volatile IndexerResourceCache<ModelDeployment> policies;
 
   public ModelDeploymentReconciler(EngineProbes probes, ExecutorService probeExecutor, PodGate gate,
-      Signals signals, Clock clock) {
+      Signals signals, ProbeCredentials credentials, Clock clock) {
     this.clock = clock;
     this.gate = gate;
     this.signals = signals;
     this.scheduler = new ProbeScheduler(probeExecutor, clock, probeEvents::probeFinished);
-    this.assessor = new PodAssessor(scheduler, probes, signals);
+    this.assessor = new PodAssessor(scheduler, probes, signals, credentials);
   }
 
   @Override

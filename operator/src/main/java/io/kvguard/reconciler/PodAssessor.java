@@ -31,11 +31,13 @@ final class PodAssessor {
   private final ProbeScheduler scheduler;
   private final EngineProbes probes;
   private final Signals signals;
+  private final ProbeCredentials credentials;
 
-  PodAssessor(ProbeScheduler scheduler, EngineProbes probes, Signals signals) {
+  PodAssessor(ProbeScheduler scheduler, EngineProbes probes, Signals signals, ProbeCredentials credentials) {
     this.scheduler = scheduler;
     this.probes = probes;
     this.signals = signals;
+    this.credentials = credentials;
   }
 
   PodAssessment assess(ModelDeployment md, RoleSpec role, Pod pod, PodVerdictStatus before, Instant now) {
@@ -54,6 +56,13 @@ final class PodAssessor {
           verdict, null, notes, null);
     }
     EngineProcess process = ((EngineProcess.Probeable) resolution).process();
+    ProbeCredentials.Lookup token = credentials.token(md.getMetadata().getNamespace(),
+        md.getSpec().effectiveProbe().getAuthSecretRef());
+    if (token.problem() != null) {
+      // Without its credentials an engine cannot be asked; never fall back to asking without them.
+      return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
+          new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, "probe credentials: " + token.problem()), null, notes, null);
+    }
     ProbeScheduler.Key key = new ProbeScheduler.Key(ResourceID.fromResource(md), pod.getMetadata().getUid());
     String fingerprint = fingerprint(md, role);
     PoolPolicy policy = policy(md, role);
@@ -67,7 +76,7 @@ final class PodAssessor {
     boolean due = result == null || !result.completedAt().plus(period).isAfter(now) || result.generation() != generation;
     if (due) {
       EngineEndpoint endpoint = EngineEndpoint.of(role.effectiveScheme().wireName(), process.podIP(), process.port(),
-          Duration.ofSeconds(md.getSpec().effectiveProbe().effectiveTimeoutSeconds()));
+          Duration.ofSeconds(md.getSpec().effectiveProbe().effectiveTimeoutSeconds())).withBearerToken(token.token());
       scheduler.request(key, process.identity(), fingerprint, generation, probes.forEngine(role.getEngine()), endpoint,
           (outcome, took) -> signals.probed(md, role, outcome, took));
     }
