@@ -59,8 +59,10 @@ class IncidentReplayIT {
     });
     assertThat(h.labelled("glm-prefill-0")).isFalse();
     assertThat(h.labelled("glm-decode-0")).isTrue();
-    assertThat(h.events()).extracting(Event::getReason).contains("PoolTooSmall", "PoolVerified");
-    assertThat(h.get("glm").getStatus().verified).isEqualTo("1/3");
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      assertThat(h.events()).extracting(Event::getReason).contains("PoolTooSmall", "PoolVerified");
+      assertThat(h.get("glm").getStatus().verified).isEqualTo("1/3");
+    });
 
     // The fix: the prefill engines restart with twice the window.
     prefillEngine0.serve(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 2_040_000, 2_040_000));
@@ -75,6 +77,7 @@ class IncidentReplayIT {
       assertThat(h.condition("glm", "Ready")).hasValue("True");
       assertThat(h.condition("glm", "PoolsVerified")).hasValue("True");
     });
-    assertThat(h.get("glm").getStatus().verified).isEqualTo("3/3");
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+        assertThat(h.get("glm").getStatus().verified).isEqualTo("3/3"));
   }
 }
