@@ -84,18 +84,22 @@ class GateLifecycleIT {
   void aRestartedEngineIsGatedShutBeforeItsReprobeFinishesThenRefused() {
     FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
     h.pod("serve-0", SERVE, engine);
-    h.create(serving(role("serve", Engine.SGLANG, SERVE)));
+    ModelDeployment md = serving(role("serve", Engine.SGLANG, SERVE));
+    io.kvguard.customresource.ProbeSpec patient = new io.kvguard.customresource.ProbeSpec();
+    patient.setTimeoutSeconds(15);
+    md.getSpec().setProbe(patient);
+    h.create(md);
     awaitGate("serve-0", "True", "PoolSufficient");
-    assertThat(h.labelled("serve-0")).isTrue();
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("serve-0")).isTrue());
 
-    // The new process has a smaller pool, and its first answer takes 3 s: the gate must not wait for it.
+    // The new process has a smaller pool, and its first answer takes 6 s: the gate must not wait for it.
     Map<String, FakeEngine.Answer> smaller = new java.util.HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", 500_000));
     FakeEngine.Answer info = smaller.get("/server_info");
-    smaller.put("/server_info", new FakeEngine.Answer(info.status(), info.contentType(), info.body(), 3_000));
+    smaller.put("/server_info", new FakeEngine.Answer(info.status(), info.contentType(), info.body(), 6_000));
     engine.serve(smaller);
     h.pods.restartEngine(OperatorHarness.NAMESPACE, "serve-0");
 
-    await().atMost(Duration.ofMillis(2_500)).untilAsserted(() -> {
+    await().atMost(Duration.ofMillis(5_000)).untilAsserted(() -> {
       assertThat(h.gate("serve-0")).hasValueSatisfying(c -> {
         assertThat(c.getStatus()).isEqualTo("False");
         assertThat(c.getReason()).isEqualTo("AwaitingProbe");
@@ -133,7 +137,7 @@ class GateLifecycleIT {
     awaitGate("serve-0", "True", "Audit");
     await().untilAsserted(() ->
         assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("PoolTooSmall").contains("681280"));
-    assertThat(h.labelled("serve-0")).isTrue();
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("serve-0")).isTrue());
     await().untilAsserted(() -> {
       assertThat(h.get("glm").getStatus().pods.get(0).reason).isEqualTo("PoolTooSmall");
       assertThat(h.events()).extracting(Event::getReason).contains("PoolTooSmall");
@@ -153,8 +157,8 @@ class GateLifecycleIT {
 
     awaitGate("serve-0", "True", "PolicyRemoved");
     awaitGate("serve-1", "True", "PolicyRemoved");
-    assertThat(h.labelled("serve-0")).isFalse();
-    assertThat(h.labelled("serve-1")).isFalse();
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("serve-0")).isFalse());
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("serve-1")).isFalse());
     await().untilAsserted(() -> assertThat(h.get("glm")).isNull());
   }
 

@@ -57,8 +57,8 @@ class IncidentReplayIT {
       });
       assertThat(h.condition("glm", "Ready")).hasValue("False");
     });
-    assertThat(h.labelled("glm-prefill-0")).isFalse();
-    assertThat(h.labelled("glm-decode-0")).isTrue();
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("glm-prefill-0")).isFalse());
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("glm-decode-0")).isTrue());
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
       assertThat(h.events()).extracting(Event::getReason).contains("PoolTooSmall", "PoolVerified");
       assertThat(h.get("glm").getStatus().verified).isEqualTo("1/3");

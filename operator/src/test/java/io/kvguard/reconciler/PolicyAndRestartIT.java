@@ -51,7 +51,7 @@ class PolicyAndRestartIT {
 
     awaitGate("serve-0", "False", "PoolTooSmall");
     assertThat(h.gate("serve-0").orElseThrow().getMessage()).startsWith("ModelDeployment glm-4m: KV pool 2040000");
-    assertThat(h.labelled("serve-0")).isFalse();
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("serve-0")).isFalse());
     await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
       for (String name : List.of("glm-1m", "glm-4m")) {
         assertThat(h.get(name).getStatus().conditions)
@@ -95,7 +95,7 @@ class PolicyAndRestartIT {
           assertThat(c.getMessage()).contains("unknown operator Near");
         }));
     assertThat(h.gate("serve-0")).isEmpty();
-    assertThat(h.labelled("serve-0")).isFalse();
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("serve-0")).isFalse());
   }
 
   @Test
