@@ -8,6 +8,7 @@ import io.kvguard.gate.PodGate;
 import io.kvguard.metrics.KvguardMetrics;
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.EngineProbes;
+import io.kvguard.probe.RejectionProbe;
 import io.kvguard.reconciler.ModelDeploymentReconciler;
 import io.kvguard.reconciler.ProbeCredentials;
 import io.kvguard.reconciler.Signals;
@@ -55,9 +56,11 @@ public final class KvguardOperator implements AutoCloseable {
         .connectTimeout(Duration.ofSeconds(5))
         .version(HttpClient.Version.HTTP_1_1)
         .build();
-    EngineProbes probes = EngineProbes.standard(new EngineHttp(http, config.probeMaxBodyBytes()));
+    EngineHttp engineHttp = new EngineHttp(http, config.probeMaxBodyBytes());
+    EngineProbes probes = EngineProbes.standard(engineHttp);
     KvguardMetrics metrics = new KvguardMetrics(registry);
-    ModelDeploymentReconciler reconciler = new ModelDeploymentReconciler(probes, probeExecutor(config.probeConcurrency()),
+    ModelDeploymentReconciler reconciler = new ModelDeploymentReconciler(probes, new RejectionProbe(engineHttp),
+        probeExecutor(config.probeConcurrency()),
         new PodGate(client, clock), new Signals(client, metrics, clock, config.identity()),
         new ProbeCredentials(client, clock), clock);
     operator.register(reconciler, c -> {

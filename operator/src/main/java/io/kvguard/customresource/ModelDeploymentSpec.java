@@ -42,6 +42,22 @@ public class ModelDeploymentSpec {
   @JsonPropertyDescription("How often and how patiently engines are probed.")
   private ProbeSpec probe;
 
+  @JsonPropertyDescription("Prove the rejection path: after a pod's pool passed, a prompt just above the engine's"
+      + " admission limit must be refused (off by default).")
+  private RejectionProbeSpec rejectionProbe;
+
+  public RejectionProbeSpec getRejectionProbe() {
+    return rejectionProbe;
+  }
+
+  public void setRejectionProbe(RejectionProbeSpec rejectionProbe) {
+    this.rejectionProbe = rejectionProbe;
+  }
+
+  public RejectionProbeSpec effectiveRejectionProbe() {
+    return rejectionProbe == null ? new RejectionProbeSpec() : rejectionProbe;
+  }
+
   public String getModel() {
     return model;
   }

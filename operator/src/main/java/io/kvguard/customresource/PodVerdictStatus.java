@@ -21,6 +21,10 @@ public class PodVerdictStatus {
   public Integer restartCount;
   /** ReadinessGate when the pod declares kvguard.io/pool-verified, LabelOnly otherwise. */
   public String gating;
+  /** The engine container that refused the rejection probe's over-limit prompt (absent when not run). */
+  public String rejectionRefusedBy;
+  /** Size of that prompt, in tokens. */
+  public Long rejectionPromptTokens;
   /** When verdict or reason last changed (RFC 3339). */
   public String lastTransitionTime;
   public List<String> notes = new ArrayList<>();

@@ -77,6 +77,19 @@ public final class EngineShapes {
         + "\"owned_by\":\"sglang\",\"root\":\"zai-org/GLM-5.3\",\"max_model_len\":" + maxModelLen + "}]}");
   }
 
+  /** What a healthy engine answers to an over-long prompt (SGLang's validate_input_length wording). */
+  public static Answer refusesOverLong(long promptTokens, long limit) {
+    return new Answer(400, "application/json", ("{\"object\":\"error\",\"message\":\"Input length (" + promptTokens
+        + " tokens) exceeds the maximum allowed length (" + limit + " tokens). Use a shorter input or enable"
+        + " --allow-auto-truncate.\",\"type\":\"BadRequestError\",\"code\":400}").getBytes(java.nio.charset.StandardCharsets.UTF_8), 0);
+  }
+
+  /** The incident's engine: an over-long prompt answered with HTTP 200 and somebody else's text. */
+  public static Answer answersOverLong(String leakedText) {
+    return Answer.json("{\"text\":\"" + leakedText + "\",\"meta_info\":{\"prompt_tokens\":1,\"completion_tokens\":1,"
+        + "\"finish_reason\":{\"type\":\"length\",\"length\":1}}}");
+  }
+
   /** The secret fake engines embed where real SGLang does; nothing kvguard writes may contain it. */
   public static final String SECRET_API_KEY = "sk-kvguard-test-secret-4f1c9e";
 }

@@ -98,6 +98,8 @@ public final class FakeEngine implements AutoCloseable {
       answer = Answer.status(401);
     }
     try (exchange) {
+      // Read the whole request first, as a real server does; an unread multi-MB body stalls the client.
+      exchange.getRequestBody().transferTo(OutputStream.nullOutputStream());
       if (answer.delayMillis() > 0) {
         try {
           Thread.sleep(answer.delayMillis());

@@ -24,8 +24,9 @@ public final class KvguardMetrics {
   public static final String PROBE_DURATION_SECONDS = "kvguard_probe_duration_seconds";
   public static final String PROBE_FAILURES_TOTAL = "kvguard_probe_failures_total";
   public static final String BUILD_INFO = "kvguard_build_info";
+  public static final String REJECTION_PROBES_TOTAL = "kvguard_rejection_probes_total";
   public static final List<String> ALL = List.of(POD_KV_POOL_TOKENS, POD_VERIFIED, CONTEXT_WINDOW_TOKENS,
-      GATE_TRANSITIONS_TOTAL, PROBE_DURATION_SECONDS, PROBE_FAILURES_TOTAL, BUILD_INFO);
+      GATE_TRANSITIONS_TOTAL, PROBE_DURATION_SECONDS, PROBE_FAILURES_TOTAL, BUILD_INFO, REJECTION_PROBES_TOTAL);
 
   private final MeterRegistry registry;
   private final Map<Tags, AtomicLong> poolTokens = new ConcurrentHashMap<>();
@@ -108,6 +109,17 @@ public final class KvguardMetrics {
           .register(registry)
           .increment();
     }
+  }
+
+  /** One rejection probe; {@code result} is refused (safe), answered (unsafe) or failed. */
+  public void rejectionProbe(Tags roleTags, String engine, String result) {
+    Counter.builder("kvguard.rejection.probes")
+        .description("Over-limit prompts sent by the rejection probe, by what the engine did")
+        .tags(roleTags)
+        .tag("engine", engine)
+        .tag("result", result)
+        .register(registry)
+        .increment();
   }
 
   private static boolean sameDeployment(Tags tags, String namespace, String modelDeployment) {

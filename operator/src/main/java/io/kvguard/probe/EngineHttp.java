@@ -47,6 +47,21 @@ public final class EngineHttp {
         .timeout(endpoint.timeout())
         .header("Accept", "application/json, text/plain;q=0.9")
         .GET();
+    return send(endpoint, request, "GET " + path, path);
+  }
+
+  /** POST a JSON body (the rejection probe); same deadline, cap and redirect rules as GET. */
+  public EngineResponse postJson(EngineEndpoint endpoint, String path, byte[] json) throws ProbeException {
+    HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.resolve(path))
+        .timeout(endpoint.timeout())
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofByteArray(json));
+    return send(endpoint, request, "POST " + path, path);
+  }
+
+  private EngineResponse send(EngineEndpoint endpoint, HttpRequest.Builder request, String what, String path)
+      throws ProbeException {
     endpoint.bearerToken().ifPresent(token -> request.header("Authorization", "Bearer " + token));
     CompletableFuture<HttpResponse<byte[]>> pending =
         client.sendAsync(request.build(), info -> new BoundedBody(maxBodyBytes));
@@ -56,13 +71,13 @@ public final class EngineHttp {
       return new EngineResponse(path, response.statusCode(), contentType, response.body());
     } catch (TimeoutException e) {
       pending.cancel(true);
-      throw new ProbeException("GET " + path + " timed out after " + endpoint.timeout().toMillis() + " ms");
+      throw new ProbeException(what + " timed out after " + endpoint.timeout().toMillis() + " ms");
     } catch (InterruptedException e) {
       pending.cancel(true);
       Thread.currentThread().interrupt();
-      throw new ProbeException("GET " + path + " interrupted");
+      throw new ProbeException(what + " interrupted");
     } catch (ExecutionException e) {
-      throw new ProbeException("GET " + path + " failed: " + describe(e.getCause()));
+      throw new ProbeException(what + " failed: " + describe(e.getCause()));
     }
   }
 

@@ -19,6 +19,9 @@ import io.kvguard.customresource.PodVerdictStatus;
 import io.kvguard.customresource.RoleSpec;
 import io.kvguard.gate.PodGate;
 import io.kvguard.probe.EngineProbes;
+import io.kvguard.probe.RejectionProbe;
+import io.kvguard.verdict.ProbeOutcome;
+import io.kvguard.verdict.RejectionOutcome;
 import io.kvguard.verdict.GateDecision;
 import java.time.Clock;
 import java.time.Duration;
@@ -46,7 +49,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
 
   private final Clock clock;
   private final ProbeEventSource probeEvents = new ProbeEventSource();
-  private final ProbeScheduler scheduler;
+  private final ProbeScheduler<ProbeOutcome> scheduler;
+  private final ProbeScheduler<RejectionOutcome> rejections;
   private final PodAssessor assessor;
   private final PodGate gate;
   private final GateArbiter arbiter = new GateArbiter();
@@ -54,13 +58,14 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private volatile InformerEventSource<Pod, ModelDeployment> pods;
   private volatile IndexerResourceCache<ModelDeployment> policies;
 
-  public ModelDeploymentReconciler(EngineProbes probes, ExecutorService probeExecutor, PodGate gate,
-      Signals signals, ProbeCredentials credentials, Clock clock) {
+  public ModelDeploymentReconciler(EngineProbes probes, RejectionProbe rejectionProbe, ExecutorService probeExecutor,
+      PodGate gate, Signals signals, ProbeCredentials credentials, Clock clock) {
     this.clock = clock;
     this.gate = gate;
     this.signals = signals;
-    this.scheduler = new ProbeScheduler(probeExecutor, clock, probeEvents::probeFinished);
-    this.assessor = new PodAssessor(scheduler, probes, signals, credentials);
+    this.scheduler = new ProbeScheduler<>(probeExecutor, clock, ProbeOutcome::failed, probeEvents::probeFinished);
+    this.rejections = new ProbeScheduler<>(probeExecutor, clock, RejectionOutcome.Failed::new, probeEvents::probeFinished);
+    this.assessor = new PodAssessor(scheduler, rejections, probes, rejectionProbe, signals, credentials);
   }
 
   @Override
@@ -135,6 +140,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       release(md, self, pod, GateDecision.policyRemoved(md.getMetadata().getName()));
     }
     scheduler.forgetAll(self);
+    rejections.forgetAll(self);
     signals.forget(md);
     return DeleteControl.defaultDelete();
   }
@@ -150,6 +156,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       others.forEach(probeEvents::probeFinished);
     }
     scheduler.forget(new ProbeScheduler.Key(self, pod.getMetadata().getUid()));
+    rejections.forget(new ProbeScheduler.Key(self, pod.getMetadata().getUid()));
   }
 
   private void releaseDeselected(ModelDeployment md, ResourceID self, Map<String, PodVerdictStatus> before,
@@ -237,5 +244,6 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
 
   public void shutdown() {
     scheduler.close();
+    rejections.close();
   }
 }

@@ -8,7 +8,12 @@ import io.kvguard.customresource.PodVerdictStatus;
 import io.kvguard.customresource.RoleSpec;
 import io.kvguard.gate.GateNames;
 import io.kvguard.probe.EngineEndpoint;
+import io.kvguard.probe.EngineProbe;
 import io.kvguard.probe.EngineProbes;
+import io.kvguard.probe.RejectionProbe;
+import io.kvguard.customresource.RejectionProbeSpec;
+import io.kvguard.verdict.RejectionJudge;
+import io.kvguard.verdict.RejectionOutcome;
 import io.kvguard.verdict.GateReason;
 import io.kvguard.verdict.PoolJudge;
 import io.kvguard.verdict.PoolObservation;
@@ -28,13 +33,18 @@ import java.util.OptionalLong;
  * a probe when the knowledge is missing or due. Never waits for an engine.
  */
 final class PodAssessor {
-  private final ProbeScheduler scheduler;
+  private final ProbeScheduler<ProbeOutcome> scheduler;
+  private final ProbeScheduler<RejectionOutcome> rejections;
+  private final RejectionProbe rejectionProbe;
   private final EngineProbes probes;
   private final Signals signals;
   private final ProbeCredentials credentials;
 
-  PodAssessor(ProbeScheduler scheduler, EngineProbes probes, Signals signals, ProbeCredentials credentials) {
+  PodAssessor(ProbeScheduler<ProbeOutcome> scheduler, ProbeScheduler<RejectionOutcome> rejections, EngineProbes probes,
+      RejectionProbe rejectionProbe, Signals signals, ProbeCredentials credentials) {
     this.scheduler = scheduler;
+    this.rejections = rejections;
+    this.rejectionProbe = rejectionProbe;
     this.probes = probes;
     this.signals = signals;
     this.credentials = credentials;
@@ -66,7 +76,7 @@ final class PodAssessor {
     ProbeScheduler.Key key = new ProbeScheduler.Key(ResourceID.fromResource(md), pod.getMetadata().getUid());
     String fingerprint = fingerprint(md, role);
     PoolPolicy policy = policy(md, role);
-    ProbeScheduler.Result result = scheduler.result(key)
+    ProbeScheduler.Result<ProbeOutcome> result = scheduler.result(key)
         .filter(r -> r.isFor(process.identity(), fingerprint)).orElse(null);
     Duration period = Duration.ofSeconds(md.getSpec().effectiveProbe().effectivePeriodSeconds());
 
@@ -74,15 +84,17 @@ final class PodAssessor {
     // Re-probe when the process is new to us, when the period has passed, and when the spec changed; an
     // earlier answer for the same process still stands meanwhile, so a spec edit does not shut every gate.
     boolean due = result == null || !result.completedAt().plus(period).isAfter(now) || result.generation() != generation;
+    EngineEndpoint endpoint = EngineEndpoint.of(role.effectiveScheme().wireName(), process.podIP(), process.port(),
+        Duration.ofSeconds(md.getSpec().effectiveProbe().effectiveTimeoutSeconds())).withBearerToken(token.token());
     if (due) {
-      EngineEndpoint endpoint = EngineEndpoint.of(role.effectiveScheme().wireName(), process.podIP(), process.port(),
-          Duration.ofSeconds(md.getSpec().effectiveProbe().effectiveTimeoutSeconds())).withBearerToken(token.token());
-      scheduler.request(key, process.identity(), fingerprint, generation, probes.forEngine(role.getEngine()), endpoint,
+      EngineProbe probe = probes.forEngine(role.getEngine());
+      scheduler.request(key, process.identity(), fingerprint, generation, () -> probe.probe(endpoint),
           (outcome, took) -> signals.probed(md, role, outcome, took));
     }
     if (result != null) {
-      PoolVerdict verdict = PoolJudge.judge(policy, result.outcome());
       PoolObservation observation = result.outcome() instanceof ProbeOutcome.Observed seen ? seen.observation() : null;
+      PoolVerdict verdict = withRejectionCheck(md, role, process, key, endpoint,
+          PoolJudge.judge(policy, result.outcome()), observation, before);
       addObservationNotes(role, observation, notes);
       return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
           verdict, observation, notes, due ? null : result.completedAt().plus(period));
@@ -99,6 +111,39 @@ final class PodAssessor {
     return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
         PoolVerdict.awaitingProbe("probing engine container " + process.containerName() + " (" + process.containerID()
             + ", restart " + process.restartCount() + ")"), null, notes, null);
+  }
+
+  /**
+   * Once a pod's pool passed, and when the spec asks for it, the engine must also refuse a prompt just above
+   * its admission limit before the gate opens. Sent once per engine process; a pass recorded in status for
+   * the same container (before an operator restart) still counts.
+   */
+  private PoolVerdict withRejectionCheck(ModelDeployment md, RoleSpec role, EngineProcess process,
+      ProbeScheduler.Key key, EngineEndpoint endpoint, PoolVerdict poolVerdict, PoolObservation observation,
+      PodVerdictStatus before) {
+    RejectionProbeSpec spec = md.getSpec().effectiveRejectionProbe();
+    if (!spec.effectiveEnabled() || !poolVerdict.verified() || observation == null) {
+      return poolVerdict;
+    }
+    if (before != null && process.containerID().equals(before.rejectionRefusedBy)
+        && Objects.equals(before.restartCount, process.restartCount()) && before.rejectionPromptTokens != null) {
+      return RejectionJudge.judge(poolVerdict, new RejectionOutcome.Refused(400, true, before.rejectionPromptTokens));
+    }
+    long promptTokens = RejectionJudge.promptTokens(observation, spec.effectiveMarginTokens());
+    String fingerprint = role.getEngine().wireName() + "|" + promptTokens + "|" + spec.effectiveTimeoutSeconds();
+    ProbeScheduler.Key rejectionKey = new ProbeScheduler.Key(key.modelDeployment(), key.podUid());
+    ProbeScheduler.Result<RejectionOutcome> result = rejections.result(rejectionKey)
+        .filter(r -> r.isFor(process.identity(), fingerprint)).orElse(null);
+    if (result != null) {
+      return RejectionJudge.judge(poolVerdict, result.outcome());
+    }
+    EngineEndpoint patient = new EngineEndpoint(endpoint.baseUri(),
+        Duration.ofSeconds(spec.effectiveTimeoutSeconds()), endpoint.bearerToken());
+    rejections.request(rejectionKey, process.identity(), fingerprint, 0,
+        () -> rejectionProbe.send(role.getEngine(), patient, promptTokens, md.getSpec().getModel()),
+        (outcome, took) -> signals.rejectionProbed(md, role, outcome));
+    return PoolVerdict.awaitingProbe(poolVerdict.message() + "; rejection probe of a " + promptTokens
+        + "-token prompt pending");
   }
 
   static PoolPolicy policy(ModelDeployment md, RoleSpec role) {

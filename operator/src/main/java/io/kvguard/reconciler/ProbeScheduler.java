@@ -1,9 +1,6 @@
 package io.kvguard.reconciler;
 
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
-import io.kvguard.probe.EngineEndpoint;
-import io.kvguard.probe.EngineProbe;
-import io.kvguard.verdict.ProbeOutcome;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -14,6 +11,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,39 +21,41 @@ import org.slf4j.LoggerFactory;
  * pool. Reconciles never wait for an engine, so a slow engine cannot delay closing another pod's gate.
  * A result is kept only for the process identity and spec fingerprint it was taken for.
  */
-final class ProbeScheduler implements AutoCloseable {
+final class ProbeScheduler<T> implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ProbeScheduler.class);
 
   record Key(ResourceID modelDeployment, String podUid) {}
 
   /** One finished probe of one engine process. */
-  record Result(String identity, String fingerprint, long generation, ProbeOutcome outcome, Instant completedAt) {
+  record Result<T>(String identity, String fingerprint, long generation, T outcome, Instant completedAt) {
     boolean isFor(String identity, String fingerprint) {
       return this.identity.equals(identity) && this.fingerprint.equals(fingerprint);
     }
   }
 
   /** Called on the probe thread with the figures and how long they took (for metrics). */
-  interface Listener {
-    void probed(ProbeOutcome outcome, Duration took);
+  interface Listener<T> {
+    void probed(T outcome, Duration took);
   }
 
   private record Pending(long sequence, String identity, String fingerprint, long generation) {}
 
   private final ExecutorService executor;
+  private final Function<String, T> failure;
   private final Clock clock;
   private final Consumer<ResourceID> onFinished;
-  private final ConcurrentMap<Key, Result> results = new ConcurrentHashMap<>();
+  private final ConcurrentMap<Key, Result<T>> results = new ConcurrentHashMap<>();
   private final ConcurrentMap<Key, Pending> pending = new ConcurrentHashMap<>();
   private final AtomicLong sequence = new AtomicLong();
 
-  ProbeScheduler(ExecutorService executor, Clock clock, Consumer<ResourceID> onFinished) {
+  ProbeScheduler(ExecutorService executor, Clock clock, Function<String, T> failure, Consumer<ResourceID> onFinished) {
     this.executor = executor;
+    this.failure = failure;
     this.clock = clock;
     this.onFinished = onFinished;
   }
 
-  Optional<Result> result(Key key) {
+  Optional<Result<T>> result(Key key) {
     return Optional.ofNullable(results.get(key));
   }
 
@@ -64,8 +65,8 @@ final class ProbeScheduler implements AutoCloseable {
   }
 
   /** Starts a probe unless one for the same process and fingerprint is already running. */
-  void request(Key key, String identity, String fingerprint, long generation, EngineProbe probe,
-      EngineEndpoint endpoint, Listener listener) {
+  void request(Key key, String identity, String fingerprint, long generation, Supplier<T> probe,
+      Listener<T> listener) {
     Pending mine = new Pending(sequence.incrementAndGet(), identity, fingerprint, generation);
     Pending previous = pending.compute(key, (k, current) ->
         current != null && current.identity.equals(identity) && current.fingerprint.equals(fingerprint) ? current : mine);
@@ -73,29 +74,29 @@ final class ProbeScheduler implements AutoCloseable {
       return;
     }
     try {
-      executor.execute(() -> run(key, mine, probe, endpoint, listener));
+      executor.execute(() -> run(key, mine, probe, listener));
     } catch (RejectedExecutionException e) {
       pending.remove(key, mine);
       LOG.debug("probe not scheduled, executor shut down key={}", key);
     }
   }
 
-  private void run(Key key, Pending mine, EngineProbe probe, EngineEndpoint endpoint, Listener listener) {
+  private void run(Key key, Pending mine, Supplier<T> probe, Listener<T> listener) {
     Instant started = clock.instant();
     long startNanos = System.nanoTime();
-    ProbeOutcome outcome;
+    T outcome;
     try {
-      outcome = probe.probe(endpoint);
+      outcome = probe.get();
     } catch (RuntimeException e) {
       // A probe must never throw; if one does, that is a failed probe, not a crashed scheduler.
-      outcome = ProbeOutcome.failed("probe error (" + e.getClass().getSimpleName() + ")");
+      outcome = failure.apply("probe error (" + e.getClass().getSimpleName() + ")");
       LOG.warn("probe threw key={} error={}", key, e.getClass().getName());
     }
     Duration took = Duration.ofNanos(System.nanoTime() - startNanos);
     listener.probed(outcome, took);
     // Only the newest request for this key may publish; an older one was superseded by a process change.
     if (pending.remove(key, mine)) {
-      results.put(key, new Result(mine.identity, mine.fingerprint, mine.generation, outcome, started.plus(took)));
+      results.put(key, new Result<>(mine.identity, mine.fingerprint, mine.generation, outcome, started.plus(took)));
       onFinished.accept(key.modelDeployment());
     }
   }

@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
 public final class Signals {
   private static final Logger LOG = LoggerFactory.getLogger(Signals.class);
   private static final Set<String> WARNINGS = Set.of(GateReason.PoolTooSmall.name(),
-      GateReason.EngineContextTooShort.name(), GateReason.EngineContextExceedsPool.name(), GateReason.ProbeFailed.name());
+      GateReason.EngineContextTooShort.name(), GateReason.EngineContextExceedsPool.name(), GateReason.ProbeFailed.name(),
+      GateReason.RejectionPathUnsafe.name());
 
   private final ModelDeploymentEvents events;
   private final KvguardMetrics metrics;
@@ -66,6 +67,13 @@ public final class Signals {
       LOG.debug("probe failed modeldeployment={}/{} role={} cause={}", md.getMetadata().getNamespace(),
           md.getMetadata().getName(), role.getName(), ((ProbeOutcome.Failed) outcome).cause());
     }
+  }
+
+  void rejectionProbed(ModelDeployment md, RoleSpec role, io.kvguard.verdict.RejectionOutcome outcome) {
+    String result = outcome instanceof io.kvguard.verdict.RejectionOutcome.Refused ? "refused"
+        : outcome instanceof io.kvguard.verdict.RejectionOutcome.Answered ? "answered" : "failed";
+    metrics.rejectionProbe(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(),
+        role.getName()), role.getEngine().wireName(), result);
   }
 
   void gateFlipped(ModelDeployment md, String role, boolean open) {

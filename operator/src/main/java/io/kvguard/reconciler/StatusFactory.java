@@ -42,7 +42,15 @@ final class StatusFactory {
     List<PodAssessment> sorted = new ArrayList<>(assessments);
     sorted.sort(Comparator.comparing(PodAssessment::podName));
     for (PodAssessment assessment : sorted) {
-      status.pods.add(podEntry(assessment, before.get(assessment.podName()), stamp));
+      PodVerdictStatus entry = podEntry(assessment, before.get(assessment.podName()), stamp);
+      if (md.getSpec().effectiveRejectionProbe().effectiveEnabled() && assessment.verdict().verified()
+          && assessment.observation() != null) {
+        // Verified with the rejection probe on means this container refused the over-limit prompt.
+        entry.rejectionRefusedBy = assessment.containerID();
+        entry.rejectionPromptTokens = io.kvguard.verdict.RejectionJudge.promptTokens(assessment.observation(),
+            md.getSpec().effectiveRejectionProbe().effectiveMarginTokens());
+      }
+      status.pods.add(entry);
     }
 
     int selected = 0;

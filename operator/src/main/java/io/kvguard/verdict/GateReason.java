@@ -9,5 +9,6 @@ public enum GateReason {
   ProbeFailed,
   AwaitingProbe,
   Audit,
-  PolicyRemoved
+  PolicyRemoved,
+  RejectionPathUnsafe
 }

@@ -1,0 +1,63 @@
+package io.kvguard.customresource;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
+
+/** The over-capacity request sent once per engine container after its pool passed. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class RejectionProbeSpec {
+  @Default("false")
+  @JsonPropertyDescription("Send one prompt just above the engine's admission limit and require a refusal.")
+  private Boolean enabled = false;
+
+  @Min(1)
+  @Max(1048576)
+  @Default("1")
+  @JsonPropertyDescription("Tokens above min(pool, engine context) the prompt carries.")
+  private Long marginTokens = 1L;
+
+  @Min(1)
+  @Max(600)
+  @Default("30")
+  @JsonPropertyDescription("Seconds the engine has to refuse; no answer in time fails the probe (ProbeFailed).")
+  private Integer timeoutSeconds = 30;
+
+  public Boolean getEnabled() {
+    return enabled;
+  }
+
+  public void setEnabled(Boolean enabled) {
+    this.enabled = enabled;
+  }
+
+  public Long getMarginTokens() {
+    return marginTokens;
+  }
+
+  public void setMarginTokens(Long marginTokens) {
+    this.marginTokens = marginTokens;
+  }
+
+  public Integer getTimeoutSeconds() {
+    return timeoutSeconds;
+  }
+
+  public void setTimeoutSeconds(Integer timeoutSeconds) {
+    this.timeoutSeconds = timeoutSeconds;
+  }
+
+  public boolean effectiveEnabled() {
+    return Boolean.TRUE.equals(enabled);
+  }
+
+  public long effectiveMarginTokens() {
+    return marginTokens == null ? 1 : marginTokens;
+  }
+
+  public int effectiveTimeoutSeconds() {
+    return timeoutSeconds == null ? 30 : timeoutSeconds;
+  }
+}

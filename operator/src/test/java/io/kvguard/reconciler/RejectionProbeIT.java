@@ -1,0 +1,138 @@
+package io.kvguard.reconciler;
+
+import static io.kvguard.testing.OperatorHarness.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.fabric8.kubernetes.api.model.Event;
+import io.kvguard.customresource.Engine;
+import io.kvguard.customresource.ModelDeployment;
+import io.kvguard.customresource.RejectionProbeSpec;
+import io.kvguard.demo.EngineShapes;
+import io.kvguard.demo.FakeEngine;
+import io.kvguard.testing.OperatorHarness;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+/** spec.rejectionProbe: the over-capacity prompt must be refused, never answered. */
+class RejectionProbeIT {
+  private static final long WINDOW = 1_048_576;
+  private static final String LEAK = "CUSTOMER-B invoice 4471 for ACME Corp, card ending 0099";
+  private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
+  private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
+  private OperatorHarness h;
+
+  @BeforeEach
+  void start() {
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    logs.start();
+    root.addAppender(logs);
+    h = new OperatorHarness().start();
+  }
+
+  @AfterEach
+  void stop() {
+    h.close();
+    ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(logs);
+  }
+
+  private ModelDeployment withRejectionProbe(Engine engine, int timeoutSeconds) {
+    ModelDeployment md = h.modelDeployment("glm", WINDOW, role("serve", engine, SERVE));
+    RejectionProbeSpec probe = new RejectionProbeSpec();
+    probe.setEnabled(true);
+    probe.setTimeoutSeconds(timeoutSeconds);
+    md.getSpec().setRejectionProbe(probe);
+    return md;
+  }
+
+  private static Map<String, FakeEngine.Answer> sglang(long pool, FakeEngine.Answer generate) {
+    Map<String, FakeEngine.Answer> answers = new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", pool));
+    answers.put("/generate", generate);
+    return answers;
+  }
+
+  private void awaitGate(String status, String reason) {
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+        assertThat(h.gate("serve-0")).hasValueSatisfying(c -> {
+          assertThat(c.getReason()).isEqualTo(reason);
+          assertThat(c.getStatus()).isEqualTo(status);
+        }));
+  }
+
+  @Test
+  void anEngineThatRefusesTheOverLimitPromptIsVerified() {
+    FakeEngine engine = h.engine(sglang(2_040_000, EngineShapes.refusesOverLong(WINDOW + 1, WINDOW)));
+    h.pod("serve-0", SERVE, engine);
+    h.create(withRejectionProbe(Engine.SGLANG, 10));
+
+    awaitGate("True", "PoolSufficient");
+    // min(pool 2,040,000, engine context 1,048,576) + 1 token, asked once.
+    assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("a 1048577-token prompt was refused with HTTP 400");
+    assertThat(engine.hits("/generate")).isEqualTo(1);
+    await().untilAsserted(() -> assertThat(h.get("glm").getStatus().pods.get(0).rejectionPromptTokens).isEqualTo(1_048_577L));
+  }
+
+  @Test
+  void anEngineThatAnswersTheOverLimitPromptIsRefusedAndItsAnswerIsWrittenNowhere() {
+    h.pod("serve-0", SERVE, h.engine(sglang(2_040_000, EngineShapes.answersOverLong(LEAK))));
+    h.create(withRejectionProbe(Engine.SGLANG, 10));
+
+    awaitGate("False", "RejectionPathUnsafe");
+    assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("was answered with HTTP 200").contains("sha256");
+    await().untilAsserted(() -> assertThat(h.events()).extracting(Event::getReason).contains("RejectionPathUnsafe"));
+    await().untilAsserted(() -> assertThat(h.registry.scrape()).contains("kvguard_rejection_probes_total")
+        .containsPattern("result=\"answered\"[^\\n]*\\} 1"));
+    String written = h.client.getKubernetesSerialization().asJson(h.get("glm"))
+        + h.client.getKubernetesSerialization().asJson(h.events())
+        + h.client.getKubernetesSerialization().asJson(h.getPod("serve-0"))
+        + String.join("\n", logs.list.stream().map(ILoggingEvent::getFormattedMessage).toList());
+    assertThat(written).doesNotContain("CUSTOMER-B").doesNotContain("ACME");
+  }
+
+  @Test
+  void anEngineThatHangsOnTheOverLimitPromptFailsClosedInBoundedTime() {
+    FakeEngine.Answer hang = new FakeEngine.Answer(200, "application/json", "{}".getBytes(), 60_000);
+    h.pod("serve-0", SERVE, h.engine(sglang(2_040_000, hang)));
+    long started = System.nanoTime();
+    h.create(withRejectionProbe(Engine.SGLANG, 2));
+
+    awaitGate("False", "ProbeFailed");
+    assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("rejection probe: POST /generate timed out after 2000 ms");
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
+  }
+
+  @Test
+  void aRestartedEngineWhosePoolPassesButWhoseRejectionFailsIsGatedShutAgain() {
+    FakeEngine engine = h.engine(sglang(2_040_000, EngineShapes.refusesOverLong(WINDOW + 1, WINDOW)));
+    h.pod("serve-0", SERVE, engine);
+    h.create(withRejectionProbe(Engine.SGLANG, 10));
+    awaitGate("True", "PoolSufficient");
+
+    engine.serve(sglang(2_040_000, EngineShapes.answersOverLong(LEAK)));
+    h.pods.restartEngine(OperatorHarness.NAMESPACE, "serve-0");
+
+    awaitGate("False", "RejectionPathUnsafe");
+    assertThat(engine.hits("/generate")).isEqualTo(2);
+  }
+
+  @Test
+  void vllmIsAskedWithATokenIdPromptOnTheCompletionsEndpoint() {
+    Map<String, FakeEngine.Answer> answers = new HashMap<>(EngineShapes.vllm(WINDOW, 40_000, 64, 2_000_000L));
+    answers.put("/v1/completions", new FakeEngine.Answer(400, "application/json", ("{\"object\":\"error\",\"message\":"
+        + "\"This model's maximum context length is 1048576 tokens. However, you requested 1048578 tokens\"}").getBytes(), 0));
+    FakeEngine engine = h.engine(answers);
+    h.pod("serve-0", SERVE, engine);
+    h.create(withRejectionProbe(Engine.VLLM, 10));
+
+    awaitGate("True", "PoolSufficient");
+    assertThat(engine.hits("/v1/completions")).isEqualTo(1);
+  }
+}
