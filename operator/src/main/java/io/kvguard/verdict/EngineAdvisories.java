@@ -58,8 +58,8 @@ public final class EngineAdvisories {
       new Advisory("sglang", EngineVersion.release("0.5.22"), Disaggregation.PREFILL_OR_DECODE, GateReason.KnownUnsafeEngine,
           "SGLang before 0.5.22 with prefill/decode disaggregation mishandles over-long prompts: its abort swaps the"
               + " prompt for a one-token placeholder and stores the error in to_finish while finished_reason stays"
-              + " empty, so the request runs on and decode reads KV pages still holding other requests' data (HTTP 200);"
-              + " run SGLang 0.5.22 or later"));
+              + " empty, so the request runs on and decode reads KV pages still holding other requests' data (HTTP 200)."
+              + " Run SGLang 0.5.22 or later"));
 
   private EngineAdvisories() {}
 }
