@@ -31,6 +31,11 @@ public class ModelDeploymentSpec {
   @JsonPropertyDescription("Enforce gates traffic; Audit reports violations but opens every gate (reason Audit).")
   private Enforcement enforcement = Enforcement.Enforce;
 
+  @Default("Enabled")
+  @JsonPropertyDescription("Enabled refuses pods whose engine build has a known flaw (reason KnownUnsafeEngine,"
+      + " docs/engines.md lists the advisories); Disabled turns the advisories off for this ModelDeployment.")
+  private AdvisoryMode engineAdvisories = AdvisoryMode.Enabled;
+
   @Required
   @Size(min = 1)
   @ValidationRule(
@@ -90,6 +95,14 @@ public class ModelDeploymentSpec {
     this.enforcement = enforcement;
   }
 
+  public AdvisoryMode getEngineAdvisories() {
+    return engineAdvisories;
+  }
+
+  public void setEngineAdvisories(AdvisoryMode engineAdvisories) {
+    this.engineAdvisories = engineAdvisories;
+  }
+
   public List<RoleSpec> getRoles() {
     return roles;
   }
@@ -113,6 +126,10 @@ public class ModelDeploymentSpec {
 
   public double effectiveMinPoolRatio() {
     return minPoolRatio == null ? 1.0 : minPoolRatio;
+  }
+
+  public boolean effectiveEngineAdvisories() {
+    return engineAdvisories != AdvisoryMode.Disabled;
   }
 
   public Enforcement effectiveEnforcement() {

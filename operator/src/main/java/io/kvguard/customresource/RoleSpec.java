@@ -11,7 +11,13 @@ import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelector;
 
 @JsonInclude(JsonInclude.Include.NON_NULL)
+@ValidationRule(
+    value = "self.engine == 'generic' ? has(self.generic) : !has(self.generic)",
+    message = "generic is required when engine is generic, and allowed only then")
 public class RoleSpec {
+  /** A release version as {@link io.kvguard.verdict.EngineVersion} reads one. */
+  static final String RELEASE_VERSION_PATTERN = "^v?[0-9]{1,9}(\\.[0-9]{1,9}){0,3}(\\.post[0-9]{1,9})?$";
+
   @Required
   @Pattern("^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
   @JsonPropertyDescription("Role name, e.g. prefill, decode or serve (a DNS label).")
@@ -46,6 +52,19 @@ public class RoleSpec {
       "Accept an engine whose own context length exceeds its KV pool. Unsafe: such an engine reaches its"
           + " over-pool rejection path; prefer fixing the engine's --context-length.")
   private Boolean allowEngineContextAbovePool = false;
+
+  @Pattern(RELEASE_VERSION_PATTERN)
+  @JsonPropertyDescription("Oldest engine release accepted, e.g. 0.5.22; older engines are refused (EngineVersionTooOld).")
+  private String minEngineVersion;
+
+  @Default("false")
+  @JsonPropertyDescription(
+      "Accept an engine whose version is absent or not a release (dev builds, llama.cpp build ids) where a version"
+          + " rule (minEngineVersion, an advisory) needs it; otherwise such pods are refused (EngineVersionUnknown).")
+  private Boolean allowUnknownVersions = false;
+
+  @JsonPropertyDescription("Where the generic probe reads the figures; required when engine is generic, and only then.")
+  private GenericProbeSpec generic;
 
   public String getName() {
     return name;
@@ -101,6 +120,34 @@ public class RoleSpec {
 
   public void setAllowEngineContextAbovePool(Boolean allowEngineContextAbovePool) {
     this.allowEngineContextAbovePool = allowEngineContextAbovePool;
+  }
+
+  public String getMinEngineVersion() {
+    return minEngineVersion;
+  }
+
+  public void setMinEngineVersion(String minEngineVersion) {
+    this.minEngineVersion = minEngineVersion;
+  }
+
+  public Boolean getAllowUnknownVersions() {
+    return allowUnknownVersions;
+  }
+
+  public void setAllowUnknownVersions(Boolean allowUnknownVersions) {
+    this.allowUnknownVersions = allowUnknownVersions;
+  }
+
+  public GenericProbeSpec getGeneric() {
+    return generic;
+  }
+
+  public void setGeneric(GenericProbeSpec generic) {
+    this.generic = generic;
+  }
+
+  public boolean effectiveAllowUnknownVersions() {
+    return Boolean.TRUE.equals(allowUnknownVersions);
   }
 
   public Scheme effectiveScheme() {

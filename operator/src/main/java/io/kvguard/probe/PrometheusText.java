@@ -32,6 +32,15 @@ public final class PrometheusText {
     return samples;
   }
 
+  /** The samples of a Prometheus text answer; any other content type is an error naming the path. */
+  public static List<Sample> parse(EngineResponse response) throws ProbeException {
+    if (!response.isPrometheusText()) {
+      throw new ProbeException("GET " + response.path() + " answered content type "
+          + EngineText.safe(response.contentType()) + ", expected Prometheus text");
+    }
+    return parse(response.text());
+  }
+
   public static List<Sample> named(List<Sample> samples, String name) {
     List<Sample> matching = new ArrayList<>();
     for (Sample sample : samples) {

@@ -21,6 +21,7 @@ import io.kvguard.verdict.PoolPolicy;
 import io.kvguard.verdict.PoolVerdict;
 import io.kvguard.verdict.ProbeOutcome;
 import io.kvguard.verdict.Verdict;
+import io.kvguard.verdict.VersionRules;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -87,7 +88,7 @@ final class PodAssessor {
     EngineEndpoint endpoint = EngineEndpoint.of(role.effectiveScheme().wireName(), process.podIP(), process.port(),
         Duration.ofSeconds(md.getSpec().effectiveProbe().effectiveTimeoutSeconds())).withBearerToken(token.token());
     if (due) {
-      EngineProbe probe = probes.forEngine(role.getEngine());
+      EngineProbe probe = probes.forRole(role);
       scheduler.request(key, process.identity(), fingerprint, generation, () -> probe.probe(endpoint),
           (outcome, took) -> signals.probed(md, role, outcome, took));
     }
@@ -148,13 +149,14 @@ final class PodAssessor {
 
   static PoolPolicy policy(ModelDeployment md, RoleSpec role) {
     return new PoolPolicy(md.getSpec().getContextWindow(), md.getSpec().effectiveMinPoolRatio(),
-        role.effectiveAllowEngineContextAbovePool());
+        role.effectiveAllowEngineContextAbovePool(), VersionRules.of(role.getEngine().wireName(),
+            role.getMinEngineVersion(), role.effectiveAllowUnknownVersions(), md.getSpec().effectiveEngineAdvisories()));
   }
 
   /** What decides whether an earlier probe answer still describes the process: where and how it was asked. */
   static String fingerprint(ModelDeployment md, RoleSpec role) {
     return role.getEngine().wireName() + "|" + role.effectiveScheme().wireName() + "|" + role.getPort()
-        + "|" + md.getSpec().effectiveProbe().effectiveTimeoutSeconds();
+        + "|" + md.getSpec().effectiveProbe().effectiveTimeoutSeconds() + "|" + EngineProbes.configuration(role);
   }
 
   private static boolean declaresGate(Pod pod) {
@@ -184,6 +186,11 @@ final class PodAssessor {
     }
     OptionalLong engineContext = before.engineContextTokens == null ? OptionalLong.empty()
         : OptionalLong.of(before.engineContextTokens);
+    if (!role.getEngine().exposesKvPool()) {
+      // No pool was measured: the recorded bound is the context length, and must still say so.
+      boolean consistent = engineContext.isPresent() && engineContext.getAsLong() == before.poolTokens;
+      return consistent ? PoolObservation.contextLengthOnly(before.poolTokens, before.engineVersion, List.of()) : null;
+    }
     return new PoolObservation(before.poolTokens, engineContext, before.engineVersion, before.disaggregationMode, List.of());
   }
 }

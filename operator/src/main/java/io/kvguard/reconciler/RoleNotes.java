@@ -14,6 +14,9 @@ final class RoleNotes {
       notes.add("allowEngineContextAbovePool is set: engines whose context length exceeds their KV pool are"
           + " accepted, and prompts longer than the pool reach the engine's over-pool rejection path");
     }
+    if (Boolean.TRUE.equals(role.getAllowUnknownVersions())) {
+      notes.add("allowUnknownVersions is set: engines reporting a dev or unparseable version are not refused for it");
+    }
     return notes;
   }
 }

@@ -22,7 +22,9 @@ public final class Signals {
   private static final Logger LOG = LoggerFactory.getLogger(Signals.class);
   private static final Set<String> WARNINGS = Set.of(GateReason.PoolTooSmall.name(),
       GateReason.EngineContextTooShort.name(), GateReason.EngineContextExceedsPool.name(), GateReason.ProbeFailed.name(),
-      GateReason.RejectionPathUnsafe.name());
+      GateReason.RejectionPathUnsafe.name(), GateReason.KnownUnsafeEngine.name(), GateReason.EngineVersionTooOld.name(),
+      GateReason.EngineVersionUnknown.name());
+  private static final Set<String> PASSES = Set.of(GateReason.PoolSufficient.name(), GateReason.ContextLengthSufficient.name());
 
   private final ModelDeploymentEvents events;
   private final KvguardMetrics metrics;
@@ -51,7 +53,7 @@ public final class Signals {
       String message = "pod " + pod.name + " (role " + pod.role + "): " + pod.message;
       if (WARNINGS.contains(pod.reason)) {
         events.warning(md, pod.reason, message);
-      } else if (GateReason.PoolSufficient.name().equals(pod.reason)) {
+      } else if (PASSES.contains(pod.reason)) {
         events.normal(md, "PoolVerified", message);
       }
       LOG.info("verdict modeldeployment={}/{} pod={} role={} verdict={} reason={} poolTokens={} engineContextTokens={}",

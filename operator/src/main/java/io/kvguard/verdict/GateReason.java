@@ -1,11 +1,26 @@
 package io.kvguard.verdict;
 
-/** Reasons on the pod condition kvguard.io/pool-verified and in the ModelDeployment status; public API. */
+/**
+ * Reasons on the pod condition kvguard.io/pool-verified and in the ModelDeployment status; public API.
+ *
+ * <p>When several rules fail, the verdict's reason is the first in this precedence, and its message lists
+ * every failure: PoolTooSmall, EngineContextTooShort, EngineContextExceedsPool, KnownUnsafeEngine,
+ * EngineVersionTooOld, EngineVersionUnknown. Capacity comes first because it is what the window promises.
+ */
 public enum GateReason {
+  /** Verified: the measured KV pool holds the window (and every other rule passed). */
   PoolSufficient,
+  /** Verified from the context length alone: the engine exposes no KV pool (Ollama). */
+  ContextLengthSufficient,
   PoolTooSmall,
   EngineContextTooShort,
   EngineContextExceedsPool,
+  /** An advisory of {@link EngineAdvisories} matches the engine, its version and its disaggregation mode. */
+  KnownUnsafeEngine,
+  /** The engine's release version is older than the role's minEngineVersion. */
+  EngineVersionTooOld,
+  /** A version rule applies but the engine's version is absent or not a release, and the role does not allow that. */
+  EngineVersionUnknown,
   ProbeFailed,
   AwaitingProbe,
   Audit,

@@ -3,12 +3,29 @@ package io.kvguard.verdict;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.stream.Collectors;
 
-/** The one decision function: a pure function of the promise and what the engine reported. */
+/**
+ * The one decision function: a pure function of the promise and what the engine reported.
+ *
+ * <p>Capacity rules first, then version rules; the verdict's reason is the failing rule that comes first in
+ * the precedence of {@link GateReason}, and the message lists every failure. An engine that exposes no pool
+ * ({@link PoolObservation.PoolSource#CONTEXT_LENGTH_ONLY}) is judged on its context length alone: it must
+ * reach contextWindow x minPoolRatio, or the pod is refused as EngineContextTooShort; when it does, the reason
+ * is ContextLengthSufficient, never PoolSufficient. An absent or non-release engine version matters only
+ * where a rule needs it (a minEngineVersion, or an advisory about the engine in its disaggregation mode):
+ * then it refuses the pod as EngineVersionUnknown unless the role allows unknown versions.
+ */
 public final class PoolJudge {
+  private static final List<GateReason> PRECEDENCE = List.of(GateReason.PoolTooSmall, GateReason.EngineContextTooShort,
+      GateReason.EngineContextExceedsPool, GateReason.KnownUnsafeEngine, GateReason.EngineVersionTooOld,
+      GateReason.EngineVersionUnknown);
 
   private PoolJudge() {}
+
+  private record Finding(GateReason reason, String message) {}
 
   public static PoolVerdict judge(PoolPolicy policy, ProbeOutcome outcome) {
     if (outcome instanceof ProbeOutcome.Failed failed) {
@@ -19,37 +36,109 @@ public final class PoolJudge {
     if (pool < 1) {
       return new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, "engine reported a KV pool of " + pool + " tokens");
     }
-    long window = policy.contextWindow();
-    BigDecimal required = requiredPool(policy);
-
-    // Rules in the order of their reasons' precedence: the first failing one names the verdict.
-    List<GateReason> failed = new ArrayList<>();
-    List<String> messages = new ArrayList<>();
-    if (BigDecimal.valueOf(pool).compareTo(required) < 0) {
-      failed.add(GateReason.PoolTooSmall);
-      messages.add("KV pool " + pool + " tokens < context window " + window + " × " + policy.minPoolRatio());
+    List<Finding> findings = new ArrayList<>(seen.poolExposed() ? capacity(policy, seen) : contextOnly(policy, seen));
+    StringBuilder versionClause = new StringBuilder();
+    findings.addAll(versions(policy.versions(), seen, versionClause));
+    if (!findings.isEmpty()) {
+      findings.sort(Comparator.comparingInt(f -> rank(f.reason())));
+      return new PoolVerdict(Verdict.Refused, findings.get(0).reason(),
+          findings.stream().map(Finding::message).collect(Collectors.joining("; ")));
     }
-    if (seen.engineContextTokens().isPresent()) {
-      long engineContext = seen.engineContextTokens().getAsLong();
-      if (engineContext < window) {
-        failed.add(GateReason.EngineContextTooShort);
-        messages.add("engine context " + engineContext + " tokens < context window " + window);
-      }
-      if (engineContext > pool && !policy.allowEngineContextAbovePool()) {
-        failed.add(GateReason.EngineContextExceedsPool);
-        messages.add("engine context " + engineContext + " tokens > KV pool " + pool
-            + " tokens: prompts between the two reach the engine's over-pool rejection path;"
-            + " lower the engine's --context-length to at most the pool");
-      }
-    }
-    if (!failed.isEmpty()) {
-      return new PoolVerdict(Verdict.Refused, failed.get(0), String.join("; ", messages));
+    if (!seen.poolExposed()) {
+      return new PoolVerdict(Verdict.Verified, GateReason.ContextLengthSufficient,
+          "engine exposes no KV pool: its context length " + pool + " tokens, used as the bound, >= context window "
+              + policy.contextWindow() + " × " + policy.minPoolRatio() + versionClause);
     }
     String engineContext = seen.engineContextTokens().isPresent()
         ? ", engine context " + seen.engineContextTokens().getAsLong() + " tokens"
         : ", engine reports no context length";
     return new PoolVerdict(Verdict.Verified, GateReason.PoolSufficient,
-        "KV pool " + pool + " tokens >= context window " + window + " × " + policy.minPoolRatio() + engineContext);
+        "KV pool " + pool + " tokens >= context window " + policy.contextWindow() + " × " + policy.minPoolRatio()
+            + engineContext + versionClause);
+  }
+
+  private static List<Finding> capacity(PoolPolicy policy, PoolObservation seen) {
+    long pool = seen.poolTokens();
+    long window = policy.contextWindow();
+    List<Finding> findings = new ArrayList<>();
+    if (BigDecimal.valueOf(pool).compareTo(requiredPool(policy)) < 0) {
+      findings.add(new Finding(GateReason.PoolTooSmall,
+          "KV pool " + pool + " tokens < context window " + window + " × " + policy.minPoolRatio()));
+    }
+    if (seen.engineContextTokens().isPresent()) {
+      long engineContext = seen.engineContextTokens().getAsLong();
+      if (engineContext < window) {
+        findings.add(new Finding(GateReason.EngineContextTooShort,
+            "engine context " + engineContext + " tokens < context window " + window));
+      }
+      if (engineContext > pool && !policy.allowEngineContextAbovePool()) {
+        findings.add(new Finding(GateReason.EngineContextExceedsPool, "engine context " + engineContext
+            + " tokens > KV pool " + pool + " tokens: prompts between the two reach the engine's over-pool rejection"
+            + " path; lower the engine's --context-length to at most the pool"));
+      }
+    }
+    return findings;
+  }
+
+  /** No pool to compare: the context length is the bound, and the pool's headroom ratio applies to it. */
+  private static List<Finding> contextOnly(PoolPolicy policy, PoolObservation seen) {
+    long context = seen.poolTokens();
+    if (BigDecimal.valueOf(context).compareTo(requiredPool(policy)) < 0) {
+      return List.of(new Finding(GateReason.EngineContextTooShort, "engine exposes no KV pool: its context length "
+          + context + " tokens, used as the bound, < context window " + policy.contextWindow() + " × "
+          + policy.minPoolRatio()));
+    }
+    return List.of();
+  }
+
+  /** Version findings; {@code clause} receives what a verified message says about the version. */
+  private static List<Finding> versions(VersionRules rules, PoolObservation seen, StringBuilder clause) {
+    String reported = seen.engineVersion();
+    EngineVersion version = reported == null ? null : EngineVersion.parse(reported);
+    String named = reported == null ? "engine reports no version" : "engine version " + reported;
+    List<String> needing = new ArrayList<>();
+    List<Finding> findings = new ArrayList<>();
+
+    for (EngineAdvisories.Advisory advisory : rules.concerning(seen.disaggregationMode())) {
+      if (version == null || !version.isRelease()) {
+        needing.add("the advisory for " + advisory.engine() + " before " + advisory.fixedIn()
+            + modeClause(seen.disaggregationMode()));
+      } else if (version.isOlderThan(advisory.fixedIn())) {
+        findings.add(new Finding(advisory.reason(), named + ": " + advisory.message()));
+      }
+    }
+    if (rules.minEngineVersion().isPresent()) {
+      EngineVersion minimum = rules.minEngineVersion().get();
+      if (!minimum.isRelease()) {
+        findings.add(new Finding(GateReason.EngineVersionTooOld,
+            "spec minEngineVersion is not a release version (e.g. 0.5.22), so no engine version can meet it"));
+      } else if (version == null || !version.isRelease()) {
+        needing.add("minEngineVersion " + minimum);
+      } else if (version.isOlderThan(minimum)) {
+        findings.add(new Finding(GateReason.EngineVersionTooOld, named + " < minEngineVersion " + minimum));
+      }
+    }
+
+    String unknown = reported == null ? named : named + " is not a release version";
+    if (!needing.isEmpty() && !rules.allowUnknownVersions()) {
+      findings.add(new Finding(GateReason.EngineVersionUnknown, unknown + ", so it cannot be checked against "
+          + String.join(" and ", needing) + "; set allowUnknownVersions: true on the role to accept it"));
+    } else if (!needing.isEmpty()) {
+      clause.append(", ").append(unknown).append(" (allowed by allowUnknownVersions; not checked against ")
+          .append(String.join(" and ", needing)).append(')');
+    } else if (reported != null) {
+      clause.append(", ").append(named).append(version.isRelease() ? "" : " (not a release version)");
+    }
+    return findings;
+  }
+
+  private static String modeClause(String mode) {
+    return mode == null ? "" : " in disaggregation mode " + mode;
+  }
+
+  private static int rank(GateReason reason) {
+    int index = PRECEDENCE.indexOf(reason);
+    return index < 0 ? PRECEDENCE.size() : index;
   }
 
   /** contextWindow x minPoolRatio, rounded up, computed exactly so no window can overflow it. */

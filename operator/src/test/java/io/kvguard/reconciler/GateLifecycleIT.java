@@ -64,9 +64,9 @@ class GateLifecycleIT {
     awaitGate("serve-0", "False", "PoolTooSmall");
     assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("KV pool 700000 tokens");
     await().untilAsserted(() -> {
-      assertThat(h.get("glm").getStatus()).isNotNull();
-      assertThat(h.get("glm").getStatus().pods.get(0).poolTokens).isEqualTo(700_000);
-      assertThat(h.get("glm").getStatus().roles.get(0).smallestPoolTokens).isEqualTo(700_000);
+      assertThat(h.status("glm")).isNotNull();
+      assertThat(h.status("glm").pods.get(0).poolTokens).isEqualTo(700_000);
+      assertThat(h.status("glm").roles.get(0).smallestPoolTokens).isEqualTo(700_000);
     });
   }
 
@@ -123,7 +123,7 @@ class GateLifecycleIT {
     h.client.resource(md).update();
     awaitGate("serve-0", "True", "PoolSufficient");
     await().untilAsserted(() ->
-        assertThat(h.get("glm").getStatus().roles.get(0).notes).anyMatch(n -> n.contains("allowEngineContextAbovePool")));
+        assertThat(h.status("glm").roles.get(0).notes).anyMatch(n -> n.contains("allowEngineContextAbovePool")));
   }
 
   @Test
@@ -139,7 +139,7 @@ class GateLifecycleIT {
         assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("PoolTooSmall").contains("681280"));
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("serve-0")).isTrue());
     await().untilAsserted(() -> {
-      assertThat(h.get("glm").getStatus().pods.get(0).reason).isEqualTo("PoolTooSmall");
+      assertThat(h.status("glm").pods.get(0).reason).isEqualTo("PoolTooSmall");
       assertThat(h.events()).extracting(Event::getReason).contains("PoolTooSmall");
     });
   }
@@ -170,7 +170,7 @@ class GateLifecycleIT {
 
     await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(h.labelled("serve-0")).isTrue());
     await().untilAsserted(() -> {
-      var pod = h.get("glm").getStatus().pods.get(0);
+      var pod = h.status("glm").pods.get(0);
       assertThat(pod.gating).isEqualTo("LabelOnly");
       assertThat(pod.notes).anyMatch(n -> n.contains("gated by label kvguard.io/verified only"));
     });

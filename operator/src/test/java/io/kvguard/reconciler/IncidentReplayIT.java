@@ -61,7 +61,7 @@ class IncidentReplayIT {
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("glm-decode-0")).isTrue());
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
       assertThat(h.events()).extracting(Event::getReason).contains("PoolTooSmall", "PoolVerified");
-      assertThat(h.get("glm").getStatus().verified).isEqualTo("1/3");
+      assertThat(h.status("glm").verified).isEqualTo("1/3");
     });
 
     // The fix: the prefill engines restart with twice the window.
@@ -78,6 +78,6 @@ class IncidentReplayIT {
       assertThat(h.condition("glm", "PoolsVerified")).hasValue("True");
     });
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-        assertThat(h.get("glm").getStatus().verified).isEqualTo("3/3"));
+        assertThat(h.status("glm").verified).isEqualTo("3/3"));
   }
 }

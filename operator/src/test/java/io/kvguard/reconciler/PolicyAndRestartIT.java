@@ -54,10 +54,10 @@ class PolicyAndRestartIT {
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("serve-0")).isFalse());
     await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
       for (String name : List.of("glm-1m", "glm-4m")) {
-        assertThat(h.get(name).getStatus().conditions)
+        assertThat(h.status(name).conditions)
             .anySatisfy(c -> assertThat(c.getMessage()).contains("ConflictingPolicies"));
       }
-      assertThat(h.get("glm-1m").getStatus().pods.get(0).reason).isEqualTo("PoolSufficient");
+      assertThat(h.status("glm-1m").pods.get(0).reason).isEqualTo("PoolSufficient");
     });
     // Settled: the two policies agree on one decision and stop writing the pod.
     h.api.clearRequests();
@@ -88,7 +88,7 @@ class PolicyAndRestartIT {
         new LabelSelectorRequirementBuilder().withKey("tier").withOperator("Near").withValues("gpu").build()).build());
     h.create(h.modelDeployment("glm", WINDOW, role));
 
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(h.get("glm").getStatus().conditions)
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(h.status("glm").conditions)
         .anySatisfy(c -> {
           assertThat(c.getType()).isEqualTo("InvalidSpec");
           assertThat(c.getStatus()).isEqualTo("True");
@@ -105,7 +105,7 @@ class PolicyAndRestartIT {
     h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
     awaitGate("serve-0", "True", "PoolSufficient");
     awaitGate("serve-1", "False", "PoolTooSmall");
-    await().untilAsserted(() -> assertThat(h.get("glm").getStatus().verified).isEqualTo("1/2"));
+    await().untilAsserted(() -> assertThat(h.status("glm").verified).isEqualTo("1/2"));
 
     h.stopOperator();
     h.api.clearRequests();

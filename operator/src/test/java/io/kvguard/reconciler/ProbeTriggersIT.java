@@ -81,7 +81,7 @@ class ProbeTriggersIT {
 
     await().atMost(Duration.ofSeconds(10)).until(() -> engine.hits("/server_info") > before);
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-        assertThat(h.get("glm").getStatus().observedGeneration).isEqualTo(h.get("glm").getMetadata().getGeneration()));
+        assertThat(h.status("glm").observedGeneration).isEqualTo(h.get("glm").getMetadata().getGeneration()));
     // 2,040,000 >= 1,048,576 x 1.5: still open, and the gate was never written shut.
     assertThat(h.gate("serve-0").orElseThrow().getStatus()).isEqualTo("True");
     assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("× 1.5");

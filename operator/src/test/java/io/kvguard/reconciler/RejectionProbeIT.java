@@ -77,7 +77,7 @@ class RejectionProbeIT {
     // min(pool 2,040,000, engine context 1,048,576) + 1 token, asked once.
     assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("a 1048577-token prompt was refused with HTTP 400");
     assertThat(engine.hits("/generate")).isEqualTo(1);
-    await().untilAsserted(() -> assertThat(h.get("glm").getStatus().pods.get(0).rejectionPromptTokens).isEqualTo(1_048_577L));
+    await().untilAsserted(() -> assertThat(h.status("glm").pods.get(0).rejectionPromptTokens).isEqualTo(1_048_577L));
   }
 
   @Test

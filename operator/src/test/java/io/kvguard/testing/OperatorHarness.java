@@ -111,6 +111,15 @@ public final class OperatorHarness implements AutoCloseable {
     return client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName(name).get();
   }
 
+  /** The ModelDeployment's status; an AssertionError (so awaits retry) while it has none yet. */
+  public io.kvguard.customresource.ModelDeploymentStatus status(String name) {
+    ModelDeployment md = get(name);
+    if (md == null || md.getStatus() == null) {
+      throw new AssertionError("ModelDeployment " + name + " has no status yet");
+    }
+    return md.getStatus();
+  }
+
   public Pod getPod(String name) {
     return client.pods().inNamespace(NAMESPACE).withName(name).get();
   }

@@ -1,0 +1,7 @@
+package io.kvguard.customresource;
+
+/** Whether kvguard's built-in engine advisories (known-unsafe engine builds) refuse pods. */
+public enum AdvisoryMode {
+  Enabled,
+  Disabled
+}

@@ -1,0 +1,75 @@
+package io.kvguard.probe;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.kvguard.customresource.Engine;
+import io.kvguard.verdict.PoolObservation;
+import io.kvguard.verdict.ProbeOutcome;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+
+/**
+ * Hugging Face TGI: the engine context is {@code /info} {@code max_total_tokens} (every version). The pool is
+ * {@code /info} {@code max_batch_total_tokens} up to 2.2.x; 2.3.0 removed it and 2.3.1 and later export the
+ * {@code tgi_batch_max_total_tokens} gauge on {@code /metrics} instead. Sharded TGI is tensor-parallel only,
+ * so one figure covers the whole pod.
+ */
+public final class TgiProbe implements EngineProbe {
+  static final String INFO = "/info";
+  static final String METRICS = "/metrics";
+  static final String POOL_GAUGE = "tgi_batch_max_total_tokens";
+
+  private final EngineHttp http;
+
+  public TgiProbe(EngineHttp http) {
+    this.http = http;
+  }
+
+  @Override
+  public Engine engine() {
+    return Engine.TGI;
+  }
+
+  @Override
+  public ProbeOutcome probe(EngineEndpoint endpoint) {
+    try {
+      EngineResponse response = http.getOk(endpoint, INFO);
+      JsonNode info = StrictJson.requireObject(StrictJson.parse(response), INFO);
+      OptionalLong engineContext = StrictJson.optionalTokens(info, "max_total_tokens", INFO);
+      if (engineContext.isEmpty()) {
+        throw new ProbeException(INFO + " reports no max_total_tokens");
+      }
+      List<String> notes = new ArrayList<>();
+      OptionalLong legacyPool = StrictJson.optionalTokens(info, "max_batch_total_tokens", INFO);
+      long pool;
+      if (legacyPool.isPresent()) {
+        pool = legacyPool.getAsLong();
+        notes.add("pool from " + INFO + " max_batch_total_tokens (TGI 2.2 and older)");
+      } else {
+        pool = gauge(endpoint);
+        notes.add("pool from " + METRICS + " " + POOL_GAUGE + " (TGI 2.3.1 and later)");
+      }
+      String version = EngineText.version(StrictJson.optionalText(info, "version"));
+      return ProbeOutcome.observed(new PoolObservation(pool, engineContext, version, null, notes));
+    } catch (ProbeException e) {
+      return ProbeOutcome.failed(e.getMessage());
+    }
+  }
+
+  private long gauge(EngineEndpoint endpoint) throws ProbeException {
+    EngineResponse response = http.get(endpoint, METRICS);
+    if (response.status() != 200) {
+      throw new ProbeException(INFO + " reports no max_batch_total_tokens (TGI 2.2 and older) and GET " + METRICS
+          + " answered HTTP " + response.status() + ", so " + POOL_GAUGE + " (TGI 2.3.1 and later) cannot be read");
+    }
+    List<PrometheusText.Sample> samples = PrometheusText.named(PrometheusText.parse(response), POOL_GAUGE);
+    if (samples.isEmpty()) {
+      throw new ProbeException("TGI reports its pool neither as " + INFO + " max_batch_total_tokens (2.2 and older)"
+          + " nor as " + METRICS + " " + POOL_GAUGE + " (2.3.1 and later)");
+    }
+    if (samples.size() > 1) {
+      throw new ProbeException(METRICS + " has " + samples.size() + " " + POOL_GAUGE + " series, expected one");
+    }
+    return PrometheusText.tokens(samples.get(0).value(), METRICS + " " + POOL_GAUGE);
+  }
+}

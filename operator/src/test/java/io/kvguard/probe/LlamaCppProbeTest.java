@@ -1,0 +1,75 @@
+package io.kvguard.probe;
+
+import static io.kvguard.probe.Probing.failure;
+import static io.kvguard.probe.Probing.judge;
+import static io.kvguard.probe.Probing.observed;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvguard.customresource.Engine;
+import io.kvguard.demo.EngineShapes;
+import io.kvguard.demo.FakeEngine.Answer;
+import io.kvguard.verdict.GateReason;
+import io.kvguard.verdict.PoolObservation;
+import io.kvguard.verdict.PoolPolicy;
+import io.kvguard.verdict.PoolVerdict;
+import io.kvguard.verdict.ProbeOutcome;
+import io.kvguard.verdict.VersionRules;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class LlamaCppProbeTest {
+  private static final long WINDOW = 32_768;
+
+  private static ProbeOutcome probe(Map<String, Answer> answers) {
+    try (Probing fake = new Probing(answers)) {
+      return fake.probe(new LlamaCppProbe(fake.http));
+    }
+  }
+
+  @Test
+  void thePerSlotContextIsThePoolAndTheEngineContext() {
+    ProbeOutcome outcome = probe(EngineShapes.llamacpp(WINDOW, 4, "b5500-0d4a1c2"));
+    PoolObservation seen = observed(outcome);
+    assertThat(seen.poolTokens()).isEqualTo(WINDOW);
+    assertThat(seen.engineContextTokens()).hasValue(WINDOW);
+    assertThat(seen.engineVersion()).isEqualTo("b5500-0d4a1c2");
+    assertThat(seen.notes()).containsExactly("pool = n_ctx of one slot (32768 tokens): the KV one request can use",
+        "4 slots: the whole KV cache holds 131072 tokens unless it is unified");
+    PoolVerdict verdict = judge(Engine.LLAMACPP, WINDOW, outcome);
+    assertThat(verdict.reason()).isEqualTo(GateReason.PoolSufficient);
+    assertThat(verdict.message()).endsWith(", engine version b5500-0d4a1c2 (not a release version)");
+  }
+
+  @Test
+  void the2024ShapeWithoutBuildInfoIsReadToo() {
+    PoolObservation seen = observed(probe(EngineShapes.llamacppLegacy(65_536, 1)));
+    assertThat(seen.poolTokens()).isEqualTo(65_536);
+    assertThat(seen.engineVersion()).isNull();
+  }
+
+  @Test
+  void aSlotSmallerThanTheWindowIsRefusedEvenWhenAllSlotsTogetherHoldIt() {
+    PoolVerdict verdict = judge(Engine.LLAMACPP, WINDOW, probe(EngineShapes.llamacpp(8192, 8, "b5500-0d4a1c2")));
+    assertThat(verdict.reason()).isEqualTo(GateReason.PoolTooSmall);
+    assertThat(verdict.message()).contains("KV pool 8192 tokens < context window 32768")
+        .contains("engine context 8192 tokens < context window 32768");
+  }
+
+  @Test
+  void malformedAnswersFailClosedNamingWhatWasMissing() {
+    assertThat(failure(probe(Map.of("/props", Answer.json("{\"total_slots\":4}")))))
+        .isEqualTo("/props has no default_generation_settings object");
+    assertThat(failure(probe(Map.of("/props", Answer.json("{\"default_generation_settings\":{\"n_predict\":-1}}")))))
+        .isEqualTo("/props reports no default_generation_settings.n_ctx");
+    assertThat(failure(probe(Map.of("/props", Answer.json("{\"default_generation_settings\":{\"n_ctx\":\"4096\"}}")))))
+        .isEqualTo("/props default_generation_settings.n_ctx is not a number (string)");
+    assertThat(failure(probe(Map.of()))).isEqualTo("GET /props answered HTTP 404");
+  }
+
+  @Test
+  void aBuildIdIsAnUnknownVersionForMinEngineVersion() {
+    PoolPolicy policy = new PoolPolicy(WINDOW, 1.0, false, VersionRules.of("llamacpp", "1.0", false, true));
+    assertThat(judge(policy, probe(EngineShapes.llamacpp(WINDOW, 1, "b4567-abc"))).reason())
+        .isEqualTo(GateReason.EngineVersionUnknown);
+  }
+}
