@@ -23,12 +23,26 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: operator
 {{- end }}
 
-{{- define "kvguard.labels" -}}
+{{/* Labels of every object, without the component. */}}
+{{- define "kvguard.commonLabels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
-{{ include "kvguard.selectorLabels" . }}
+app.kubernetes.io/name: {{ include "kvguard.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: kvguard
+{{- end }}
+
+{{/* Labels of the operator's objects. */}}
+{{- define "kvguard.labels" -}}
+{{ include "kvguard.commonLabels" . }}
+app.kubernetes.io/component: operator
+{{- end }}
+
+{{/* Labels of the CRD upgrade hook's objects: not selected by the operator's Service, PDB or NetworkPolicy. */}}
+{{- define "kvguard.hookLabels" -}}
+{{ include "kvguard.commonLabels" . }}
+app.kubernetes.io/component: crd-upgrade
 {{- end }}
 
 {{- define "kvguard.serviceAccountName" -}}

@@ -27,7 +27,9 @@ public final class RenderedChart {
   public static final String NAMESPACE = "kvguard-system";
   public static final String KUBE_VERSION = "1.31.0";
   private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
-  private static final YAMLMapper YAML = new YAMLMapper();
+  /** Rejects duplicate keys, which Kubernetes' own YAML decoding refuses too. */
+  private static final YAMLMapper YAML = YAMLMapper.builder()
+      .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
 
   private final List<HasMetadata> objects;
 

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.api.model.rbac.RoleRef;
 import io.fabric8.kubernetes.api.model.rbac.Subject;
+import io.kvguard.demo.EmbeddedApiServer;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -62,6 +63,47 @@ public final class RenderedRbac {
   private RenderedRbac(List<PolicyRule> clusterRules, Map<String, List<PolicyRule>> namespaceRules) {
     this.clusterRules = List.copyOf(clusterRules);
     this.namespaceRules = Map.copyOf(namespaceRules);
+  }
+
+  /** The operator's ServiceAccount as the chart names it when installed as release "kvguard". */
+  public static final String OPERATOR_SERVICE_ACCOUNT = "kvguard";
+
+  /**
+   * What the chart, rendered with {@code valuesYaml} (empty for the defaults) into {@link RenderedChart#NAMESPACE},
+   * grants the operator's ServiceAccount.
+   */
+  public static RenderedRbac forChart(String valuesYaml) {
+    return forServiceAccount(RenderedChart.render(valuesYaml).all(), RenderedChart.NAMESPACE, OPERATOR_SERVICE_ACCOUNT);
+  }
+
+  /**
+   * The requests this RBAC would refuse, each as "access  <-  METHOD path". Requests Kubernetes grants every
+   * authenticated user ({@link #grantedToEveryAuthenticatedUser}) are not counted. Pass only the operator's own
+   * requests: a test's setup (namespaces, the CRD, pods) is not the operator's business.
+   */
+  public List<String> denied(List<EmbeddedApiServer.Request> requests) {
+    List<String> denied = new ArrayList<>();
+    for (EmbeddedApiServer.Request request : requests) {
+      Access access = access(request.method(), request.path());
+      if (!grantedToEveryAuthenticatedUser(access) && !allows(access)) {
+        denied.add(access + "  <-  " + request.method() + " " + request.path());
+      }
+    }
+    return denied;
+  }
+
+  /**
+   * Kubernetes' default ClusterRoles grant these to every authenticated user: system:basic-user the self reviews
+   * (JOSDK asks a SelfSubjectRulesReview before it elects a leader), system:discovery the discovery paths.
+   */
+  public static boolean grantedToEveryAuthenticatedUser(Access access) {
+    if (!access.isResource()) {
+      String path = access.nonResourcePath();
+      return access.verb().equals("get") && (path.equals("/api") || path.startsWith("/api/") || path.equals("/apis")
+          || path.startsWith("/apis/") || path.equals("/version"));
+    }
+    return access.apiGroup().equals("authorization.k8s.io") && access.verb().equals("create") && access.name() == null
+        && Set.of("selfsubjectrulesreviews", "selfsubjectaccessreviews").contains(access.combinedResource());
   }
 
   /** Rules that hold in every namespace and for cluster-scoped objects (a ClusterRole bound cluster-wide). */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRuleBuilder;
+import io.kvguard.demo.EmbeddedApiServer.Request;
 import io.kvguard.helm.RenderedRbac.Access;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -93,6 +94,23 @@ class RenderedRbacTest {
     RenderedRbac scale = RenderedRbac.ofClusterRoleRules(List.of(rule("apps", "*/scale", List.of(), "update")));
     assertThat(scale.allows("apps", "deployments", "scale", "update")).isTrue();
     assertThat(scale.allows("apps", "deployments", null, "update")).isFalse();
+  }
+
+  @Test
+  void listsTheRecordedRequestsTheChartWouldRefuse() {
+    RenderedRbac rbac = RenderedRbac.forChart("");
+    List<String> denied = rbac.denied(List.of(
+        new Request("PATCH", "/api/v1/namespaces/inference/pods/p/status", 200),
+        new Request("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", 201),
+        new Request("GET", "/version", 200),
+        new Request("GET", "/api/v1/namespaces/inference/secrets/engine-token", 200),
+        new Request("DELETE", "/api/v1/namespaces/inference/pods/p", 200),
+        new Request("PUT", "/apis/coordination.k8s.io/v1/namespaces/inference/leases/kvguard-operator", 200)));
+    assertThat(denied).containsExactly(
+        "get core/secrets name=engine-token in inference  <-  GET /api/v1/namespaces/inference/secrets/engine-token",
+        "delete core/pods name=p in inference  <-  DELETE /api/v1/namespaces/inference/pods/p",
+        "update coordination.k8s.io/leases name=kvguard-operator in inference  <-  "
+            + "PUT /apis/coordination.k8s.io/v1/namespaces/inference/leases/kvguard-operator");
   }
 
   private static PolicyRule rule(String group, String resource, List<String> names, String... verbs) {
