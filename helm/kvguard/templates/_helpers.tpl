@@ -1,0 +1,125 @@
+{{/* Chart name, possibly overridden. */}}
+{{- define "kvguard.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Prefix of every resource name; DNS-1123 length. */}}
+{{- define "kvguard.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "kvguard.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kvguard.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: operator
+{{- end }}
+
+{{/* Labels of every object, without the component. */}}
+{{- define "kvguard.commonLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "kvguard.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: kvguard
+{{- end }}
+
+{{/* Labels of the operator's objects. */}}
+{{- define "kvguard.labels" -}}
+{{ include "kvguard.commonLabels" . }}
+app.kubernetes.io/component: operator
+{{- end }}
+
+{{/* Labels of the CRD upgrade hook's objects: not selected by the operator's Service, PDB or NetworkPolicy. */}}
+{{- define "kvguard.hookLabels" -}}
+{{ include "kvguard.commonLabels" . }}
+app.kubernetes.io/component: crd-upgrade
+{{- end }}
+
+{{- define "kvguard.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "kvguard.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* repository:tag, or repository@digest when a digest is given. Argument: an image values map and the chart. */}}
+{{- define "kvguard.imageRef" -}}
+{{- $image := index . 0 }}
+{{- $chart := index . 1 }}
+{{- if $image.digest }}
+{{- printf "%s@%s" $image.repository $image.digest }}
+{{- else }}
+{{- printf "%s:%s" $image.repository (default $chart.AppVersion $image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* The lease kvguard elects its leader with (KvguardConfig.LEASE_NAME). */}}
+{{- define "kvguard.leaseName" -}}
+kvguard-operator
+{{- end }}
+
+{{/* The one CRD the chart ships. */}}
+{{- define "kvguard.crdName" -}}
+modeldeployments.kvguard.io
+{{- end }}
+
+{{/*
+The rules kvguard needs in every namespace it watches (a ClusterRole, or a Role per namespace).
+Every verb here is used: the test RbacCoversOperatorRequestsIT records the operator's requests and
+ChartRbacTest pins the exact list.
+*/}}
+{{- define "kvguard.watchRules" -}}
+# Pods: watched to find each role's pods; the verified label is written with a JSON patch.
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["get", "list", "watch", "patch"]
+# The readiness-gate condition kvguard.io/pool-verified lives in pod status.
+- apiGroups: [""]
+  resources: ["pods/status"]
+  verbs: ["patch"]
+# Events on ModelDeployments when a verdict changes: created today; patch lets repeats be aggregated.
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create", "patch"]
+- apiGroups: ["kvguard.io"]
+  resources: ["modeldeployments"]
+  verbs: ["get", "list", "watch", "patch", "update"]
+- apiGroups: ["kvguard.io"]
+  resources: ["modeldeployments/status"]
+  verbs: ["patch", "update"]
+# The finalizer that opens the gates (reason PolicyRemoved) when a ModelDeployment is deleted.
+- apiGroups: ["kvguard.io"]
+  resources: ["modeldeployments/finalizers"]
+  verbs: ["update"]
+{{- if .Values.probeCredentials.enabled }}
+# Probe credentials: only the named Secrets, only get.
+- apiGroups: [""]
+  resources: ["secrets"]
+  resourceNames: {{ toJson .Values.probeCredentials.secretNames }}
+  verbs: ["get"]
+{{- end }}
+{{- end }}
+
+{{/* Settings that cannot be expressed in values.schema.json; rendering stops with the reason. */}}
+{{- define "kvguard.validate" -}}
+{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}
+{{- fail "replicaCount > 1 needs leaderElection.enabled=true: two active replicas would gate the same pods" }}
+{{- end }}
+{{- if and .Values.probeCredentials.enabled (empty .Values.probeCredentials.secretNames) }}
+{{- fail "probeCredentials.enabled=true needs probeCredentials.secretNames: the Secrets kvguard may read" }}
+{{- end }}
+{{- if and .Values.networkPolicy.enabled (empty .Values.networkPolicy.apiServer.cidrs) }}
+{{- fail "networkPolicy.enabled=true needs networkPolicy.apiServer.cidrs (kubectl get endpointslices -n default -l kubernetes.io/service-name=kubernetes)" }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,176 @@
+package io.kvguard.helm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.SecurityContext;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.kvguard.KvguardConfig;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** `helm template` with the chart's default values: what a platform team reviews before the first install. */
+class ChartDefaultsTest {
+  private static RenderedChart chart;
+  private static Deployment deployment;
+  private static Container operator;
+
+  @BeforeAll
+  static void render() {
+    chart = RenderedChart.render("");
+    deployment = chart.one(Deployment.class);
+    operator = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
+  }
+
+  static Map<String, String> env(Container container) {
+    return container.getEnv().stream().filter(e -> e.getValue() != null)
+        .collect(Collectors.toMap(EnvVar::getName, EnvVar::getValue));
+  }
+
+  @Test
+  void rendersOnlyTheCoreObjects() {
+    assertThat(chart.kinds().sorted().toList()).containsExactly("ClusterRole", "ClusterRoleBinding", "Deployment",
+        "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount");
+  }
+
+  @Test
+  void twoReplicasElectALeaderThroughTheOperatorsLeaseInTheReleaseNamespace() {
+    assertThat(deployment.getSpec().getReplicas()).isEqualTo(2);
+    assertThat(deployment.getMetadata().getNamespace()).isEqualTo(RenderedChart.NAMESPACE);
+    Map<String, String> env = env(operator);
+    assertThat(env).containsEntry("KVGUARD_LEADER_ELECTION", "true")
+        .containsEntry("KVGUARD_LEADER_ELECTION_NAMESPACE", RenderedChart.NAMESPACE);
+    EnvVar podName = operator.getEnv().stream().filter(e -> e.getName().equals("POD_NAME")).findFirst().orElseThrow();
+    assertThat(podName.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.name");
+    // The configuration the operator reads from this environment is the one the chart means.
+    KvguardConfig config = KvguardConfig.fromEnvironment(Map.of(
+        "KVGUARD_NAMESPACES", env.get("KVGUARD_NAMESPACES"),
+        "KVGUARD_METRICS_PORT", env.get("KVGUARD_METRICS_PORT"),
+        "KVGUARD_LEADER_ELECTION", env.get("KVGUARD_LEADER_ELECTION"),
+        "KVGUARD_LEADER_ELECTION_NAMESPACE", env.get("KVGUARD_LEADER_ELECTION_NAMESPACE"),
+        "KVGUARD_PROBE_CONCURRENCY", env.get("KVGUARD_PROBE_CONCURRENCY"),
+        "KVGUARD_PROBE_MAX_BODY_BYTES", env.get("KVGUARD_PROBE_MAX_BODY_BYTES"),
+        "POD_NAME", "kvguard-7d9f-abcde"));
+    assertThat(config.namespaces()).isEmpty();
+    assertThat(config.leaderElection()).isTrue();
+    assertThat(config.leaseNamespace()).isEqualTo(RenderedChart.NAMESPACE);
+    assertThat(config.metricsPort()).isEqualTo(8080);
+    assertThat(config.probeConcurrency()).isEqualTo(32);
+    assertThat(config.probeMaxBodyBytes()).isEqualTo(4 * 1024 * 1024);
+    assertThat(config.identity()).isEqualTo("kvguard-7d9f-abcde");
+    assertThat(env).containsEntry("KVGUARD_LOG_LEVEL", "INFO");
+  }
+
+  @Test
+  void podAndContainerFollowTheRestrictedPodSecurityStandard() {
+    PodSpec pod = deployment.getSpec().getTemplate().getSpec();
+    assertThat(pod.getSecurityContext().getRunAsNonRoot()).isTrue();
+    assertThat(pod.getSecurityContext().getRunAsUser()).isPositive();
+    assertThat(pod.getSecurityContext().getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
+    SecurityContext container = operator.getSecurityContext();
+    assertThat(container.getRunAsNonRoot()).isTrue();
+    assertThat(container.getReadOnlyRootFilesystem()).isTrue();
+    assertThat(container.getAllowPrivilegeEscalation()).isFalse();
+    assertThat(container.getPrivileged()).isFalse();
+    assertThat(container.getCapabilities().getDrop()).containsExactly("ALL");
+    assertThat(container.getCapabilities().getAdd()).isNullOrEmpty();
+    assertThat(container.getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
+    assertThat(pod.getHostNetwork()).isNotEqualTo(Boolean.TRUE);
+  }
+
+  @Test
+  void theJvmGetsAWritableTmpAndBoundedMemory() {
+    assertThat(operator.getVolumeMounts()).singleElement().satisfies(m -> {
+      assertThat(m.getMountPath()).isEqualTo("/tmp");
+      assertThat(m.getReadOnly()).isNotEqualTo(Boolean.TRUE);
+    });
+    assertThat(deployment.getSpec().getTemplate().getSpec().getVolumes()).singleElement()
+        .satisfies(v -> assertThat(v.getEmptyDir()).isNotNull());
+    assertThat(env(operator).get("JAVA_TOOL_OPTIONS"))
+        .contains("-XX:+ExitOnOutOfMemoryError").contains("-XX:MaxRAMPercentage=");
+    assertThat(operator.getResources().getRequests()).containsKeys("cpu", "memory");
+    assertThat(operator.getResources().getLimits()).containsKeys("cpu", "memory");
+    assertThat(Quantity.getAmountInBytes(operator.getResources().getLimits().get("memory")))
+        .isGreaterThanOrEqualTo(Quantity.getAmountInBytes(operator.getResources().getRequests().get("memory")));
+  }
+
+  @Test
+  void livenessAndReadinessUseTheOperatorsHealthEndpoints() {
+    assertThat(operator.getPorts()).singleElement().satisfies(p -> {
+      assertThat(p.getName()).isEqualTo("metrics");
+      assertThat(p.getContainerPort()).isEqualTo(8080);
+    });
+    assertHttpProbe(operator.getLivenessProbe(), "/healthz");
+    assertHttpProbe(operator.getStartupProbe(), "/healthz");
+    assertHttpProbe(operator.getReadinessProbe(), "/readyz");
+  }
+
+  private static void assertHttpProbe(Probe probe, String path) {
+    assertThat(probe).isNotNull();
+    assertThat(probe.getHttpGet().getPath()).isEqualTo(path);
+    assertThat(probe.getHttpGet().getPort().getStrVal()).isEqualTo("metrics");
+    assertThat(probe.getPeriodSeconds()).isPositive();
+    assertThat(probe.getFailureThreshold()).isPositive();
+  }
+
+  @Test
+  void aDisruptionBudgetKeepsOneReplicaThroughDrains() {
+    PodDisruptionBudget pdb = chart.one(PodDisruptionBudget.class);
+    assertThat(pdb.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
+    assertThat(pdb.getSpec().getMinAvailable()).isNull();
+    assertThat(pdb.getSpec().getSelector().getMatchLabels())
+        .isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
+    assertThat(deployment.getSpec().getTemplate().getMetadata().getLabels())
+        .containsAllEntriesOf(pdb.getSpec().getSelector().getMatchLabels());
+    assertThat(deployment.getSpec().getStrategy().getRollingUpdate().getMaxUnavailable().getIntVal()).isZero();
+  }
+
+  @Test
+  void replicasPreferDifferentNodes() {
+    var terms = deployment.getSpec().getTemplate().getSpec().getAffinity().getPodAntiAffinity()
+        .getPreferredDuringSchedulingIgnoredDuringExecution();
+    assertThat(terms).singleElement().satisfies(t -> {
+      assertThat(t.getPodAffinityTerm().getTopologyKey()).isEqualTo("kubernetes.io/hostname");
+      assertThat(t.getPodAffinityTerm().getLabelSelector().getMatchLabels())
+          .isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
+    });
+  }
+
+  @Test
+  void theMetricsServiceTargetsTheOperatorPods() {
+    Service service = chart.one(Service.class);
+    assertThat(service.getSpec().getType()).isEqualTo("ClusterIP");
+    assertThat(service.getSpec().getSelector()).isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
+    assertThat(service.getSpec().getPorts()).singleElement().satisfies(p -> {
+      assertThat(p.getName()).isEqualTo("metrics");
+      assertThat(p.getPort()).isEqualTo(8080);
+      assertThat(p.getTargetPort().getStrVal()).isEqualTo("metrics");
+    });
+  }
+
+  @Test
+  void theOperatorRunsAsItsOwnServiceAccountWithTheChartsImage() {
+    ServiceAccount account = chart.one(ServiceAccount.class);
+    assertThat(deployment.getSpec().getTemplate().getSpec().getServiceAccountName())
+        .isEqualTo(account.getMetadata().getName());
+    assertThat(operator.getImage()).isEqualTo("kvguard/kvguard-operator:0.1.0");
+  }
+
+  @Test
+  void aDigestPinsTheImage() {
+    String digest = "sha256:" + "ab".repeat(32);
+    Deployment pinned = RenderedChart.render("image: {repository: registry.example/kvguard, tag: '9.9', digest: '"
+        + digest + "'}").one(Deployment.class);
+    assertThat(pinned.getSpec().getTemplate().getSpec().getContainers().get(0).getImage())
+        .isEqualTo("registry.example/kvguard@" + digest);
+  }
+}

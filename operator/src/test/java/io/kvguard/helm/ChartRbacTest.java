@@ -1,0 +1,177 @@
+package io.kvguard.helm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The exact RBAC the chart grants, rule by rule. Least privilege: a rule added here must be one the operator
+ * uses (RbacCoversOperatorRequestsIT replays its requests against these rules).
+ */
+class ChartRbacTest {
+  private static final String SA = "kvguard";
+
+  /** The rules kvguard needs wherever it watches, in the order the chart renders them. */
+  private static final List<String> WATCH_RULES = List.of(
+      "core pods verbs=[get, list, watch, patch]",
+      "core pods/status verbs=[patch]",
+      "core events verbs=[create, patch]",
+      "kvguard.io modeldeployments verbs=[get, list, watch, patch, update]",
+      "kvguard.io modeldeployments/status verbs=[patch, update]",
+      "kvguard.io modeldeployments/finalizers verbs=[update]");
+
+  private static final List<String> LEADER_ELECTION_RULES = List.of(
+      "coordination.k8s.io leases verbs=[create]",
+      "coordination.k8s.io leases names=[kvguard-operator] verbs=[get, update, patch]");
+
+  static List<String> describe(List<PolicyRule> rules) {
+    return rules.stream().map(ChartRbacTest::describe).toList();
+  }
+
+  static String describe(PolicyRule rule) {
+    assertThat(rule.getNonResourceURLs()).as("no non-resource URLs").isNullOrEmpty();
+    String groups = String.join(",", rule.getApiGroups().stream().map(g -> g.isEmpty() ? "core" : g).toList());
+    String names = rule.getResourceNames() == null || rule.getResourceNames().isEmpty() ? ""
+        : " names=" + rule.getResourceNames();
+    return groups + " " + String.join(",", rule.getResources()) + names + " verbs=" + rule.getVerbs();
+  }
+
+  @Test
+  void clusterWideByDefault() {
+    RenderedChart chart = RenderedChart.render("");
+    ClusterRole role = chart.one(ClusterRole.class);
+    assertThat(describe(role.getRules())).containsExactlyElementsOf(WATCH_RULES);
+    ClusterRoleBinding binding = chart.one(ClusterRoleBinding.class);
+    assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
+    assertThat(binding.getSubjects()).singleElement().satisfies(s -> {
+      assertThat(s.getKind()).isEqualTo("ServiceAccount");
+      assertThat(s.getName()).isEqualTo(SA);
+      assertThat(s.getNamespace()).isEqualTo(RenderedChart.NAMESPACE);
+    });
+    assertLeaderElectionRole(chart);
+    // Only the leader-election Role is namespaced; nothing else is granted.
+    assertThat(chart.all(Role.class)).hasSize(1);
+    assertThat(chart.all(RoleBinding.class)).hasSize(1);
+  }
+
+  @Test
+  void listedNamespacesGetARoleEachAndNothingClusterWide() {
+    RenderedChart chart = RenderedChart.render("watchNamespaces: [inference, batch]");
+    assertThat(chart.all(ClusterRole.class)).isEmpty();
+    assertThat(chart.all(ClusterRoleBinding.class)).isEmpty();
+    for (String namespace : List.of("inference", "batch")) {
+      Role role = namespaced(chart.all(Role.class), namespace, SA);
+      assertThat(describe(role.getRules())).containsExactlyElementsOf(WATCH_RULES);
+      RoleBinding binding = namespaced(chart.all(RoleBinding.class), namespace, SA);
+      assertThat(binding.getRoleRef().getKind()).isEqualTo("Role");
+      assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
+      assertThat(binding.getSubjects()).singleElement().satisfies(s -> {
+        assertThat(s.getName()).isEqualTo(SA);
+        assertThat(s.getNamespace()).isEqualTo(RenderedChart.NAMESPACE);
+      });
+    }
+    assertLeaderElectionRole(chart);
+    assertThat(chart.all(Role.class)).hasSize(3);
+    RenderedRbac rbac = RenderedRbac.forServiceAccount(chart.all(), RenderedChart.NAMESPACE, SA);
+    assertThat(rbac.allows(RenderedRbac.access("PATCH", "/api/v1/namespaces/inference/pods/p/status"))).isTrue();
+    assertThat(rbac.allows(RenderedRbac.access("PATCH", "/api/v1/namespaces/default/pods/p/status"))).isFalse();
+    assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/pods?watch=true"))).isFalse();
+  }
+
+  private static void assertLeaderElectionRole(RenderedChart chart) {
+    Role lease = chart.named(Role.class, "kvguard-leader-election");
+    assertThat(lease.getMetadata().getNamespace()).isEqualTo(RenderedChart.NAMESPACE);
+    assertThat(describe(lease.getRules())).containsExactlyElementsOf(LEADER_ELECTION_RULES);
+    RoleBinding binding = chart.named(RoleBinding.class, "kvguard-leader-election");
+    assertThat(binding.getMetadata().getNamespace()).isEqualTo(RenderedChart.NAMESPACE);
+    assertThat(binding.getRoleRef().getName()).isEqualTo("kvguard-leader-election");
+    assertThat(binding.getSubjects()).singleElement().satisfies(s -> assertThat(s.getName()).isEqualTo(SA));
+  }
+
+  @Test
+  void withoutLeaderElectionThereIsNoLeaseAccess() {
+    RenderedChart chart = RenderedChart.render("replicaCount: 1\nleaderElection: {enabled: false}");
+    assertThat(chart.all(Role.class)).isEmpty();
+    assertThat(ChartDefaultsTest.env(chart.one(io.fabric8.kubernetes.api.model.apps.Deployment.class)
+        .getSpec().getTemplate().getSpec().getContainers().get(0))).containsEntry("KVGUARD_LEADER_ELECTION", "false");
+  }
+
+  @Test
+  void noRuleMentionsSecretsUnlessProbeCredentialsAreOn() {
+    for (String values : List.of("", "watchNamespaces: [inference]")) {
+      RenderedChart chart = RenderedChart.render(values);
+      assertThat(allRules(chart)).noneMatch(r -> r.getResources().stream().anyMatch(x -> x.startsWith("secrets")
+          || x.equals("*")));
+      assertThat(allRules(chart)).noneMatch(r -> r.getVerbs().contains("*") || r.getApiGroups().contains("*"));
+    }
+  }
+
+  @Test
+  void probeCredentialsAllowGetOnTheNamedSecretsOnly() {
+    RenderedChart chart = RenderedChart.render(
+        "probeCredentials: {enabled: true, secretNames: [engine-token, router-token]}");
+    assertThat(describe(chart.one(ClusterRole.class).getRules())).containsExactlyElementsOf(Stream.concat(
+        WATCH_RULES.stream(), Stream.of("core secrets names=[engine-token, router-token] verbs=[get]")).toList());
+    RenderedRbac rbac = RenderedRbac.forServiceAccount(chart.all(), RenderedChart.NAMESPACE, SA);
+    assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/namespaces/inference/secrets/engine-token"))).isTrue();
+    assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/namespaces/inference/secrets/other"))).isFalse();
+    assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/namespaces/inference/secrets"))).isFalse();
+    assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/secrets?watch=true"))).isFalse();
+
+    RenderedChart namespaced = RenderedChart.render(
+        "watchNamespaces: [inference]\nprobeCredentials: {enabled: true, secretNames: [engine-token]}");
+    assertThat(describe(namespaced(namespaced.all(Role.class), "inference", SA).getRules()))
+        .endsWith("core secrets names=[engine-token] verbs=[get]");
+  }
+
+  @Test
+  void turningRbacOffRendersNoRolesButKeepsTheServiceAccount() {
+    RenderedChart chart = RenderedChart.render("rbac: {create: false}");
+    assertThat(chart.kinds()).doesNotContain("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+        .contains("ServiceAccount");
+  }
+
+  @Test
+  void theCrdUpgradeHookMayOnlyTouchTheOneCrd() {
+    RenderedChart chart = RenderedChart.renderWithHooks("");
+    ClusterRole hook = chart.named(ClusterRole.class, "kvguard-crd-upgrade");
+    assertThat(describe(hook.getRules())).containsExactly(
+        "apiextensions.k8s.io customresourcedefinitions names=[modeldeployments.kvguard.io] verbs=[get, create, patch, update]");
+    ClusterRoleBinding binding = chart.named(ClusterRoleBinding.class, "kvguard-crd-upgrade");
+    assertThat(binding.getSubjects()).singleElement().satisfies(s -> {
+      assertThat(s.getName()).isEqualTo("kvguard-crd-upgrade");
+      assertThat(s.getNamespace()).isEqualTo(RenderedChart.NAMESPACE);
+    });
+    RenderedRbac rbac = RenderedRbac.forServiceAccount(chart.all(), RenderedChart.NAMESPACE, "kvguard-crd-upgrade");
+    String crd = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/";
+    assertThat(rbac.allows(RenderedRbac.access("PATCH", crd + "modeldeployments.kvguard.io?fieldManager=kvguard-chart&force=true"))).isTrue();
+    assertThat(rbac.allows(RenderedRbac.access("GET", crd + "modeldeployments.kvguard.io"))).isTrue();
+    assertThat(rbac.allows(RenderedRbac.access("PATCH", crd + "certificates.cert-manager.io"))).isFalse();
+    assertThat(rbac.allows(RenderedRbac.access("DELETE", crd + "modeldeployments.kvguard.io"))).isFalse();
+    assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/namespaces/inference/pods"))).isFalse();
+    // The hook's account is not the operator's, and the operator gets nothing on CRDs.
+    RenderedRbac operator = RenderedRbac.forServiceAccount(chart.all(), RenderedChart.NAMESPACE, SA);
+    assertThat(operator.allows(RenderedRbac.access("GET", crd + "modeldeployments.kvguard.io"))).isFalse();
+  }
+
+  private static List<PolicyRule> allRules(RenderedChart chart) {
+    return Stream.concat(chart.all(ClusterRole.class).stream().flatMap(r -> r.getRules().stream()),
+        chart.all(Role.class).stream().flatMap(r -> r.getRules().stream())).toList();
+  }
+
+  private static <T extends HasMetadata> T namespaced(List<T> objects, String namespace, String name) {
+    return objects.stream()
+        .filter(o -> namespace.equals(o.getMetadata().getNamespace()) && name.equals(o.getMetadata().getName()))
+        .findFirst().orElseThrow(() -> new AssertionError("nothing named " + name + " in " + namespace + " "
+            + objects.stream().map(o -> Map.entry(o.getMetadata().getNamespace(), o.getMetadata().getName())).toList()));
+  }
+}

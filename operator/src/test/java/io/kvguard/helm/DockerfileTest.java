@@ -1,0 +1,84 @@
+package io.kvguard.helm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Building the image needs a registry and a daemon, which CI does not have; so this checks that the Dockerfile,
+ * the Maven build and the chart agree: the jar it copies is the one the build makes, it runs as the user the
+ * chart enforces, and the chart's default tag is the project's version.
+ */
+class DockerfileTest {
+  private static List<String> instructions;
+  private static String pom;
+
+  @BeforeAll
+  static void read() throws IOException {
+    // One entry per instruction, continuation lines (ending in a backslash) joined.
+    String joined = String.join("\n", Files.readAllLines(Path.of("Dockerfile")).stream()
+        .filter(l -> !l.isBlank() && !l.stripLeading().startsWith("#")).toList()).replaceAll("\\\\\n\\s*", " ");
+    instructions = List.of(joined.split("\n"));
+    pom = Files.readString(Path.of("pom.xml"));
+  }
+
+  private static String instruction(String keyword) {
+    List<String> found = instructions.stream().filter(l -> l.startsWith(keyword + " ")).toList();
+    assertThat(found).as("exactly one %s", keyword).hasSize(1);
+    return found.get(0).substring(keyword.length() + 1).strip();
+  }
+
+  @Test
+  void runsTheShadedJarTheBuildProducesWithJava17OrLater() throws IOException {
+    assertThat(pom).contains("<finalName>kvguard-operator</finalName>").contains("<mainClass>io.kvguard.OperatorMain</mainClass>");
+    assertThat(instruction("COPY")).contains("target/kvguard-operator.jar /opt/kvguard/kvguard-operator.jar");
+    assertThat(instruction("ENTRYPOINT"))
+        .isEqualTo("[\"java\", \"-Djava.io.tmpdir=/tmp\", \"-jar\", \"/opt/kvguard/kvguard-operator.jar\"]");
+    Matcher base = Pattern.compile("^eclipse-temurin:(\\d+)-jre.*$").matcher(instruction("FROM"));
+    assertThat(base.matches()).as(instruction("FROM")).isTrue();
+    assertThat(Integer.parseInt(base.group(1))).isGreaterThanOrEqualTo(17);
+    assertThat(Files.readString(Path.of(".dockerignore"))).contains("!target/kvguard-operator.jar");
+  }
+
+  @Test
+  void runsAsTheNumericNonRootUserTheChartEnforces() throws IOException {
+    String user = instruction("USER");
+    assertThat(user).matches("\\d+:\\d+");
+    int uid = Integer.parseInt(user.split(":")[0]);
+    assertThat(uid).isPositive();
+    JsonNode values = new YAMLMapper().readTree(RenderedChart.CHART.resolve("values.yaml").toFile());
+    assertThat(values.get("podSecurityContext").get("runAsUser").asInt()).isEqualTo(uid);
+    assertThat(values.get("securityContext").get("runAsUser").asInt()).isEqualTo(uid);
+  }
+
+  @Test
+  void jvmOptionsAndPortMatchTheChart() throws IOException {
+    String env = instruction("ENV");
+    assertThat(env).contains("-XX:+ExitOnOutOfMemoryError").contains("-XX:MaxRAMPercentage=75");
+    JsonNode values = new YAMLMapper().readTree(RenderedChart.CHART.resolve("values.yaml").toFile());
+    assertThat(env).contains("JAVA_TOOL_OPTIONS=\"" + values.get("jvmOptions").asText() + "\"");
+    assertThat(instruction("EXPOSE")).isEqualTo(values.get("metrics").get("port").asText());
+    assertThat(env).contains("KVGUARD_METRICS_PORT=" + values.get("metrics").get("port").asText());
+  }
+
+  @Test
+  void theChartsDefaultTagIsTheProjectVersion() throws IOException {
+    Matcher version = Pattern.compile("<artifactId>kvguard-parent</artifactId>\\s*<version>([^<]+)</version>").matcher(pom);
+    assertThat(version.find()).isTrue();
+    JsonNode chart = new YAMLMapper().readTree(RenderedChart.CHART.resolve("Chart.yaml").toFile());
+    assertThat(chart.get("appVersion").asText()).isEqualTo(version.group(1).replace("-SNAPSHOT", ""));
+    Deployment deployment = RenderedChart.render("").one(Deployment.class);
+    assertThat(deployment.getSpec().getTemplate().getSpec().getContainers().get(0).getImage())
+        .endsWith(":" + chart.get("appVersion").asText());
+  }
+}

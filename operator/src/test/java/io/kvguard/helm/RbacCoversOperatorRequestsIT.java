@@ -1,0 +1,171 @@
+package io.kvguard.helm;
+
+import static io.kvguard.testing.OperatorHarness.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.kvguard.KvguardConfig;
+import io.kvguard.customresource.Engine;
+import io.kvguard.customresource.ModelDeployment;
+import io.kvguard.demo.EmbeddedApiServer.Request;
+import io.kvguard.demo.EngineShapes;
+import io.kvguard.demo.FakeEngine;
+import io.kvguard.gate.GateNames;
+import io.kvguard.helm.RenderedRbac.Access;
+import io.kvguard.testing.OperatorHarness;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The mock API server enforces no RBAC, so this runs the operator with the exact configuration the chart's
+ * Deployment gives it, records every request it makes through a gate's whole life (verify, open, policy deleted,
+ * gates opened by the finalizer, shutdown), and checks each one against the RBAC the chart renders. A request the
+ * chart does not allow would be a 403 in a real cluster.
+ */
+class RbacCoversOperatorRequestsIT {
+  private static final String TEST_AGENT = "kvguard-rbac-it";
+  private static final String NS = OperatorHarness.NAMESPACE;
+  private static final long WINDOW = 131_072;
+
+  @Test
+  void clusterWideInstallAllowsEveryRequestTheOperatorMakes() {
+    Set<String> used = replayAgainstTheChart("");
+    assertThat(used).contains(
+        "list core/pods (cluster-wide)", "watch core/pods (cluster-wide)",
+        "list kvguard.io/modeldeployments (cluster-wide)", "watch kvguard.io/modeldeployments (cluster-wide)");
+  }
+
+  @Test
+  void namespacedInstallAllowsEveryRequestTheOperatorMakesAndItStaysInItsNamespaces() {
+    Set<String> used = replayAgainstTheChart("watchNamespaces: [" + NS + "]");
+    assertThat(used).contains("list core/pods in " + NS, "watch kvguard.io/modeldeployments in " + NS)
+        .noneMatch(a -> a.endsWith("(cluster-wide)"));
+  }
+
+  /** Runs the scenario with the chart's configuration; returns the distinct accesses the operator needed. */
+  private Set<String> replayAgainstTheChart(String values) {
+    assertThat(OperatorHarness.OPERATOR_NAMESPACE).isEqualTo(RenderedChart.NAMESPACE);
+    RenderedChart chart = RenderedChart.render(values);
+    RenderedRbac rbac = RenderedRbac.forServiceAccount(chart.all(), RenderedChart.NAMESPACE,
+        RenderedRbac.OPERATOR_SERVICE_ACCOUNT);
+    KvguardConfig config = KvguardConfig.fromEnvironment(environment(chart.one(Deployment.class)));
+
+    List<Request> operatorRequests;
+    try (OperatorHarness h = new OperatorHarness()) {
+      FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 262_144));
+      h.pod("llm-0", Map.of("app", "llm"), engine);
+      List<Request> own = new ArrayList<>();
+      h.api.faults(request -> {
+        if (TEST_AGENT.equals(request.getHeader("User-Agent"))) {
+          synchronized (own) {
+            own.add(new Request(request.getMethod(), request.getPath(), 0));
+          }
+        }
+        return null;
+      });
+      try (KubernetesClient test = new KubernetesClientBuilder()
+          .withConfig(new ConfigBuilder(h.client.getConfiguration()).withUserAgent(TEST_AGENT).build()).build()) {
+        h.api.clearRequests();
+        h.start(config);
+
+        test.resources(ModelDeployment.class).inNamespace(NS)
+            .resource(h.modelDeployment("llm", WINDOW, role("serve", Engine.SGLANG, Map.of("app", "llm")))).create();
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+          assertThat(gate(test, "llm-0")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+          assertThat(labelled(test, "llm-0")).isTrue();
+        });
+
+        test.resources(ModelDeployment.class).inNamespace(NS).withName("llm").delete();
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+          assertThat(gate(test, "llm-0")).hasValueSatisfying(c -> {
+            assertThat(c.getStatus()).isEqualTo("True");
+            assertThat(c.getReason()).isEqualTo("PolicyRemoved");
+          });
+          assertThat(test.resources(ModelDeployment.class).inNamespace(NS).withName("llm").get()).isNull();
+        });
+        h.stopOperator();
+      }
+      synchronized (own) {
+        operatorRequests = without(h.api.requests(), own);
+      }
+    }
+
+    Set<String> used = new TreeSet<>();
+    for (Request request : operatorRequests) {
+      Access access = RenderedRbac.access(request.method(), request.path());
+      if (!RenderedRbac.grantedToEveryAuthenticatedUser(access)) {
+        used.add(access.toString());
+      }
+    }
+    System.out.println("accesses the operator used with values {" + values + "}:\n  " + String.join("\n  ", used));
+    assertThat(rbac.denied(operatorRequests)).as("requests the chart's RBAC would refuse").isEmpty();
+    // The scenario reached every kind of write the operator makes, so the check above covered them.
+    assertThat(used).contains(
+        "patch core/pods/status name=llm-0 in " + NS,
+        "patch core/pods name=llm-0 in " + NS,
+        "create core/events in " + NS,
+        "get coordination.k8s.io/leases name=kvguard-operator in " + RenderedChart.NAMESPACE,
+        "create coordination.k8s.io/leases in " + RenderedChart.NAMESPACE);
+    assertThat(used).anyMatch(a -> a.startsWith("patch kvguard.io/modeldeployments/status ")
+        || a.startsWith("update kvguard.io/modeldeployments/status "));
+    assertThat(used).anyMatch(a -> a.matches("(patch|update) kvguard.io/modeldeployments(/finalizers)? name=llm in .*"));
+    return used;
+  }
+
+  /** The operator's environment exactly as the chart's Deployment sets it (POD_NAME as the downward API would). */
+  private static Map<String, String> environment(Deployment deployment) {
+    Map<String, String> env = new HashMap<>();
+    for (EnvVar var : deployment.getSpec().getTemplate().getSpec().getContainers().get(0).getEnv()) {
+      if (var.getValue() != null) {
+        env.put(var.getName(), var.getValue());
+      } else if ("metadata.name".equals(var.getValueFrom().getFieldRef().getFieldPath())) {
+        env.put(var.getName(), "kvguard-5d8c7b9f4-x2x7q");
+      }
+    }
+    return env;
+  }
+
+  /** All recorded requests minus the test's own (a multiset difference on method and path). */
+  private static List<Request> without(List<Request> all, List<Request> own) {
+    Map<String, Integer> remaining = new HashMap<>();
+    own.forEach(r -> remaining.merge(r.method() + " " + r.path(), 1, Integer::sum));
+    List<Request> rest = new ArrayList<>();
+    for (Request request : all) {
+      String key = request.method() + " " + request.path();
+      Integer left = remaining.get(key);
+      if (left != null && left > 0) {
+        remaining.put(key, left - 1);
+      } else {
+        rest.add(request);
+      }
+    }
+    return rest;
+  }
+
+  private static Optional<PodCondition> gate(KubernetesClient client, String pod) {
+    Pod found = client.pods().inNamespace(NS).withName(pod).get();
+    if (found == null || found.getStatus() == null || found.getStatus().getConditions() == null) {
+      return Optional.empty();
+    }
+    return found.getStatus().getConditions().stream().filter(c -> GateNames.CONDITION_TYPE.equals(c.getType())).findFirst();
+  }
+
+  private static boolean labelled(KubernetesClient client, String pod) {
+    Pod found = client.pods().inNamespace(NS).withName(pod).get();
+    return found != null && "true".equals(found.getMetadata().getLabels().get(GateNames.VERIFIED_LABEL));
+  }
+}
