@@ -59,6 +59,7 @@ class AlertsAndDashboardTest {
     metrics.pod(KvguardMetrics.podTags("inference", "glm", "prefill", "glm-prefill-0"), 681_280, false);
     metrics.gateTransition(KvguardMetrics.roleTags("inference", "glm", "prefill"), false);
     metrics.probe(KvguardMetrics.roleTags("inference", "glm", "prefill"), "sglang", Duration.ofMillis(40), true);
+    metrics.rejectionProbe(KvguardMetrics.roleTags("inference", "glm", "prefill"), "sglang", "answered");
     scrapedMetrics = new TreeSet<>();
     scrapedLabels = new TreeSet<>();
     Pattern sample = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{([^}]*)\\})? .*$");
