@@ -26,6 +26,23 @@ record ClusterSnapshot(Instant at, List<ModelDeployment> modelDeployments, List<
     return new ClusterSnapshot(now, mds, pods, events);
   }
 
+  /** Every namespace at once, for answering kubectl in --keep-running mode. */
+  static ClusterSnapshot readAll(KubernetesClient client, Instant now) {
+    Comparator<io.fabric8.kubernetes.api.model.HasMetadata> byName = Comparator.comparing(
+        (io.fabric8.kubernetes.api.model.HasMetadata o) -> o.getMetadata().getNamespace())
+        .thenComparing(o -> o.getMetadata().getName());
+    List<ModelDeployment> mds = client.resources(ModelDeployment.class).inAnyNamespace().list().getItems().stream()
+        .sorted(byName).toList();
+    List<Pod> pods = client.pods().inAnyNamespace().list().getItems().stream().sorted(byName).toList();
+    List<Event> events = client.v1().events().inAnyNamespace().list().getItems();
+    return new ClusterSnapshot(now, mds, pods, events);
+  }
+
+  /** The same objects, seen at another instant (ages are computed from it). */
+  ClusterSnapshot at(Instant instant) {
+    return new ClusterSnapshot(instant, modelDeployments, pods, events);
+  }
+
   Optional<ModelDeployment> modelDeployment(String name) {
     return modelDeployments.stream().filter(md -> md.getMetadata().getName().equals(name)).findFirst();
   }

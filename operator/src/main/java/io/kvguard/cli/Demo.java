@@ -3,6 +3,7 @@ package io.kvguard.cli;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import io.kvguard.customresource.ModelDeployment;
+import io.kvguard.gate.GateNames;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -14,6 +15,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import org.slf4j.LoggerFactory;
 
@@ -237,20 +239,25 @@ public final class Demo {
 
   /** --keep-running: a kubeconfig for kubectl, and the change feed until Ctrl-C. */
   private void keepServing(DemoCluster cluster, ChangeFeed feed, PrintStream out) throws IOException {
+    AtomicReference<ClusterSnapshot> latest = new AtomicReference<>(ClusterSnapshot.readAll(cluster.client, clock.instant()));
+    new KubectlTables(() -> latest.get().at(clock.instant()), PrinterColumns.fromGeneratedCrd(
+        cluster.client.getKubernetesSerialization()), cluster.client.getKubernetesSerialization(), feed.eventOrder())
+        .install(cluster.api);
     Path kubeconfig = DemoKubeconfig.write(cluster.api.url(), NS);
-    KubectlTables.serve(cluster.api, PrinterColumns.fromGeneratedCrd(cluster.client.getKubernetesSerialization()),
-        cluster.client.getKubernetesSerialization());
     try {
       out.println();
-      heading(out, "Still running (--keep-running). Try, from another terminal:");
-      for (String command : List.of("get mdep", "get pods -L kvguard.io/verified", "describe mdep " + MD,
-          "get events", "edit mdep " + MD + "    # e.g. raise minPoolRatio to 3 and watch the gates close")) {
-        out.println("  kubectl --kubeconfig " + kubeconfig + " " + command);
+      heading(out, "Still running (--keep-running). From another terminal:");
+      out.println("  export KUBECONFIG=" + kubeconfig);
+      for (String command : List.of("get mdep", "get pods -o wide -L " + GateNames.VERIFIED_LABEL, "get events",
+          "get mdep " + MD + " -o yaml", "patch mdep " + MD + " --type merge -p '{\"spec\":{\"minPoolRatio\":3}}'"
+              + "    # 2040000 < 3 x 1048576: the prefill gates close")) {
+        out.println("  kubectl " + command);
       }
       out.println("  Changes are printed below as they happen. Ctrl-C stops the demo.");
       out.flush();
       while (!pause()) {
         feed.changes(ClusterSnapshot.read(cluster.client, NS, clock.instant())).forEach(out::println);
+        latest.set(ClusterSnapshot.readAll(cluster.client, clock.instant()));
         out.flush();
       }
     } finally {

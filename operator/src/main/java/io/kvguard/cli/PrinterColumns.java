@@ -67,22 +67,6 @@ final class PrinterColumns {
     return row;
   }
 
-  /** The raw cell values for a server-side Table: dates stay timestamps, kubectl turns them into ages. */
-  List<Object> cells(JsonNode resource) {
-    List<Object> cells = new ArrayList<>(List.of(resource.path("metadata").path("name").asText()));
-    for (CustomResourceColumnDefinition column : columns) {
-      JsonNode value = evaluate(resource, column.getJsonPath());
-      if (value == null || value.isNull() || value.isMissingNode()) {
-        cells.add(null);
-      } else if (value.isNumber()) {
-        cells.add(value.numberValue());
-      } else {
-        cells.add(value.asText());
-      }
-    }
-    return cells;
-  }
-
   static JsonNode evaluate(JsonNode root, String path) {
     Matcher filter = FILTER.matcher(path);
     if (filter.matches()) {
