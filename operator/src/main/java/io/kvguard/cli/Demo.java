@@ -143,7 +143,8 @@ public final class Demo {
     out.println();
     snapshot(out, view, feed, gated.get());
     out.println("  The prefill pools cannot hold a 1048576-token prompt, so both prefill pods stay out of traffic");
-    out.println("  and the model is not Ready. The decode pods passed and are labelled for routing.");
+    out.println("  and the model is not Ready. The decode pods passed and are labelled for routing. (On a real");
+    out.println("  cluster the kubelet keeps a pod whose gate is False NotReady, so Services send it nothing.)");
     out.println();
 
     heading(out, "2. The fix: both prefill engines restart with " + describe(DemoCluster.prefill(DemoCluster.FIXED_PREFILL_POOL)));

@@ -53,6 +53,9 @@ public final class FakeEngineMain implements AutoCloseable {
           + " [--context-length TOKENS] [--mode prefill|decode] [--version V] [--port 30000] [--admin-port 30001]"
           + " [--bind 0.0.0.0] [--state-file PATH]");
       return 2;
+    } catch (java.net.BindException e) {
+      err.println("kvguard fake-engine: cannot listen: " + e.getMessage());
+      return 1;
     }
     out.println("kvguard fake-engine: " + main.serving().shape() + " on port " + main.enginePort() + ", "
         + main.serving().ranks() + " rank(s) x " + main.serving().poolPerRank() + " tokens, context length "
