@@ -10,6 +10,7 @@ import io.kvguard.cli.FakeEngineOptions;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.ModelDeploymentSpec;
+import io.kvguard.customresource.ProbeSpec;
 import io.kvguard.customresource.RoleSpec;
 import java.util.ArrayList;
 import java.util.List;
@@ -174,6 +175,11 @@ public abstract class AbstractGateScenarios {
     spec.setModel("zai-org/GLM-5.3");
     spec.setContextWindow(WINDOW);
     spec.setRoles(new ArrayList<>(List.of(roles)));
+    // A failed probe is retried after periodSeconds; on a real cluster the first probe after a container
+    // start often finds the engine not listening yet, and the default 60 s would dominate the suite's runtime.
+    ProbeSpec probe = new ProbeSpec();
+    probe.setPeriodSeconds(5);
+    spec.setProbe(probe);
     md.setSpec(spec);
     return md;
   }
