@@ -46,7 +46,12 @@ public final class FakeEngine implements AutoCloseable {
   }
 
   public FakeEngine(int port) throws IOException {
-    server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 64);
+    this(InetAddress.getLoopbackAddress(), port);
+  }
+
+  /** Binds elsewhere than loopback: the fake-engine image listens on every interface of its pod. */
+  public FakeEngine(InetAddress bindAddress, int port) throws IOException {
+    server = HttpServer.create(new InetSocketAddress(bindAddress, port), 64);
     executor = Executors.newFixedThreadPool(2, r -> {
       Thread thread = new Thread(r, "fake-engine");
       thread.setDaemon(true);

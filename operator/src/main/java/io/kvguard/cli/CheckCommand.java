@@ -1,0 +1,148 @@
+package io.kvguard.cli;
+
+import io.kvguard.customresource.Engine;
+import io.kvguard.probe.EngineEndpoint;
+import io.kvguard.probe.EngineHttp;
+import io.kvguard.probe.EngineProbe;
+import io.kvguard.probe.EngineProbes;
+import io.kvguard.verdict.PoolJudge;
+import io.kvguard.verdict.PoolPolicy;
+import io.kvguard.verdict.PoolVerdict;
+import io.kvguard.verdict.ProbeOutcome;
+import java.io.PrintStream;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * {@code check}: preflight one live engine before a rollout, with the probe and the verdict function the
+ * operator uses, so a pipeline and the operator can never disagree about the same engine.
+ */
+public final class CheckCommand {
+  public static final int EXIT_VERIFIED = 0;
+  public static final int EXIT_REFUSED = 1;
+  public static final int EXIT_FAILED = 2;
+
+  private static final Set<String> VALUED = Set.of("engine", "url", "context-window", "min-pool-ratio",
+      "timeout-seconds", "output");
+  private static final Set<String> FLAGS = Set.of("allow-engine-context-above-pool", "help");
+
+  private final EngineProbes probes;
+
+  public CheckCommand(EngineProbes probes) {
+    this.probes = probes;
+  }
+
+  /** The probes exactly as the operator builds them (no redirects, bounded bodies, one deadline). */
+  public static CheckCommand standard() {
+    return new CheckCommand(EngineProbes.standard(EngineHttp.createDefault()));
+  }
+
+  /** What the user asked for, validated. */
+  record Request(Engine engine, URI baseUri, PoolPolicy policy, Duration timeout, boolean json) {}
+
+  /** @return 0 verified, 1 refused, 2 probe failed or usage error */
+  public int run(String[] args, PrintStream out, PrintStream err) {
+    Request request;
+    try {
+      Arguments parsed = Arguments.parse(args, VALUED, FLAGS);
+      if (parsed.flag("help")) {
+        out.print(usage());
+        return EXIT_VERIFIED;
+      }
+      request = request(parsed);
+    } catch (UsageException e) {
+      err.println("kvguard check: " + e.getMessage());
+      err.print(usage());
+      return EXIT_FAILED;
+    }
+    EngineProbe probe;
+    try {
+      probe = probes.forEngine(request.engine());
+    } catch (IllegalStateException e) {
+      err.println("kvguard check: " + e.getMessage());
+      return EXIT_FAILED;
+    }
+    ProbeOutcome outcome = probe.probe(new EngineEndpoint(request.baseUri(), request.timeout(), Optional.empty()));
+    PoolVerdict verdict = PoolJudge.judge(request.policy(), outcome);
+    CheckReport report = CheckReport.of(request, outcome, verdict);
+    out.print(request.json() ? report.json() : report.text());
+    out.flush();
+    return report.exitCode();
+  }
+
+  static Request request(Arguments args) throws UsageException {
+    Engine engine = engine(args.required("engine"));
+    URI baseUri = baseUri(args.required("url"));
+    long window = args.longValue("context-window", -1, 1, Long.MAX_VALUE);
+    if (window < 0) {
+      throw new UsageException("--context-window is required (the tokens the service promises its clients)");
+    }
+    double ratio = args.doubleValue("min-pool-ratio", 1.0, 1.0);
+    long timeout = args.longValue("timeout-seconds", 5, 1, 300);
+    String output = args.value("output").orElse("text");
+    if (!output.equals("text") && !output.equals("json")) {
+      throw new UsageException("--output must be text or json, was '" + output + "'");
+    }
+    PoolPolicy policy = new PoolPolicy(window, ratio, args.flag("allow-engine-context-above-pool"));
+    return new Request(engine, baseUri, policy, Duration.ofSeconds(timeout), output.equals("json"));
+  }
+
+  static Engine engine(String name) throws UsageException {
+    for (Engine engine : Engine.values()) {
+      if (engine.wireName().equals(name.strip().toLowerCase(Locale.ROOT))) {
+        return engine;
+      }
+    }
+    throw new UsageException("--engine must be one of " + engineNames() + ", was '" + name + "'");
+  }
+
+  private static String engineNames() {
+    return Arrays.stream(Engine.values()).map(Engine::wireName).collect(Collectors.joining(", "));
+  }
+
+  /** Probes read fixed paths at the engine's root, so anything beyond scheme, host and port would be ignored. */
+  static URI baseUri(String raw) throws UsageException {
+    URI uri;
+    try {
+      uri = new URI(raw.strip());
+    } catch (java.net.URISyntaxException e) {
+      throw new UsageException("--url is not a valid URL: " + e.getReason());
+    }
+    String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+    if (!scheme.equals("http") && !scheme.equals("https")) {
+      throw new UsageException("--url must start with http:// or https://, was '" + raw + "'");
+    }
+    if (uri.getHost() == null) {
+      throw new UsageException("--url has no host: '" + raw + "'");
+    }
+    if (uri.getRawUserInfo() != null) {
+      throw new UsageException("--url must not carry credentials");
+    }
+    boolean rootPath = uri.getRawPath() == null || uri.getRawPath().isEmpty() || uri.getRawPath().equals("/");
+    if (!rootPath || uri.getRawQuery() != null || uri.getRawFragment() != null) {
+      throw new UsageException("--url must be the engine's root (scheme, host and port only), was '" + raw + "'");
+    }
+    return URI.create(scheme + "://" + uri.getRawAuthority());
+  }
+
+  static String usage() {
+    return """
+        Usage: java -jar kvguard-operator.jar check --engine ENGINE --url URL --context-window TOKENS [options]
+
+        Probes one live engine with the operator's own probe and verdict code.
+          --engine ENGINE                     %s
+          --url URL                           the engine's root, e.g. http://10.0.0.7:30000
+          --context-window TOKENS             the context window the service promises its clients
+          --min-pool-ratio RATIO              the pool must hold at least window x RATIO (default 1.0)
+          --allow-engine-context-above-pool   accept an engine whose own context length exceeds its pool (unsafe)
+          --timeout-seconds SECONDS           deadline of each request to the engine, 1-300 (default 5)
+          --output text|json                  report format (default text)
+        Exit codes: 0 verified, 1 refused, 2 probe failed or usage error.
+        """.formatted(engineNames());
+  }
+}

@@ -1,0 +1,217 @@
+package io.kvguard.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvguard.customresource.Engine;
+import io.kvguard.demo.EngineShapes;
+import io.kvguard.demo.FakeEngine;
+import io.kvguard.demo.FakeEngine.Answer;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** {@code check} against fake engines: the exit code a pipeline branches on, and what it prints. */
+class CheckCommandTest {
+  private static final long WINDOW = 1_048_576;
+  private final List<FakeEngine> engines = new ArrayList<>();
+  private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+  @AfterEach
+  void closeEngines() {
+    engines.forEach(FakeEngine::close);
+  }
+
+  private String url(FakeEngineOptions options) throws IOException {
+    FakeEngine engine = new FakeEngine().serve(options.answers());
+    engines.add(engine);
+    return "http://127.0.0.1:" + engine.port();
+  }
+
+  private int check(String... args) {
+    return new CheckCommand(io.kvguard.probe.EngineProbes.standard(io.kvguard.probe.EngineHttp.createDefault()))
+        .run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+  }
+
+  private String out() {
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
+  private String err() {
+    return err.toString(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void anEngineWhosePoolHoldsTheWindowIsVerifiedWithExitZero() throws IOException {
+    String url = url(FakeEngineOptions.sglang(2_040_000, 2, WINDOW, "prefill"));
+
+    int exit = check("--engine", "sglang", "--url", url, "--context-window", "1048576");
+
+    assertThat(exit).isZero();
+    assertThat(out()).contains("Verified (PoolSufficient)", "KV pool         2040000 tokens",
+        "engine context  1048576 tokens", "engine version  0.5.22", "mode            prefill",
+        "pool is the smallest of 2 data-parallel ranks", "(exit 0)");
+    assertThat(err()).isEmpty();
+  }
+
+  @Test
+  void theIncidentsPrefillEngineIsRefusedWithExitOneAndTheNumbers() throws IOException {
+    String url = url(FakeEngineOptions.sglang(681_280, 2, WINDOW, "prefill"));
+
+    int exit = check("--engine", "sglang", "--url", url, "--context-window", "1048576");
+
+    assertThat(exit).isEqualTo(1);
+    assertThat(out()).contains("Refused (PoolTooSmall)", "KV pool 681280 tokens < context window 1048576",
+        "REFUSED", "(exit 1)");
+    assertThat(out()).doesNotContain(EngineShapes.SECRET_API_KEY);
+  }
+
+  @Test
+  void theRatioIsApplied() throws IOException {
+    String url = url(FakeEngineOptions.sglang(2_040_000, 2, WINDOW, null));
+
+    // 2,040,000 < 2 x 1,048,576 = 2,097,152
+    assertThat(check("--engine", "sglang", "--url", url, "--context-window", "1048576", "--min-pool-ratio", "2"))
+        .isEqualTo(1);
+    assertThat(out()).contains("PoolTooSmall", "× 2.0");
+  }
+
+  @Test
+  void anEngineAdmittingMoreThanItsPoolIsRefusedUnlessTheRoleOptsOut() throws IOException {
+    String url = url(FakeEngineOptions.sglang(2_040_000, 1, 4_000_000, null));
+
+    assertThat(check("--engine", "sglang", "--url", url, "--context-window", "1048576")).isEqualTo(1);
+    assertThat(out()).contains("Refused (EngineContextExceedsPool)");
+
+    out.reset();
+    assertThat(check("--engine", "sglang", "--url", url, "--context-window", "1048576",
+        "--allow-engine-context-above-pool")).isZero();
+    assertThat(out()).contains("engine context above the pool allowed");
+  }
+
+  @Test
+  void vllmIsProbedThroughItsOwnProbe() throws IOException {
+    String url = url(new FakeEngineOptions("vllm", 1_100_000, 2, WINDOW, null, "0.11.0"));
+
+    assertThat(check("--engine", "vllm", "--url", url, "--context-window", "1048576")).isZero();
+    assertThat(out()).contains("KV pool         1100000 tokens");
+  }
+
+  @Test
+  void jsonOutputCarriesTheSameFactsAndParses() throws IOException {
+    String url = url(FakeEngineOptions.sglang(681_280, 2, WINDOW, "prefill"));
+
+    int exit = check("--engine", "sglang", "--url", url + "/", "--context-window", "1048576", "--output", "json");
+
+    JsonNode json = new ObjectMapper().readTree(out());
+    assertThat(exit).isEqualTo(1);
+    assertThat(json.get("exitCode").asInt()).isEqualTo(1);
+    assertThat(json.get("engine").asText()).isEqualTo("sglang");
+    assertThat(json.get("url").asText()).isEqualTo(url);
+    assertThat(json.get("verdict").asText()).isEqualTo("Refused");
+    assertThat(json.get("reason").asText()).isEqualTo("PoolTooSmall");
+    assertThat(json.get("poolTokens").asLong()).isEqualTo(681_280);
+    assertThat(json.get("engineContextTokens").asLong()).isEqualTo(WINDOW);
+    assertThat(json.get("engineVersion").asText()).isEqualTo("0.5.22");
+    assertThat(json.get("disaggregationMode").asText()).isEqualTo("prefill");
+    assertThat(json.get("contextWindow").asLong()).isEqualTo(WINDOW);
+    assertThat(json.get("minPoolRatio").asDouble()).isEqualTo(1.0);
+    assertThat(json.get("message").asText()).contains("KV pool 681280 tokens < context window 1048576");
+    assertThat(json.get("notes")).isNotEmpty();
+  }
+
+  @Test
+  void anEngineThatDoesNotAnswerIsAFailedProbeWithExitTwo() throws IOException {
+    FakeEngine engine = new FakeEngine().answer("/server_info", Answer.status(503)).answer("/get_server_info",
+        Answer.status(503));
+    engines.add(engine);
+
+    int exit = check("--engine", "sglang", "--url", "http://127.0.0.1:" + engine.port(), "--context-window", "1048576",
+        "--output", "json");
+
+    JsonNode json = new ObjectMapper().readTree(out());
+    assertThat(exit).isEqualTo(2);
+    assertThat(json.get("verdict").asText()).isEqualTo("Unknown");
+    assertThat(json.get("reason").asText()).isEqualTo("ProbeFailed");
+    assertThat(json.get("message").asText()).contains("503");
+    assertThat(json.get("poolTokens").isNull()).isTrue();
+  }
+
+  @Test
+  void aClosedPortIsAFailedProbe() throws IOException {
+    int port;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      port = socket.getLocalPort();
+    }
+
+    assertThat(check("--engine", "sglang", "--url", "http://127.0.0.1:" + port, "--context-window", "1048576"))
+        .isEqualTo(2);
+    assertThat(out()).contains("Unknown (ProbeFailed)", "KV pool         unknown (the probe failed)", "PROBE FAILED");
+  }
+
+  @Test
+  void aHungEngineFailsWithinTheTimeout() throws IOException {
+    FakeEngine engine = new FakeEngine().serve(FakeEngineOptions.sglang(2_040_000, 1, WINDOW, null).answers());
+    engine.answer("/server_info", new Answer(200, "application/json", "{}".getBytes(StandardCharsets.UTF_8), 10_000));
+    engines.add(engine);
+    long started = System.nanoTime();
+
+    int exit = check("--engine", "sglang", "--url", "http://127.0.0.1:" + engine.port(), "--context-window", "1048576",
+        "--timeout-seconds", "1");
+
+    assertThat(exit).isEqualTo(2);
+    assertThat(out()).contains("timed out");
+    assertThat((System.nanoTime() - started) / 1_000_000).isLessThan(5_000);
+  }
+
+  @Test
+  void usageErrorsExitTwoAndSayWhat() {
+    assertUsageError("--engine is required", "--url", "http://h:1", "--context-window", "1");
+    assertUsageError("--engine must be one of " + String.join(", ",
+        Arrays.stream(Engine.values()).map(Engine::wireName).toList()), "--engine", "tgi-nope", "--url", "http://h:1",
+        "--context-window", "1");
+    assertUsageError("--url is required", "--engine", "sglang", "--context-window", "1");
+    assertUsageError("--url must be the engine's root", "--engine", "sglang", "--url", "http://h:1/v1",
+        "--context-window", "1");
+    assertUsageError("--url must start with http:// or https://", "--engine", "sglang", "--url", "ftp://h:1",
+        "--context-window", "1");
+    assertUsageError("--url must not carry credentials", "--engine", "sglang", "--url", "http://u:p@h:1",
+        "--context-window", "1");
+    assertUsageError("--context-window is required", "--engine", "sglang", "--url", "http://h:1");
+    assertUsageError("--context-window must be a whole number", "--engine", "sglang", "--url", "http://h:1",
+        "--context-window", "1M");
+    assertUsageError("--min-pool-ratio must be a finite number >= 1.0", "--engine", "sglang", "--url", "http://h:1",
+        "--context-window", "1", "--min-pool-ratio", "0.5");
+    assertUsageError("--timeout-seconds must be between 1 and 300", "--engine", "sglang", "--url", "http://h:1",
+        "--context-window", "1", "--timeout-seconds", "0");
+    assertUsageError("--output must be text or json", "--engine", "sglang", "--url", "http://h:1",
+        "--context-window", "1", "--output", "yaml");
+    assertUsageError("unknown option --window", "--engine", "sglang", "--url", "http://h:1", "--window", "1");
+    assertUsageError("--engine given twice", "--engine", "sglang", "--engine", "vllm");
+    assertUsageError("--url needs a value", "--engine", "sglang", "--url");
+    assertUsageError("unexpected argument 'sglang'", "sglang");
+  }
+
+  private void assertUsageError(String message, String... args) {
+    out.reset();
+    err.reset();
+    assertThat(check(args)).as(String.join(" ", args)).isEqualTo(2);
+    assertThat(err()).as(String.join(" ", args)).contains("kvguard check: " + message).contains("Usage:");
+    assertThat(out()).isEmpty();
+  }
+
+  @Test
+  void helpPrintsUsageAndExitsZero() {
+    assertThat(check("--help")).isZero();
+    assertThat(out()).contains("Usage:", "--context-window", "Exit codes: 0 verified, 1 refused, 2 probe failed");
+  }
+}
