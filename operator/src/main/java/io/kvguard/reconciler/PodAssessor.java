@@ -34,6 +34,7 @@ import java.util.OptionalLong;
  * a probe when the knowledge is missing or due. Never waits for an engine.
  */
 final class PodAssessor {
+  static final Duration FAILED_RETRY = Duration.ofSeconds(5);
   private final ProbeScheduler<ProbeOutcome> scheduler;
   private final ProbeScheduler<RejectionOutcome> rejections;
   private final RejectionProbe rejectionProbe;
@@ -84,7 +85,10 @@ final class PodAssessor {
     long generation = md.getMetadata().getGeneration() == null ? 0 : md.getMetadata().getGeneration();
     // Re-probe when the process is new to us, when the period has passed, and when the spec changed; an
     // earlier answer for the same process still stands meanwhile, so a spec edit does not shut every gate.
-    boolean due = result == null || !result.completedAt().plus(period).isAfter(now) || result.generation() != generation;
+    // A failed probe is retried sooner: a freshly started engine often is not listening yet.
+    Duration wait = result != null && result.outcome() instanceof ProbeOutcome.Failed && period.compareTo(FAILED_RETRY) > 0
+        ? FAILED_RETRY : period;
+    boolean due = result == null || !result.completedAt().plus(wait).isAfter(now) || result.generation() != generation;
     EngineEndpoint endpoint = EngineEndpoint.of(role.effectiveScheme().wireName(), process.podIP(), process.port(),
         Duration.ofSeconds(md.getSpec().effectiveProbe().effectiveTimeoutSeconds())).withBearerToken(token.token());
     if (due) {
@@ -98,7 +102,7 @@ final class PodAssessor {
           PoolJudge.judge(policy, result.outcome()), observation, before);
       addObservationNotes(role, observation, notes);
       return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
-          verdict, observation, notes, due ? null : result.completedAt().plus(period));
+          verdict, observation, notes, due ? null : result.completedAt().plus(wait));
     }
     // No probe of this process yet in this operator's memory. If the status recorded a verdict for this very
     // container (the operator restarted), re-judge those figures instead of flapping the gate shut.

@@ -28,6 +28,11 @@ public final class Signals {
 
   private final ModelDeploymentEvents events;
   private final KvguardMetrics metrics;
+  /**
+   * The reason last announced per (ModelDeployment uid, pod): a pass may start from a cached status that
+   * predates the previous pass's write, and must not announce the same transition twice.
+   */
+  private final Map<String, String> announced = new java.util.concurrent.ConcurrentHashMap<>();
 
   public Signals(KubernetesClient client, KvguardMetrics metrics, Clock clock, String instance) {
     this.events = new ModelDeploymentEvents(client, clock, instance);
@@ -47,9 +52,12 @@ public final class Signals {
     }
     for (PodVerdictStatus pod : after.pods) {
       PodVerdictStatus previous = before.get(pod.name);
-      if (previous != null && Objects.equals(previous.reason, pod.reason)) {
+      String key = md.getMetadata().getUid() + "/" + pod.name;
+      String last = announced.getOrDefault(key, previous == null ? null : previous.reason);
+      if (Objects.equals(last, pod.reason)) {
         continue;
       }
+      announced.put(key, pod.reason);
       String message = "pod " + pod.name + " (role " + pod.role + "): " + pod.message;
       if (WARNINGS.contains(pod.reason)) {
         events.warning(md, pod.reason, message);
@@ -83,10 +91,12 @@ public final class Signals {
   }
 
   void forgetPod(ModelDeployment md, PodVerdictStatus pod) {
+    announced.remove(md.getMetadata().getUid() + "/" + pod.name);
     metrics.forgetPod(KvguardMetrics.podTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), pod.role, pod.name));
   }
 
   void forget(ModelDeployment md) {
+    announced.keySet().removeIf(key -> key.startsWith(md.getMetadata().getUid() + "/"));
     metrics.forgetModelDeployment(md.getMetadata().getNamespace(), md.getMetadata().getName());
   }
 }

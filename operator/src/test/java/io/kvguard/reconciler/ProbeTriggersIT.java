@@ -87,4 +87,17 @@ class ProbeTriggersIT {
     assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("× 1.5");
     assertThat(closings()).isEqualTo(closedBefore);
   }
+
+  @Test
+  void aFailedProbeIsRetriedWithinSecondsNotAfterAFullPeriod() {
+    FakeEngine engine = h.engine(Map.of("/server_info", FakeEngine.Answer.status(503)));
+    h.pod("serve-0", SERVE, engine);
+    h.create(withPeriod(3600));
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
+        assertThat(h.gate("serve-0")).hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo("ProbeFailed")));
+
+    engine.serve(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+    await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
+        assertThat(h.gate("serve-0")).hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo("PoolSufficient")));
+  }
 }
