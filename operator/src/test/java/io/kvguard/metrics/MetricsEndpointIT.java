@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.kvguard.HealthServer;
 import io.kvguard.customresource.Engine;
 import io.kvguard.demo.EngineShapes;
+import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -19,23 +20,20 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** What Prometheus scrapes from the operator, through the same HTTP server production runs. */
-class MetricsEndpointIT {
+class MetricsEndpointIT extends EmbeddedClusterTest {
   private static final Map<String, String> PREFILL = Map.of("app", "glm", "role", "prefill");
-  private OperatorHarness h;
   private HealthServer server;
   private final HttpClient http = HttpClient.newHttpClient();
 
   @BeforeEach
-  void start() throws Exception {
-    h = new OperatorHarness().start();
+  void startServer() throws Exception {
     server = new HealthServer(0, h.registry::scrape, () -> true, () -> true);
     server.start();
   }
 
   @AfterEach
-  void stop() {
+  void stopServer() {
     server.close();
-    h.close();
   }
 
   private HttpResponse<String> get(String path) throws Exception {

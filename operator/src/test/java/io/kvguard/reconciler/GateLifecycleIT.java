@@ -14,6 +14,7 @@ import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.RoleSpec;
 import io.kvguard.demo.EngineShapes;
 import io.kvguard.demo.FakeEngine;
+import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
 import java.time.Duration;
 import java.util.Map;
@@ -23,37 +24,26 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 /** The pod-side gate through a pod's life: ranks, restarts, opt-outs, audit, deletion, label-only pods, secrets. */
-class GateLifecycleIT {
+class GateLifecycleIT extends EmbeddedClusterTest {
   private static final long WINDOW = 1_048_576;
   private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
-  private OperatorHarness h;
   private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
 
   @BeforeEach
-  void start() {
+  void captureLogs() {
     Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
     root.setLevel(ch.qos.logback.classic.Level.DEBUG);
     logs.start();
     root.addAppender(logs);
-    h = new OperatorHarness().start();
   }
 
   @AfterEach
-  void stop() {
-    h.close();
+  void releaseLogs() {
     ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(logs);
   }
 
   private ModelDeployment serving(RoleSpec role) {
     return h.modelDeployment("glm", WINDOW, role);
-  }
-
-  private void awaitGate(String pod, String status, String reason) {
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
-        assertThat(h.gate(pod)).hasValueSatisfying(c -> {
-          assertThat(c.getReason()).isEqualTo(reason);
-          assertThat(c.getStatus()).isEqualTo(status);
-        }));
   }
 
   @Test

@@ -9,6 +9,7 @@ import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.demo.EngineShapes;
 import io.kvguard.demo.FakeEngine;
+import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
 import java.time.Duration;
 import java.util.Map;
@@ -17,19 +18,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The GLM-5.3 incident of shared/incident.md, replayed against the operator as production wires it. */
-class IncidentReplayIT {
+class IncidentReplayIT extends EmbeddedClusterTest {
   private static final long WINDOW = 1_048_576;
-  private OperatorHarness h;
 
-  @BeforeEach
-  void start() {
-    h = new OperatorHarness().start();
-  }
-
-  @AfterEach
-  void stop() {
-    h.close();
-  }
 
   @Test
   void prefillPoolBelowTheWindowIsGatedUntilTheEnginesRestartWithALargerPool() {

@@ -11,6 +11,7 @@ import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.RoleSpec;
 import io.kvguard.demo.EmbeddedApiServer;
 import io.kvguard.demo.EngineShapes;
+import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
 import java.time.Duration;
 import java.util.List;
@@ -20,28 +21,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** Policies that disagree, specs that cannot be applied, selectors that match nothing, and operator restarts. */
-class PolicyAndRestartIT {
+class PolicyAndRestartIT extends EmbeddedClusterTest {
   private static final long WINDOW = 1_048_576;
   private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
-  private OperatorHarness h;
 
-  @BeforeEach
-  void start() {
-    h = new OperatorHarness().start();
-  }
-
-  @AfterEach
-  void stop() {
-    h.close();
-  }
-
-  private void awaitGate(String pod, String status, String reason) {
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
-        assertThat(h.gate(pod)).hasValueSatisfying(c -> {
-          assertThat(c.getReason()).isEqualTo(reason);
-          assertThat(c.getStatus()).isEqualTo(status);
-        }));
-  }
 
   @Test
   void whenTwoPoliciesSelectOnePodTheStrictestVerdictWinsAndBothSaySo() {

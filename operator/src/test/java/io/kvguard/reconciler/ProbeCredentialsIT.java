@@ -11,6 +11,7 @@ import io.kvguard.customresource.ProbeSpec;
 import io.kvguard.customresource.SecretKeyRef;
 import io.kvguard.demo.EngineShapes;
 import io.kvguard.demo.FakeEngine;
+import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
 import java.time.Duration;
 import java.util.Map;
@@ -19,20 +20,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** probe.authSecretRef: the token reaches the engine, and only the engine. */
-class ProbeCredentialsIT {
+class ProbeCredentialsIT extends EmbeddedClusterTest {
   private static final String TOKEN = "engine-bearer-9d41f0c2e7";
   private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
-  private OperatorHarness h;
 
-  @BeforeEach
-  void start() {
-    h = new OperatorHarness().start();
-  }
-
-  @AfterEach
-  void stop() {
-    h.close();
-  }
 
   private ModelDeployment withSecret(String secretName) {
     ModelDeployment md = h.modelDeployment("glm", 1_048_576, role("serve", Engine.SGLANG, SERVE));

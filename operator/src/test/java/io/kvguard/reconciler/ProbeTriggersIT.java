@@ -9,6 +9,7 @@ import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.ProbeSpec;
 import io.kvguard.demo.EngineShapes;
 import io.kvguard.demo.FakeEngine;
+import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
 import java.time.Duration;
 import java.util.Map;
@@ -17,20 +18,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** When engines are probed: once per new process, once per period, once per spec change, never in a storm. */
-class ProbeTriggersIT {
+class ProbeTriggersIT extends EmbeddedClusterTest {
   private static final long WINDOW = 1_048_576;
   private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
-  private OperatorHarness h;
 
-  @BeforeEach
-  void start() {
-    h = new OperatorHarness().start();
-  }
-
-  @AfterEach
-  void stop() {
-    h.close();
-  }
 
   private ModelDeployment withPeriod(int seconds) {
     ModelDeployment md = h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE));

@@ -13,6 +13,7 @@ import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.RejectionProbeSpec;
 import io.kvguard.demo.EngineShapes;
 import io.kvguard.demo.FakeEngine;
+import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
 import java.time.Duration;
 import java.util.HashMap;
@@ -23,24 +24,21 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 /** spec.rejectionProbe: the over-capacity prompt must be refused, never answered. */
-class RejectionProbeIT {
+class RejectionProbeIT extends EmbeddedClusterTest {
   private static final long WINDOW = 1_048_576;
   private static final String LEAK = "CUSTOMER-B invoice 4471 for ACME Corp, card ending 0099";
   private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
   private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
-  private OperatorHarness h;
 
   @BeforeEach
-  void start() {
+  void captureLogs() {
     Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
     logs.start();
     root.addAppender(logs);
-    h = new OperatorHarness().start();
   }
 
   @AfterEach
-  void stop() {
-    h.close();
+  void releaseLogs() {
     ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(logs);
   }
 
@@ -59,21 +57,13 @@ class RejectionProbeIT {
     return answers;
   }
 
-  private void awaitGate(String status, String reason) {
-    await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-        assertThat(h.gate("serve-0")).hasValueSatisfying(c -> {
-          assertThat(c.getReason()).isEqualTo(reason);
-          assertThat(c.getStatus()).isEqualTo(status);
-        }));
-  }
-
   @Test
   void anEngineThatRefusesTheOverLimitPromptIsVerified() {
     FakeEngine engine = h.engine(sglang(2_040_000, EngineShapes.refusesOverLong(WINDOW + 1, WINDOW)));
     h.pod("serve-0", SERVE, engine);
     h.create(withRejectionProbe(Engine.SGLANG, 10));
 
-    awaitGate("True", "PoolSufficient");
+    awaitGate("serve-0", "True", "PoolSufficient");
     // min(pool 2,040,000, engine context 1,048,576) + 1 token, asked once.
     assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("a 1048577-token prompt was refused with HTTP 400");
     assertThat(engine.hits("/generate")).isEqualTo(1);
@@ -85,7 +75,7 @@ class RejectionProbeIT {
     h.pod("serve-0", SERVE, h.engine(sglang(2_040_000, EngineShapes.answersOverLong(LEAK))));
     h.create(withRejectionProbe(Engine.SGLANG, 10));
 
-    awaitGate("False", "RejectionPathUnsafe");
+    awaitGate("serve-0", "False", "RejectionPathUnsafe");
     assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("was answered with HTTP 200").contains("sha256");
     await().untilAsserted(() -> assertThat(h.events()).extracting(Event::getReason).contains("RejectionPathUnsafe"));
     await().untilAsserted(() -> assertThat(h.registry.scrape()).contains("kvguard_rejection_probes_total")
@@ -104,7 +94,7 @@ class RejectionProbeIT {
     long started = System.nanoTime();
     h.create(withRejectionProbe(Engine.SGLANG, 2));
 
-    awaitGate("False", "ProbeFailed");
+    awaitGate("serve-0", "False", "ProbeFailed");
     assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("rejection probe: POST /generate timed out after 2000 ms");
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
   }
@@ -114,12 +104,12 @@ class RejectionProbeIT {
     FakeEngine engine = h.engine(sglang(2_040_000, EngineShapes.refusesOverLong(WINDOW + 1, WINDOW)));
     h.pod("serve-0", SERVE, engine);
     h.create(withRejectionProbe(Engine.SGLANG, 10));
-    awaitGate("True", "PoolSufficient");
+    awaitGate("serve-0", "True", "PoolSufficient");
 
     engine.serve(sglang(2_040_000, EngineShapes.answersOverLong(LEAK)));
     h.pods.restartEngine(OperatorHarness.NAMESPACE, "serve-0");
 
-    awaitGate("False", "RejectionPathUnsafe");
+    awaitGate("serve-0", "False", "RejectionPathUnsafe");
     assertThat(engine.hits("/generate")).isEqualTo(2);
   }
 
@@ -132,7 +122,7 @@ class RejectionProbeIT {
     h.pod("serve-0", SERVE, engine);
     h.create(withRejectionProbe(Engine.VLLM, 10));
 
-    awaitGate("True", "PoolSufficient");
+    awaitGate("serve-0", "True", "PoolSufficient");
     assertThat(engine.hits("/v1/completions")).isEqualTo(1);
   }
 }
