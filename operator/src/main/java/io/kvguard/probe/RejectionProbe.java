@@ -14,9 +14,13 @@ import java.util.regex.Pattern;
  * answer is hashed and dropped at once: it may carry another tenant's data, so it is never logged or kept.
  */
 public final class RejectionProbe {
-  /** A refusal must say why: length, context, tokens, or llama.cpp's documented error type. */
+  /**
+   * A refusal must say why: length, context, tokens (TGI: "inputs tokens + max_new_tokens must be <= N"), or
+   * llama.cpp's documented error type.
+   */
   private static final Pattern NAMES_LENGTH = Pattern.compile(
-      "length|context|too long|too many tokens|exceed|max_model_len|maximum|exceed_context_size_error");
+      "length|context|too long|too many tokens|exceed|max_model_len|maximum|exceed_context_size_error"
+          + "|tokens[^\"]{0,40}must be <= ?[0-9]+|less than [0-9]+ tokens");
 
   private final EngineHttp http;
 
