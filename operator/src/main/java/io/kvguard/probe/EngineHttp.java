@@ -24,12 +24,25 @@ import javax.net.ssl.SSLException;
 public final class EngineHttp {
   public static final int DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-  private final HttpClient client;
-  private final int maxBodyBytes;
+  /** Where answers come from: the network, or (for fuzzing and replaying captured answers) memory. */
+  @FunctionalInterface
+  public interface Exchange {
+    EngineResponse get(EngineEndpoint endpoint, String path) throws ProbeException;
+  }
+
+  private final Exchange exchange;
 
   public EngineHttp(HttpClient client, int maxBodyBytes) {
-    this.client = client;
-    this.maxBodyBytes = maxBodyBytes;
+    this.exchange = (endpoint, path) -> send(client, maxBodyBytes, endpoint, path);
+  }
+
+  private EngineHttp(Exchange exchange) {
+    this.exchange = exchange;
+  }
+
+  /** Probes run against answers held in memory, with the same status and content-type checks as on the wire. */
+  public static EngineHttp inMemory(Exchange exchange) {
+    return new EngineHttp(exchange);
   }
 
   public static EngineHttp createDefault() {
@@ -43,6 +56,11 @@ public final class EngineHttp {
 
   /** GET {@code path}; any status is returned, transport failures become a {@link ProbeException}. */
   public EngineResponse get(EngineEndpoint endpoint, String path) throws ProbeException {
+    return exchange.get(endpoint, path);
+  }
+
+  private static EngineResponse send(HttpClient client, int maxBodyBytes, EngineEndpoint endpoint, String path)
+      throws ProbeException {
     HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.resolve(path))
         .timeout(endpoint.timeout())
         .header("Accept", "application/json, text/plain;q=0.9")

@@ -39,6 +39,9 @@ public final class VllmProbe implements EngineProbe {
         throw new ProbeException("GET " + METRICS + " answered content type " + EngineText.safe(metrics.contentType())
             + ", expected Prometheus text");
       }
+      if (metrics.body().length == 0) {
+        throw new ProbeException("GET " + METRICS + " answered an empty body");
+      }
       List<String> notes = new ArrayList<>();
       long pool = pool(PrometheusText.named(PrometheusText.parse(metrics.text()), CACHE_CONFIG), notes);
       OptionalLong engineContext = OpenAiModels.maxModelLen(http, endpoint);
@@ -59,6 +62,10 @@ public final class VllmProbe implements EngineProbe {
     boolean sized = series.stream().anyMatch(s -> s.labels().containsKey("kv_cache_size_tokens"));
     for (PrometheusText.Sample sample : series) {
       String engine = sample.labels().getOrDefault("engine", "0");
+      if (sample.value() != 1.0) {
+        // An info gauge is 1 by definition; any other value means the series is not what this probe knows.
+        throw new ProbeException(CACHE_CONFIG + " value is " + sample.value() + ", expected 1 (an info gauge)");
+      }
       long tokens;
       if (sized) {
         tokens = PrometheusText.tokens(sample.labels().get("kv_cache_size_tokens"),
