@@ -80,6 +80,10 @@ public final class EngineHttp {
       Thread.currentThread().interrupt();
       throw new ProbeException("GET " + path + " interrupted");
     } catch (ExecutionException e) {
+      if (e.getCause() instanceof HttpTimeoutException) {
+        // The client's own deadline fired first; same cause, same words as our deadline.
+        throw new ProbeException("GET " + path + " timed out after " + endpoint.timeout().toMillis() + " ms");
+      }
       throw new ProbeException("GET " + path + " failed: " + describe(e.getCause()));
     }
   }

@@ -89,7 +89,11 @@ public final class SglangProbe implements EngineProbe {
           + " internal_states ranks report memory_usage.token_capacity");
     }
     OptionalLong dpSize = StrictJson.optionalTokens(info, "dp_size", "server_info");
-    if (reporting > 0 && dpSize.isPresent() && dpSize.getAsLong() > 1 && ranks.size() != dpSize.getAsLong()) {
+    if (dpSize.isEmpty()) {
+      // SGLang dumps every server argument, dp_size included; without it a dropped rank would go unseen.
+      throw new ProbeException("server_info reports no dp_size: the number of data-parallel ranks is unknown");
+    }
+    if (reporting > 0 && dpSize.getAsLong() > 1 && ranks.size() != dpSize.getAsLong()) {
       throw new ProbeException("internal_states lists " + ranks.size() + " ranks but dp_size is " + dpSize.getAsLong());
     }
     if (smallest.isPresent()) {
@@ -103,7 +107,7 @@ public final class SglangProbe implements EngineProbe {
       throw new ProbeException("server_info reports no internal_states[].memory_usage.token_capacity"
           + " and no max_total_num_tokens");
     }
-    long rankCount = Math.max(ranks.size(), dpSize.orElse(1));
+    long rankCount = Math.max(ranks.size(), dpSize.getAsLong());
     if (rankCount > 1) {
       // max_total_num_tokens describes rank 0 only; with more ranks a smaller one would go unseen.
       throw new ProbeException("server_info reports only max_total_num_tokens (rank 0) for " + rankCount

@@ -5,9 +5,11 @@ import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.ProbeOutcome;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.Set;
 
 /**
  * vLLM: the pool comes from the labels of the {@code vllm:cache_config_info} info gauge on {@code /metrics}:
@@ -43,7 +45,10 @@ public final class VllmProbe implements EngineProbe {
         throw new ProbeException("GET " + METRICS + " answered an empty body");
       }
       List<String> notes = new ArrayList<>();
-      long pool = pool(PrometheusText.named(PrometheusText.parse(metrics.text()), CACHE_CONFIG), notes);
+      List<PrometheusText.Sample> samples = PrometheusText.parse(metrics.text());
+      List<PrometheusText.Sample> cacheConfig = PrometheusText.named(samples, CACHE_CONFIG);
+      long pool = pool(cacheConfig, notes);
+      requireEveryEngineDescribed(samples, cacheConfig);
       OptionalLong engineContext = OpenAiModels.maxModelLen(http, endpoint);
       if (engineContext.isEmpty()) {
         notes.add("/v1/models reports no max_model_len");
@@ -95,6 +100,23 @@ public final class VllmProbe implements EngineProbe {
       notes.add("pool is the smallest of " + byEngine.size() + " data-parallel engines");
     }
     return byEngine.values().stream().mapToLong(Long::longValue).min().orElseThrow();
+  }
+
+  /**
+   * Every data-parallel engine the page mentions must have its own cache_config_info series: an engine seen
+   * only in other vllm: metrics has a pool nobody measured.
+   */
+  static void requireEveryEngineDescribed(List<PrometheusText.Sample> samples, List<PrometheusText.Sample> cacheConfig)
+      throws ProbeException {
+    Set<String> described = new HashSet<>();
+    cacheConfig.forEach(s -> described.add(s.labels().getOrDefault("engine", "0")));
+    for (PrometheusText.Sample sample : samples) {
+      String engine = sample.labels().get("engine");
+      if (engine != null && sample.name().startsWith("vllm:") && !described.contains(engine)) {
+        throw new ProbeException(METRICS + " lists data-parallel engine " + EngineText.safe(engine)
+            + " but no " + CACHE_CONFIG + " series for it: its pool cannot be measured");
+      }
+    }
   }
 
   private String version(EngineEndpoint endpoint) throws ProbeException {

@@ -123,8 +123,12 @@ final class VllmFaultEngine implements FaultEngine {
       case RANK_ZERO_ONLY:
         // Without kv_cache_size_tokens, num_gpu_blocks is summed across data-parallel engines.
         return sized(null, null, "lacks kv_cache_size_tokens and lists 2 data-parallel engines");
+      case RANKS_DISAGREE_WITH_COUNT:
+        // Engine 1 serves (it has request metrics) but no cache_config_info series describes its pool.
+        return withMetrics(metrics(series("0", "2040000", "1.0"))
+            + "vllm:num_requests_running{engine=\"1\",model_name=\"m\"} 0.0\n",
+            "lists data-parallel engine 1 but no vllm:cache_config_info series for it");
       default:
-        // vLLM states no engine count to check the series against (each pod may export only its own rank).
         return Optional.empty();
     }
   }
