@@ -178,7 +178,8 @@ class ApiServerFaultIT {
     awaitGate("serve-0", "True", "PoolSufficient");
     // A change after the reconnect must still arrive: the engine restarts with a pool too small.
     h.client.pods().inNamespace(OperatorHarness.NAMESPACE).withName("serve-0").delete();
-    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
+    await().atMost(Duration.ofSeconds(10)).until(() -> h.getPod("serve-0") == null);
+    LatePods.add(h, "serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
     awaitGate("serve-0", "False", "PoolTooSmall");
     assertThat(h.labelled("serve-0")).isFalse();
   }

@@ -84,7 +84,7 @@ class LeaderElectionIT {
     follower.start();
 
     // While the leader lives, a new pod is gated by the leader alone.
-    h.pod("serve-2", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    LatePods.add(h, "serve-2", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
     awaitGate("serve-2", "True");
     await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
       assertThat(holder()).contains(LEADER);
@@ -105,7 +105,7 @@ class LeaderElectionIT {
     assertThat(podWrites()).as("failover writes no pod").isZero();
 
     // And it is the writer now: a new pod is gated, and the event says by whom.
-    h.pod("serve-3", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
+    LatePods.add(h, "serve-3", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
     awaitGate("serve-3", "False");
     await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(h.events()).anySatisfy((Event e) -> {
       assertThat(e.getReportingInstance()).isEqualTo(FOLLOWER);
