@@ -51,6 +51,8 @@ class ProbeFaultTableTest {
   /** Body bytes the engine of the size-limit row got into the socket before the probe hung up. */
   private static final AtomicLong HUGE_SENT = new AtomicLong();
   private static RawEngine trap;
+  /** Speaks TLS with a certificate no client trusts; every https row against it must fail the handshake. */
+  private static RawEngine selfSigned;
 
   /** What one row sets up; {@code port} overrides the engine's port (a closed port), {@code scheme} http(s). */
   record Scenario(Map<String, RawEngine.Behaviour> routes, String cause, Optional<Integer> port, String scheme) {
@@ -110,6 +112,8 @@ class ProbeFaultTableTest {
         RawEngine.huge(e.poolContentType(), HUGE_BODY, HUGE_SENT), "answer larger than " + BODY_LIMIT + " bytes")));
     rows.add(new Row("TLS: https to a plain-HTTP server", e -> new Scenario(e.healthy(), "TLS failure",
         Optional.empty(), "https")));
+    rows.add(new Row("TLS: self-signed certificate", e -> new Scenario(e.healthy(), "TLS failure",
+        Optional.of(selfSigned.port()), "https")));
     rows.add(new Row("HTTP 500 on /v1/models", e -> onPath(e, "/v1/models",
         RawEngine.answer(500, "application/json", "{}".getBytes(StandardCharsets.UTF_8)), "GET /v1/models answered HTTP 500")));
     rows.add(new Row("timeout on /v1/models", e -> onPath(e, "/v1/models", RawEngine.silent(), "GET /v1/models timed out")));
@@ -131,13 +135,15 @@ class ProbeFaultTableTest {
   }
 
   @BeforeAll
-  static void startTrap() throws IOException {
+  static void startTrap() throws Exception {
     trap = new RawEngine();
+    selfSigned = new RawEngine(SelfSignedTls.serverSockets());
   }
 
   @AfterAll
   static void stopTrap() {
     trap.close();
+    selfSigned.close();
   }
 
   private static int closedPort() {

@@ -45,7 +45,12 @@ final class RawEngine implements AutoCloseable {
   private final Set<Socket> open = ConcurrentHashMap.newKeySet();
 
   RawEngine() throws IOException {
-    server = new ServerSocket(0, 64, InetAddress.getLoopbackAddress());
+    this(javax.net.ServerSocketFactory.getDefault());
+  }
+
+  /** An engine behind the given socket factory, e.g. TLS with a certificate no client trusts. */
+  RawEngine(javax.net.ServerSocketFactory sockets) throws IOException {
+    server = sockets.createServerSocket(0, 64, InetAddress.getLoopbackAddress());
     threads.execute(this::acceptLoop);
   }
 
