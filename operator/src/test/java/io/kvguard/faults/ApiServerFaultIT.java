@@ -89,7 +89,7 @@ class ApiServerFaultIT {
     await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(h.get("glm").getStatus().verified).isEqualTo("1/1"));
     assertThat(podConflicts.spent()).isTrue();
     assertThat(statusConflicts.spent()).isTrue();
-    assertThat(h.labelled("serve-0")).isTrue();
+    await().untilAsserted(() -> assertThat(h.labelled("serve-0")).isTrue());
     // Three conflicts, then the write that lands; a re-plan after a conflict may find nothing left to do.
     System.out.println("api-faults conflicts: pod status patches=" + count("PATCH", "/pods/serve-0/status")
         + " (409 injected " + podConflicts.injected() + "), modeldeployment status patches="
@@ -182,6 +182,6 @@ class ApiServerFaultIT {
     await().atMost(Duration.ofSeconds(10)).until(() -> h.getPod("serve-0") == null);
     LatePods.add(h, "serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
     awaitGate("serve-0", "False", "PoolTooSmall");
-    assertThat(h.labelled("serve-0")).isFalse();
+    await().untilAsserted(() -> assertThat(h.labelled("serve-0")).isFalse());
   }
 }

@@ -83,7 +83,8 @@ class GateLifecycleIT {
     h.pod("serve-0", SERVE, engine);
     h.create(serving(role("serve", Engine.SGLANG, SERVE)));
     awaitGate("serve-0", "True", "PoolSufficient");
-    assertThat(h.labelled("serve-0")).isTrue();
+    // The label follows the condition in a second write.
+    await().untilAsserted(() -> assertThat(h.labelled("serve-0")).isTrue());
 
     // The new process has a smaller pool, and its first answer takes 3 s: the gate must not wait for it.
     Map<String, FakeEngine.Answer> smaller = new java.util.HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", 500_000));
@@ -126,8 +127,11 @@ class GateLifecycleIT {
     h.create(md);
 
     awaitGate("serve-0", "True", "Audit");
-    assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("PoolTooSmall").contains("681280");
-    assertThat(h.labelled("serve-0")).isTrue();
+    // Audit opens the gate while the probe is still running; the verdict arrives in a later write.
+    await().untilAsserted(() -> {
+      assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("PoolTooSmall").contains("681280");
+      assertThat(h.labelled("serve-0")).isTrue();
+    });
     await().untilAsserted(() -> {
       assertThat(h.get("glm").getStatus().pods.get(0).reason).isEqualTo("PoolTooSmall");
       assertThat(h.events()).extracting(Event::getReason).contains("PoolTooSmall");

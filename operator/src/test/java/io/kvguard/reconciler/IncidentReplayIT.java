@@ -57,9 +57,12 @@ class IncidentReplayIT {
       });
       assertThat(h.condition("glm", "Ready")).hasValue("False");
     });
-    assertThat(h.labelled("glm-prefill-0")).isFalse();
-    assertThat(h.labelled("glm-decode-0")).isTrue();
-    assertThat(h.events()).extracting(Event::getReason).contains("PoolTooSmall", "PoolVerified");
+    // Labels and events follow the condition in later writes.
+    await().untilAsserted(() -> {
+      assertThat(h.labelled("glm-prefill-0")).isFalse();
+      assertThat(h.labelled("glm-decode-0")).isTrue();
+      assertThat(h.events()).extracting(Event::getReason).contains("PoolTooSmall", "PoolVerified");
+    });
     assertThat(h.get("glm").getStatus().verified).isEqualTo("1/3");
 
     // The fix: the prefill engines restart with twice the window.
