@@ -24,12 +24,31 @@ import javax.net.ssl.SSLException;
 public final class EngineHttp {
   public static final int DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
+  /** Where GET answers come from: the network, or (for fuzzing and replaying captured answers) memory. */
+  @FunctionalInterface
+  public interface Exchange {
+    EngineResponse get(EngineEndpoint endpoint, String path) throws ProbeException;
+  }
+
   private final HttpClient client;
   private final int maxBodyBytes;
+  private final Exchange exchange;
 
   public EngineHttp(HttpClient client, int maxBodyBytes) {
     this.client = client;
     this.maxBodyBytes = maxBodyBytes;
+    this.exchange = this::sendGet;
+  }
+
+  private EngineHttp(Exchange exchange) {
+    this.client = null;
+    this.maxBodyBytes = 0;
+    this.exchange = exchange;
+  }
+
+  /** Probes run against answers held in memory, with the same status and content-type checks as on the wire. */
+  public static EngineHttp inMemory(Exchange exchange) {
+    return new EngineHttp(exchange);
   }
 
   public static EngineHttp createDefault() {
@@ -43,6 +62,10 @@ public final class EngineHttp {
 
   /** GET {@code path}; any status is returned, transport failures become a {@link ProbeException}. */
   public EngineResponse get(EngineEndpoint endpoint, String path) throws ProbeException {
+    return exchange.get(endpoint, path);
+  }
+
+  private EngineResponse sendGet(EngineEndpoint endpoint, String path) throws ProbeException {
     HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.resolve(path))
         .timeout(endpoint.timeout())
         .header("Accept", "application/json, text/plain;q=0.9")
@@ -52,6 +75,9 @@ public final class EngineHttp {
 
   /** POST a JSON body (the rejection probe); same deadline, cap and redirect rules as GET. */
   public EngineResponse postJson(EngineEndpoint endpoint, String path, byte[] json) throws ProbeException {
+    if (client == null) {
+      throw new ProbeException("POST " + path + " is not available on an in-memory exchange");
+    }
     HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.resolve(path))
         .timeout(endpoint.timeout())
         .header("Content-Type", "application/json")
@@ -77,6 +103,10 @@ public final class EngineHttp {
       Thread.currentThread().interrupt();
       throw new ProbeException(what + " interrupted");
     } catch (ExecutionException e) {
+      if (e.getCause() instanceof HttpTimeoutException) {
+        // The client's own deadline fired first; same cause, same words as our deadline.
+        throw new ProbeException(what + " timed out after " + endpoint.timeout().toMillis() + " ms");
+      }
       throw new ProbeException(what + " failed: " + describe(e.getCause()));
     }
   }

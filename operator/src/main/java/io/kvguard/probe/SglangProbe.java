@@ -71,6 +71,9 @@ public final class SglangProbe implements EngineProbe {
     int reporting = 0;
     for (int rank = 0; rank < ranks.size(); rank++) {
       JsonNode usage = ranks.get(rank).get("memory_usage");
+      if (usage != null && !usage.isNull() && !usage.isObject()) {
+        throw new ProbeException("internal_states[" + rank + "].memory_usage is not a JSON object");
+      }
       OptionalLong capacity = StrictJson.optionalTokens(usage, "token_capacity",
           "internal_states[" + rank + "].memory_usage");
       if (capacity.isEmpty()) {
@@ -86,7 +89,11 @@ public final class SglangProbe implements EngineProbe {
           + " internal_states ranks report memory_usage.token_capacity");
     }
     OptionalLong dpSize = StrictJson.optionalTokens(info, "dp_size", "server_info");
-    if (reporting > 0 && dpSize.isPresent() && dpSize.getAsLong() > 1 && ranks.size() != dpSize.getAsLong()) {
+    if (dpSize.isEmpty()) {
+      // SGLang dumps every server argument, dp_size included; without it a dropped rank would go unseen.
+      throw new ProbeException("server_info reports no dp_size: the number of data-parallel ranks is unknown");
+    }
+    if (reporting > 0 && dpSize.getAsLong() > 1 && ranks.size() != dpSize.getAsLong()) {
       throw new ProbeException("internal_states lists " + ranks.size() + " ranks but dp_size is " + dpSize.getAsLong());
     }
     if (smallest.isPresent()) {
@@ -99,6 +106,12 @@ public final class SglangProbe implements EngineProbe {
     if (rankZero.isEmpty()) {
       throw new ProbeException("server_info reports no internal_states[].memory_usage.token_capacity"
           + " and no max_total_num_tokens");
+    }
+    long rankCount = Math.max(ranks.size(), dpSize.getAsLong());
+    if (rankCount > 1) {
+      // max_total_num_tokens describes rank 0 only; with more ranks a smaller one would go unseen.
+      throw new ProbeException("server_info reports only max_total_num_tokens (rank 0) for " + rankCount
+          + " data-parallel ranks: the other ranks' pools cannot be measured");
     }
     notes.add("pool from max_total_num_tokens: rank 0 only, other data-parallel ranks unverified");
     return rankZero.getAsLong();

@@ -5,9 +5,11 @@ import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.ProbeOutcome;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.Set;
 
 /**
  * vLLM: the pool comes from the labels of the {@code vllm:cache_config_info} info gauge on {@code /metrics}:
@@ -39,8 +41,14 @@ public final class VllmProbe implements EngineProbe {
         throw new ProbeException("GET " + METRICS + " answered content type " + EngineText.safe(metrics.contentType())
             + ", expected Prometheus text");
       }
+      if (metrics.body().length == 0) {
+        throw new ProbeException("GET " + METRICS + " answered an empty body");
+      }
       List<String> notes = new ArrayList<>();
-      long pool = pool(PrometheusText.named(PrometheusText.parse(metrics.text()), CACHE_CONFIG), notes);
+      List<PrometheusText.Sample> samples = PrometheusText.parse(metrics.text());
+      List<PrometheusText.Sample> cacheConfig = PrometheusText.named(samples, CACHE_CONFIG);
+      long pool = pool(cacheConfig, notes);
+      requireEveryEngineDescribed(samples, cacheConfig);
       OptionalLong engineContext = OpenAiModels.maxModelLen(http, endpoint);
       if (engineContext.isEmpty()) {
         notes.add("/v1/models reports no max_model_len");
@@ -59,6 +67,10 @@ public final class VllmProbe implements EngineProbe {
     boolean sized = series.stream().anyMatch(s -> s.labels().containsKey("kv_cache_size_tokens"));
     for (PrometheusText.Sample sample : series) {
       String engine = sample.labels().getOrDefault("engine", "0");
+      if (sample.value() != 1.0) {
+        // An info gauge is 1 by definition; any other value means the series is not what this probe knows.
+        throw new ProbeException(CACHE_CONFIG + " value is " + sample.value() + ", expected 1 (an info gauge)");
+      }
       long tokens;
       if (sized) {
         tokens = PrometheusText.tokens(sample.labels().get("kv_cache_size_tokens"),
@@ -88,6 +100,23 @@ public final class VllmProbe implements EngineProbe {
       notes.add("pool is the smallest of " + byEngine.size() + " data-parallel engines");
     }
     return byEngine.values().stream().mapToLong(Long::longValue).min().orElseThrow();
+  }
+
+  /**
+   * Every data-parallel engine the page mentions must have its own cache_config_info series: an engine seen
+   * only in other vllm: metrics has a pool nobody measured.
+   */
+  static void requireEveryEngineDescribed(List<PrometheusText.Sample> samples, List<PrometheusText.Sample> cacheConfig)
+      throws ProbeException {
+    Set<String> described = new HashSet<>();
+    cacheConfig.forEach(s -> described.add(s.labels().getOrDefault("engine", "0")));
+    for (PrometheusText.Sample sample : samples) {
+      String engine = sample.labels().get("engine");
+      if (engine != null && sample.name().startsWith("vllm:") && !described.contains(engine)) {
+        throw new ProbeException(METRICS + " lists data-parallel engine " + EngineText.safe(engine)
+            + " but no " + CACHE_CONFIG + " series for it: its pool cannot be measured");
+      }
+    }
   }
 
   private String version(EngineEndpoint endpoint) throws ProbeException {

@@ -62,9 +62,12 @@ class SglangProbeTest {
         + "{\"token_capacity\":2040000}},{\"memory_usage\":{}}],\"api_key\":\"" + EngineShapes.SECRET_API_KEY + "\"}"));
     assertThat(failure(probe(halfRanks))).isEqualTo("only 1 of 2 internal_states ranks report memory_usage.token_capacity");
     Map<String, Answer> none = new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
-    none.put("/server_info", Answer.json("{\"api_key\":\"" + EngineShapes.SECRET_API_KEY + "\"}"));
+    none.put("/server_info", Answer.json("{\"dp_size\":1,\"api_key\":\"" + EngineShapes.SECRET_API_KEY + "\"}"));
     assertThat(failure(probe(none))).isEqualTo("server_info reports no internal_states[].memory_usage.token_capacity"
         + " and no max_total_num_tokens");
+    Map<String, Answer> noRanks = new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+    noRanks.put("/server_info", Answer.json("{\"max_total_num_tokens\":2040000}"));
+    assertThat(failure(probe(noRanks))).contains("dp_size");
   }
 
   @Test

@@ -1,0 +1,115 @@
+package io.kvguard.faults;
+
+import static io.kvguard.testing.OperatorHarness.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
+import io.kvguard.KvguardConfig;
+import io.kvguard.KvguardOperator;
+import io.kvguard.customresource.Engine;
+import io.kvguard.demo.EngineShapes;
+import io.kvguard.testing.OperatorHarness;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Two replicas on one API server, as the chart runs them with replicas: 2. The follower writes nothing while
+ * the leader lives; when the leader stops, the follower takes the lease and keeps every gate as it was.
+ * Writers are told apart by the reportingInstance of the events each replica emits.
+ */
+class LeaderElectionIT {
+  private static final long WINDOW = 1_048_576;
+  private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
+  private static final String LEADER = OperatorHarness.productionConfig().identity();
+  private static final String FOLLOWER = "kvguard-test-1";
+  private final OperatorHarness h = new OperatorHarness();
+  private NamespacedKubernetesClient followerClient;
+  private KvguardOperator follower;
+
+  @AfterEach
+  void stop() {
+    if (follower != null) {
+      follower.close();
+    }
+    if (followerClient != null) {
+      followerClient.close();
+    }
+    h.close();
+  }
+
+  private Optional<String> holder() {
+    Lease lease = h.client.leases().inNamespace(OperatorHarness.OPERATOR_NAMESPACE).withName(KvguardConfig.LEASE_NAME).get();
+    return lease == null || lease.getSpec() == null ? Optional.empty() : Optional.ofNullable(lease.getSpec().getHolderIdentity());
+  }
+
+  private long eventsFrom(String instance) {
+    return h.events().stream().filter(e -> instance.equals(e.getReportingInstance())).count();
+  }
+
+  private void awaitGate(String pod, String status) {
+    await().atMost(Duration.ofSeconds(40)).untilAsserted(() ->
+        assertThat(h.gate(pod)).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo(status)));
+  }
+
+  private long podWrites() {
+    return h.api.requests().stream().filter(r -> r.path().contains("/pods/")
+        && (r.method().equals("PATCH") || r.method().equals("PUT"))).count();
+  }
+
+  @Test
+  void onlyTheLeaderWritesAndFailoverKeepsTheGatesAsTheyAre() {
+    h.start();
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.pod("serve-1", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
+    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    awaitGate("serve-0", "True");
+    awaitGate("serve-1", "False");
+    await().atMost(Duration.ofSeconds(20)).until(() -> holder().equals(Optional.of(LEADER)));
+
+    KvguardConfig production = OperatorHarness.productionConfig();
+    KvguardConfig second = new KvguardConfig(production.namespaces(), production.metricsPort(), true,
+        production.leaseNamespace(), production.probeConcurrency(), production.probeMaxBodyBytes(), FOLLOWER);
+    followerClient = h.api.client();
+    follower = KvguardOperator.create(followerClient, second,
+        new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC(), false);
+    follower.start();
+
+    // While the leader lives, a new pod is gated by the leader alone.
+    LatePods.add(h, "serve-2", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    awaitGate("serve-2", "True");
+    await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+      assertThat(holder()).contains(LEADER);
+      assertThat(eventsFrom(FOLLOWER)).isZero();
+    });
+    assertThat(eventsFrom(LEADER)).isPositive();
+
+    h.api.clearRequests();
+    h.stopOperator();
+    await().atMost(Duration.ofSeconds(40)).until(() -> holder().equals(Optional.of(FOLLOWER)));
+    // The new leader reads the recorded verdicts and leaves every gate where it was.
+    await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(8)).untilAsserted(() -> {
+      assertThat(h.gate("serve-0")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+      assertThat(h.gate("serve-2")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+      assertThat(h.gate("serve-1")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False"));
+      assertThat(h.labelled("serve-0")).isTrue();
+    });
+    assertThat(podWrites()).as("failover writes no pod").isZero();
+
+    // And it is the writer now: a new pod is gated, and the event says by whom.
+    LatePods.add(h, "serve-3", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
+    awaitGate("serve-3", "False");
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(h.events()).anySatisfy((Event e) -> {
+      assertThat(e.getReportingInstance()).isEqualTo(FOLLOWER);
+      assertThat(e.getMessage()).contains("serve-3");
+    }));
+  }
+}
