@@ -36,7 +36,8 @@ public final class SglangProbe implements EngineProbe {
       long pool = pool(info, notes);
       OptionalLong engineContext = OpenAiModels.maxModelLen(http, endpoint);
       if (engineContext.isEmpty()) {
-        notes.add("/v1/models reports no max_model_len");
+        // Both engines always report it; without it the over-pool rejection path cannot be ruled out.
+        throw new ProbeException("/v1/models reports no max_model_len: the engine's own context length is unknown");
       }
       String mode = StrictJson.optionalText(info, "disaggregation_mode");
       String disaggregation = mode == null || mode.equals("null") ? null : EngineText.safe(mode);

@@ -51,7 +51,8 @@ public final class VllmProbe implements EngineProbe {
       requireEveryEngineDescribed(samples, cacheConfig);
       OptionalLong engineContext = OpenAiModels.maxModelLen(http, endpoint);
       if (engineContext.isEmpty()) {
-        notes.add("/v1/models reports no max_model_len");
+        // Both engines always report it; without it the over-pool rejection path cannot be ruled out.
+        throw new ProbeException("/v1/models reports no max_model_len: the engine's own context length is unknown");
       }
       return ProbeOutcome.observed(new PoolObservation(pool, engineContext, version(endpoint), null, notes));
     } catch (ProbeException e) {
