@@ -29,7 +29,11 @@ import java.util.function.Function;
 public final class EmbeddedApiServer implements AutoCloseable {
 
   /** One request as the server saw it. */
-  public record Request(String method, String path, int status) {}
+  public record Request(String method, String path, int status, String userAgent) {
+    public Request(String method, String path, int status) {
+      this(method, path, status, null);
+    }
+  }
 
   private final KubernetesMockServer server;
   private final List<Request> requests = new ArrayList<>();
@@ -65,7 +69,7 @@ public final class EmbeddedApiServer implements AutoCloseable {
   }
 
   private synchronized void record(RecordedRequest request, int status) {
-    requests.add(new Request(request.getMethod(), request.getPath(), status));
+    requests.add(new Request(request.getMethod(), request.getPath(), status, request.getHeader("User-Agent")));
   }
 
   /** Requests seen so far (a copy). */

@@ -72,6 +72,13 @@ public final class RenderedRbac {
    * What the chart, rendered with {@code valuesYaml} (empty for the defaults) into {@link RenderedChart#NAMESPACE},
    * grants the operator's ServiceAccount.
    */
+  private static final java.util.Map<String, RenderedRbac> RENDERED = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** {@link #forChart} rendered once per distinct values per JVM (rendering takes a second). */
+  public static RenderedRbac cached(String valuesYaml) {
+    return RENDERED.computeIfAbsent(valuesYaml, RenderedRbac::forChart);
+  }
+
   public static RenderedRbac forChart(String valuesYaml) {
     return forServiceAccount(RenderedChart.render(valuesYaml).all(), RenderedChart.NAMESPACE, OPERATOR_SERVICE_ACCOUNT);
   }

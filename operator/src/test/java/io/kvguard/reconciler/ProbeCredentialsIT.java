@@ -25,6 +25,11 @@ class ProbeCredentialsIT extends EmbeddedClusterTest {
   private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
 
 
+  @org.junit.jupiter.api.BeforeEach
+  void allowTheSecretsInTheChart() {
+    h.rbacValues("probeCredentials: {enabled: true, secretNames: [engine-token, no-such-secret]}");
+  }
+
   private ModelDeployment withSecret(String secretName) {
     ModelDeployment md = h.modelDeployment("glm", 1_048_576, role("serve", Engine.SGLANG, SERVE));
     ProbeSpec probe = new ProbeSpec();

@@ -34,7 +34,14 @@ public final class OperatorHarness implements AutoCloseable {
   public static final String OPERATOR_NAMESPACE = "kvguard-system";
 
   public final EmbeddedApiServer api = new EmbeddedApiServer();
+  /** The operator's own identity on the API server, so its requests can be checked against the chart's RBAC. */
+  public static final String OPERATOR_AGENT = "kvguard-operator-under-test";
+
   public final NamespacedKubernetesClient client = api.client();
+  private final io.fabric8.kubernetes.client.KubernetesClient operatorClient = new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+      .withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(client.getConfiguration()).withUserAgent(OPERATOR_AGENT).build())
+      .build();
+  private String rbacValues = "";
   public final SimulatedPods pods = new SimulatedPods(client);
   public final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final List<FakeEngine> engines = new ArrayList<>();
@@ -56,7 +63,7 @@ public final class OperatorHarness implements AutoCloseable {
   }
 
   public OperatorHarness start(KvguardConfig config) {
-    operator = KvguardOperator.create(client, config, registry, Clock.systemUTC(), false);
+    operator = KvguardOperator.create(operatorClient, config, registry, Clock.systemUTC(), false);
     operator.start();
     return this;
   }
@@ -150,11 +157,32 @@ public final class OperatorHarness implements AutoCloseable {
     return client.v1().events().inNamespace(NAMESPACE).list().getItems();
   }
 
+  /** Helm values the operator's requests are checked against on close (default: the chart's defaults). */
+  public OperatorHarness rbacValues(String valuesYaml) {
+    this.rbacValues = valuesYaml;
+    return this;
+  }
+
+  /** The operator's requests so far (the test's own requests carry another User-Agent). */
+  public List<EmbeddedApiServer.Request> operatorRequests() {
+    return api.requests().stream().filter(r -> OPERATOR_AGENT.equals(r.userAgent())).toList();
+  }
+
+  /**
+   * Stops everything, then fails the test if the operator made a request the Helm chart's RBAC would refuse:
+   * the mock API server enforces no RBAC, so every IT checks the shipped rules this way.
+   */
   @Override
   public void close() {
     stopOperator();
+    List<EmbeddedApiServer.Request> made = operatorRequests();
     engines.forEach(FakeEngine::close);
+    operatorClient.close();
     client.close();
     api.close();
+    List<String> denied = io.kvguard.helm.RenderedRbac.cached(rbacValues).denied(made);
+    if (!denied.isEmpty()) {
+      throw new AssertionError("requests the Helm chart's RBAC would refuse: " + denied);
+    }
   }
 }
