@@ -13,7 +13,6 @@ import io.kvguard.reconciler.ModelDeploymentReconciler;
 import io.kvguard.reconciler.ProbeCredentials;
 import io.kvguard.reconciler.Signals;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.net.http.HttpClient;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
@@ -51,12 +50,7 @@ public final class KvguardOperator implements AutoCloseable {
             config.identity(), null, exitOnStopLeading));
       }
     });
-    HttpClient http = HttpClient.newBuilder()
-        .followRedirects(HttpClient.Redirect.NEVER)
-        .connectTimeout(Duration.ofSeconds(5))
-        .version(HttpClient.Version.HTTP_1_1)
-        .build();
-    EngineHttp engineHttp = new EngineHttp(http, config.probeMaxBodyBytes());
+    EngineHttp engineHttp = new EngineHttp(EngineHttp.newHttpClient(), config.probeMaxBodyBytes());
     EngineProbes probes = EngineProbes.standard(engineHttp);
     KvguardMetrics metrics = new KvguardMetrics(registry);
     ModelDeploymentReconciler reconciler = new ModelDeploymentReconciler(probes, new RejectionProbe(engineHttp),

@@ -52,12 +52,16 @@ public final class EngineHttp {
   }
 
   public static EngineHttp createDefault() {
-    HttpClient client = HttpClient.newBuilder()
+    return new EngineHttp(newHttpClient(), DEFAULT_MAX_BODY_BYTES);
+  }
+
+  /** The JDK client every probe uses: never follows redirects, HTTP/1.1, 5 s to connect. */
+  public static HttpClient newHttpClient() {
+    return HttpClient.newBuilder()
         .followRedirects(HttpClient.Redirect.NEVER)
         .connectTimeout(Duration.ofSeconds(5))
         .version(HttpClient.Version.HTTP_1_1)
         .build();
-    return new EngineHttp(client, DEFAULT_MAX_BODY_BYTES);
   }
 
   /** GET {@code path}; any status is returned, transport failures become a {@link ProbeException}. */
