@@ -66,8 +66,8 @@ class DemoIT {
     assertThat(fix).isLessThan(reopened);
     assertThat(reopened).isLessThan(ready);
     // The kubectl-style tables after each phase, with the printer columns of the generated CRD.
-    assertThat(text).containsPattern("glm +\\d+s +1048576 +zai-org/GLM-5.3 +False +2/4")
-        .containsPattern("glm +\\d+s +1048576 +zai-org/GLM-5.3 +True +4/4")
+    assertThat(text).containsPattern("glm +zai-org/GLM-5.3 +1048576 +2/4 +False +\\d+s")
+        .containsPattern("glm +zai-org/GLM-5.3 +1048576 +4/4 +True +\\d+s")
         .containsPattern("glm-prefill-1 +0 +False +PoolTooSmall +KV pool 681280 tokens")
         .containsPattern("glm-prefill-1 +1 +True +PoolSufficient +true +KV pool 2040000 tokens")
         .containsPattern("Ready +True +MinReadyPodsVerified");
@@ -92,7 +92,7 @@ class DemoIT {
       JsonNode table = kubectlTable(client.getMasterUrl() + "apis/kvguard.io/v1alpha1/namespaces/inference/modeldeployments");
       List<String> columns = new ArrayList<>();
       table.get("columnDefinitions").forEach(c -> columns.add(c.get("name").asText()));
-      assertThat(columns).containsExactly("Name", "Age", "Window", "Model", "Ready", "Verified");
+      assertThat(columns).containsExactly("Name", "Model", "Window", "Verified", "Ready", "Age");
       List<String> cells = new ArrayList<>();
       table.get("rows").get(0).get("cells").forEach(c -> cells.add(c.asText()));
       assertThat(cells).contains("glm", "1048576", "zai-org/GLM-5.3", "True", "4/4");
