@@ -47,6 +47,8 @@ public final class ScaleBenchmark implements AutoCloseable {
   static final long BIG_POOL = 2_040_000;
   static final long SMALL_POOL = 600_000;
   private static final long SETTLE_MILLIS = 2_000;
+  /** Held so the level sticks: java.util.logging keeps loggers weakly. */
+  private static final java.util.logging.Logger MOCK_LOG = java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
 
   private final BenchOptions options;
   private final EmbeddedApiServer api = new EmbeddedApiServer();
@@ -78,13 +80,21 @@ public final class ScaleBenchmark implements AutoCloseable {
 
   public static void main(String[] args) throws Exception {
     BenchOptions options = BenchOptions.parse(args);
-    // Console logging of thousands of verdict lines would measure the terminal, not the operator.
-    ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).setLevel(Level.WARN);
+    quietLogs();
     try (ScaleBenchmark bench = new ScaleBenchmark(options)) {
       BenchFigures figures = bench.run(System.out);
       figures.print(System.out);
     }
     System.exit(0);
+  }
+
+  /**
+   * Console logging of thousands of verdict lines (and the mock server's line per request) would measure the
+   * terminal, not the operator.
+   */
+  static void quietLogs() {
+    ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger("io.kvguard")).setLevel(Level.WARN);
+    MOCK_LOG.setLevel(java.util.logging.Level.WARNING);
   }
 
   BenchFigures run(java.io.PrintStream progress) throws Exception {
