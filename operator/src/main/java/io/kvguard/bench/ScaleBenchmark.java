@@ -57,6 +57,7 @@ public final class ScaleBenchmark implements AutoCloseable {
   private final KubernetesClient benchClient;
   private final LoopbackEngines engines;
   private final List<String> podNames = new ArrayList<>();
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private KvguardOperator operator;
 
   ScaleBenchmark(BenchOptions options) throws Exception {
@@ -124,24 +125,27 @@ public final class ScaleBenchmark implements AutoCloseable {
       KvguardConfig config = KvguardConfig.fromEnvironment(Map.of("KVGUARD_LEADER_ELECTION", "true",
           "KVGUARD_LEADER_ELECTION_NAMESPACE", OPERATOR_NAMESPACE, "POD_NAME", "kvguard-bench-0",
           "KVGUARD_PROBE_CONCURRENCY", String.valueOf(options.probeConcurrency())));
-      operator = KvguardOperator.create(operatorClient, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
-          Clock.systemUTC(), false);
+      operator = KvguardOperator.create(operatorClient, config, registry, Clock.systemUTC(), false);
       operator.start();
       await("every gate set", 1800, () -> watch.count("True", "PoolSufficient") == n - refusedCount
           && watch.count("False", "PoolTooSmall") == refusedCount);
       long startupMillis = (System.nanoTime() - start) / 1_000_000;
       awaitQuiet();
       Map<ApiWrites.Kind, Long> startupWrites = writes.snapshot();
+      Rejected startupRejected = rejected(api.requests());
+      api.clearRequests();
       double cpuStartup = cpuSeconds() - cpu0;
 
       progress.printf("steady window %d s ...%n", options.steadySeconds());
       writes.reset();
       long[] probesBefore = engines.probeSnapshot();
+      double reconcilesBefore = reconciles("started");
       long steadyStart = System.nanoTime();
       double cpu1 = cpuSeconds();
       sleep(options.steadySeconds() * 1000L);
       double steadySeconds = (System.nanoTime() - steadyStart) / 1e9;
       Map<ApiWrites.Kind, Long> steadyWrites = writes.snapshot();
+      double steadyReconciles = reconciles("started") - reconcilesBefore;
       long[] probesAfter = engines.probeSnapshot();
       double cpuSteady = cpuSeconds() - cpu1;
       double periods = steadySeconds / options.periodSeconds();
@@ -159,6 +163,8 @@ public final class ScaleBenchmark implements AutoCloseable {
 
       progress.printf("%d engine restarts at %.0f/s ...%n", options.restarts(), options.restartsPerSecond());
       writes.reset();
+      api.clearRequests();
+      double failedBefore = reconciles("failed");
       long flipsBefore = watch.flips();
       double cpu2 = cpuSeconds();
       long[] restartProbesBefore = engines.probeSnapshot();
@@ -177,14 +183,44 @@ public final class ScaleBenchmark implements AutoCloseable {
       Map<ApiWrites.Kind, Long> restartWrites = writes.snapshot();
       long flips = watch.flips() - flipsBefore;
       double cpuRestarts = cpuSeconds() - cpu2;
-      long conflicts = api.requests().stream()
-          .filter(r -> r.path().contains("/pods/") && (r.status() == 409 || r.status() == 422)).count();
+      Rejected rejected = rejected(api.requests());
+      double failedReconciles = reconciles("failed") - failedBefore;
       api.clearRequests();
       double heapFinal = heapAfterGc();
-      return new BenchFigures(options, floorMillis, startupMillis, startupWrites, restarts.latencies(), flips,
-          restartWrites, steadySeconds, steadyWrites, max, sum / n, steadyOverruns, restartOverruns, conflicts,
+      return new BenchFigures(options, floorMillis, startupMillis, startupWrites, startupRejected, restarts.latencies(), restarts.restartRoundTrips(), flips,
+          restartWrites, rejected.podStatus(), rejected.podLabel(), rejected.crStatus(), (long) failedReconciles,
+          steadySeconds, steadyWrites, steadyReconciles / (n / 10.0) / periods, max, sum / n, steadyOverruns, restartOverruns,
           heapBaseline, heapFinal, new double[] {cpuStartup, cpuRestarts, cpuSteady}, ThreadCpu.byGroup(10));
     }
+  }
+
+  /** Operator writes the API server refused (409/422) in one phase; the operator re-reads and retries them. */
+  record Rejected(long podStatus, long podLabel, long crStatus) {}
+
+  static Rejected rejected(List<EmbeddedApiServer.Request> requests) {
+    long podStatus = 0;
+    long podLabel = 0;
+    long crStatus = 0;
+    for (EmbeddedApiServer.Request request : requests) {
+      if (request.status() != 409 && request.status() != 422) {
+        continue;
+      }
+      ApiWrites.Kind kind = ApiWrites.classify(request.method(), request.path());
+      if (kind == ApiWrites.Kind.POD_STATUS) {
+        podStatus++;
+      } else if (kind == ApiWrites.Kind.POD_LABEL) {
+        podLabel++;
+      } else if (kind == ApiWrites.Kind.CR_STATUS) {
+        crStatus++;
+      }
+    }
+    return new Rejected(podStatus, podLabel, crStatus);
+  }
+
+  /** JOSDK's own reconcile counters (operator.sdk.reconciliations.started / .failed), summed. */
+  private double reconciles(String which) {
+    return registry.find("operator.sdk.reconciliations." + which).counters().stream()
+        .mapToDouble(io.micrometer.core.instrument.Counter::count).sum();
   }
 
   private void setUp() throws Exception {
@@ -237,8 +273,11 @@ public final class ScaleBenchmark implements AutoCloseable {
     return md;
   }
 
-  /** The latencies (ms) and how many restarts each pod (by index) got. */
-  record RestartRun(double[] latencies, Map<Integer, Integer> perPod) {}
+  /**
+   * The close latencies (ms), how long the benchmark's own restart write took (GET + PATCH: what the API
+   * server alone costs at this moment), and how many restarts each pod (by index) got.
+   */
+  record RestartRun(double[] latencies, double[] restartRoundTrips, Map<Integer, Integer> perPod) {}
 
   /**
    * Restarts verified engines at the configured rate, each one only while its gate is open, and times the
@@ -249,6 +288,7 @@ public final class ScaleBenchmark implements AutoCloseable {
     Map<String, Long> restartedAt = new ConcurrentHashMap<>();
     Map<String, Long> closedAt = new ConcurrentHashMap<>();
     List<Double> latencies = java.util.Collections.synchronizedList(new ArrayList<>());
+    List<Double> roundTrips = new ArrayList<>();
     watch.onChange((pod, gate) -> {
       if (!gate.open() && restartedAt.containsKey(pod)) {
         closedAt.putIfAbsent(pod, System.nanoTime());
@@ -276,8 +316,11 @@ public final class ScaleBenchmark implements AutoCloseable {
       }
       next += interval;
       restartedAt.put(name, Long.MAX_VALUE);
+      long before = System.nanoTime();
       pods.restartEngine(NAMESPACE, name);
-      restartedAt.put(name, System.nanoTime());
+      long written = System.nanoTime();
+      roundTrips.add((written - before) / 1e6);
+      restartedAt.put(name, written);
       perPod.merge(index, 1, Integer::sum);
       done++;
     }
@@ -288,7 +331,8 @@ public final class ScaleBenchmark implements AutoCloseable {
     long refusedCount = podNames.stream().filter(p -> p.endsWith("-9")).count();
     await("restarted gates open again", 600, () -> watch.count("True", "PoolSufficient") == options.pods() - refusedCount);
     watch.onChange((pod, gate) -> {});
-    return new RestartRun(latencies.stream().mapToDouble(Double::doubleValue).toArray(), perPod);
+    return new RestartRun(latencies.stream().mapToDouble(Double::doubleValue).toArray(),
+        roundTrips.stream().mapToDouble(Double::doubleValue).toArray(), perPod);
   }
 
   /** Moves every restart whose close was seen into the latency list (a close seen before the write returned is 0). */
