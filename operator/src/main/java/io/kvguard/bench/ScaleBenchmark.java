@@ -111,6 +111,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       await("floor gates", 600, () -> floorWatch.count("True", null) == n);
       floorMillis = (System.nanoTime() - start) / 1_000_000;
     }
+    engines.closeConnections();
     benchClient.pods().inNamespace(FLOOR_NAMESPACE).delete();
     await("floor pods deleted", 120, () -> benchClient.pods().inNamespace(FLOOR_NAMESPACE).list().getItems().isEmpty());
 
@@ -130,6 +131,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       await("every gate set", 1800, () -> watch.count("True", "PoolSufficient") == n - refusedCount
           && watch.count("False", "PoolTooSmall") == refusedCount);
       long startupMillis = (System.nanoTime() - start) / 1_000_000;
+      progress.printf("every gate set after %,d ms (floor %,d ms)%n", startupMillis, floorMillis);
       awaitQuiet();
       Map<ApiWrites.Kind, Long> startupWrites = writes.snapshot();
       Rejected startupRejected = rejected(api.requests());
