@@ -16,6 +16,7 @@ import java.util.Map;
  * @param restartRoundTripsMillis per restart: the benchmark's own GET + PATCH of the pod (API server latency)
  * @param restartFlips gate flips (open to closed and back) the watch saw during the restart phase
  * @param steadySeconds length of the steady window actually observed
+ * @param steadyShortestProbeGapMillis the shortest time between two probes of one engine in the steady window
  * @param steadyProbesPerPeriodMax the highest probes-per-period of any pod in the steady window
  * @param steadyProbeOverruns pods probed more than once per period (+1 for the window edge) in the steady window
  * @param restartProbeOverruns pods probed more than once per period + once per container start in the restart phase
@@ -34,7 +35,7 @@ public record BenchFigures(BenchOptions options, long floorMillis, long startupM
     long restartFlips,
     Map<ApiWrites.Kind, Long> restartWrites, long rejectedPodStatus, long rejectedPodLabel, long rejectedCrStatus,
     long failedReconciles, double steadySeconds, Map<ApiWrites.Kind, Long> steadyWrites,
-    double steadyReconcilesPerModelDeploymentPeriod, double steadyProbesPerPeriodMax, double steadyProbesPerPeriodMean,
+    double steadyReconcilesPerModelDeploymentPeriod, double steadyShortestProbeGapMillis, double steadyProbesPerPeriodMax, double steadyProbesPerPeriodMean,
     int steadyProbeOverruns, int restartProbeOverruns, double heapBaselineMiB, double heapFinalMiB,
     double[] cpuSeconds, List<Map.Entry<String, Double>> threadCpu) {
 
@@ -123,6 +124,8 @@ public record BenchFigures(BenchOptions options, long floorMillis, long startupM
         String.format("%.1f", steadyReconcilesPerModelDeploymentPeriod), "");
     row(out, "(4) probes per pod per period, steady (max / mean)",
         String.format("%.2f / %.2f", steadyProbesPerPeriodMax, steadyProbesPerPeriodMean), "<= 1");
+    row(out, "(4) shortest gap between two probes of one engine, steady",
+        String.format("%.0f ms", steadyShortestProbeGapMillis), ">= the period");
     row(out, "(4) pods over 1/period (+1/start) steady / restarts", steadyProbeOverruns + " / " + restartProbeOverruns, "0 / 0");
     row(out, "(5) heap after full GC: whole JVM before / after operator",
         String.format("%.0f / %.0f MiB", heapBaselineMiB, heapFinalMiB), "");

@@ -30,6 +30,8 @@ final class LoopbackEngines implements AutoCloseable {
   private final Map<String, byte[]>[] responses;
   private final AtomicLongArray requests;
   private final AtomicLongArray probeRequests;
+  private final long[] lastProbeNanos;
+  private final long[] shortestProbeGapNanos;
   private final String probePath;
   private final java.util.Set<SocketChannel> connections = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final Thread loop;
@@ -44,6 +46,9 @@ final class LoopbackEngines implements AutoCloseable {
     responses = new Map[shapes.size()];
     requests = new AtomicLongArray(shapes.size());
     probeRequests = new AtomicLongArray(shapes.size());
+    lastProbeNanos = new long[shapes.size()];
+    shortestProbeGapNanos = new long[shapes.size()];
+    java.util.Arrays.fill(shortestProbeGapNanos, Long.MAX_VALUE);
     Map<Map<String, Answer>, Map<String, byte[]>> rendered = new HashMap<>();
     for (int i = 0; i < shapes.size(); i++) {
       ServerSocketChannel channel = ServerSocketChannel.open();
@@ -70,6 +75,20 @@ final class LoopbackEngines implements AutoCloseable {
   /** Requests for the probe path at one endpoint so far. */
   long probes(int endpoint) {
     return probeRequests.get(endpoint);
+  }
+
+  /** Forgets the shortest gaps seen so far (only the selector thread writes them; a stale read is harmless). */
+  synchronized void resetProbeGaps() {
+    java.util.Arrays.fill(shortestProbeGapNanos, Long.MAX_VALUE);
+  }
+
+  /** The shortest time between two probe requests to one endpoint since the last reset, over all endpoints (ms). */
+  double shortestProbeGapMillis() {
+    long shortest = Long.MAX_VALUE;
+    for (long gap : shortestProbeGapNanos) {
+      shortest = Math.min(shortest, gap);
+    }
+    return shortest == Long.MAX_VALUE ? Double.NaN : shortest / 1e6;
   }
 
   long requests(int endpoint) {
@@ -200,6 +219,12 @@ final class LoopbackEngines implements AutoCloseable {
       requests.incrementAndGet(connection.endpoint);
       if (path.equals(probePath)) {
         probeRequests.incrementAndGet(connection.endpoint);
+        long now = System.nanoTime();
+        int e = connection.endpoint;
+        if (lastProbeNanos[e] != 0) {
+          shortestProbeGapNanos[e] = Math.min(shortestProbeGapNanos[e], now - lastProbeNanos[e]);
+        }
+        lastProbeNanos[e] = now;
       }
       byte[] answer = responses[connection.endpoint].getOrDefault(path, NOT_FOUND);
       connection.out.add(ByteBuffer.wrap(answer));

@@ -141,6 +141,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       progress.printf("steady window %d s ...%n", options.steadySeconds());
       writes.reset();
       long[] probesBefore = engines.probeSnapshot();
+      engines.resetProbeGaps();
       double reconcilesBefore = reconciles("started");
       long steadyStart = System.nanoTime();
       double cpu1 = cpuSeconds();
@@ -149,6 +150,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       Map<ApiWrites.Kind, Long> steadyWrites = writes.snapshot();
       double steadyReconciles = reconciles("started") - reconcilesBefore;
       long[] probesAfter = engines.probeSnapshot();
+      double shortestGap = engines.shortestProbeGapMillis();
       double cpuSteady = cpuSeconds() - cpu1;
       double periods = steadySeconds / options.periodSeconds();
       double max = 0;
@@ -191,7 +193,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       double heapFinal = heapAfterGc();
       return new BenchFigures(options, floorMillis, startupMillis, startupWrites, startupRejected, restarts.latencies(), restarts.restartRoundTrips(), flips,
           restartWrites, rejected.podStatus(), rejected.podLabel(), rejected.crStatus(), (long) failedReconciles,
-          steadySeconds, steadyWrites, steadyReconciles / (n / 10.0) / periods, max, sum / n, steadyOverruns, restartOverruns,
+          steadySeconds, steadyWrites, steadyReconciles / (n / 10.0) / periods, shortestGap, max, sum / n, steadyOverruns, restartOverruns,
           heapBaseline, heapFinal, new double[] {cpuStartup, cpuRestarts, cpuSteady}, ThreadCpu.byGroup(10));
     }
   }
