@@ -26,11 +26,9 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.function.BooleanSupplier;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -108,12 +106,12 @@ public final class ScaleBenchmark implements AutoCloseable {
     try (GateWatch floorWatch = new GateWatch(benchClient, FLOOR_NAMESPACE)) {
       long start = System.nanoTime();
       Floor.run(operatorClient, FLOOR_NAMESPACE, options.probeConcurrency());
-      await("floor gates", 600, () -> floorWatch.count("True", null) == n);
+      Waits.await("floor gates", 600, () -> floorWatch.count("True", null) == n);
       floorMillis = (System.nanoTime() - start) / 1_000_000;
     }
     engines.closeConnections();
     benchClient.pods().inNamespace(FLOOR_NAMESPACE).delete();
-    await("floor pods deleted", 120, () -> benchClient.pods().inNamespace(FLOOR_NAMESPACE).list().getItems().isEmpty());
+    Waits.await("floor pods deleted", 120, () -> benchClient.pods().inNamespace(FLOOR_NAMESPACE).list().getItems().isEmpty());
 
     try (GateWatch watch = new GateWatch(benchClient, NAMESPACE)) {
       double heapBaseline = heapAfterGc();
@@ -128,7 +126,7 @@ public final class ScaleBenchmark implements AutoCloseable {
           "KVGUARD_PROBE_CONCURRENCY", String.valueOf(options.probeConcurrency())));
       operator = KvguardOperator.create(operatorClient, config, registry, Clock.systemUTC(), false);
       operator.start();
-      await("every gate set", 1800, () -> watch.count("True", "PoolSufficient") == n - refusedCount
+      Waits.await("every gate set", 1800, () -> watch.count("True", "PoolSufficient") == n - refusedCount
           && watch.count("False", "PoolTooSmall") == refusedCount);
       long startupMillis = (System.nanoTime() - start) / 1_000_000;
       progress.printf("every gate set after %,d ms (floor %,d ms)%n", startupMillis, floorMillis);
@@ -145,7 +143,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       double reconcilesBefore = reconciles("started");
       long steadyStart = System.nanoTime();
       double cpu1 = cpuSeconds();
-      sleep(options.steadySeconds() * 1000L);
+      Waits.sleep(options.steadySeconds() * 1000L);
       double steadySeconds = (System.nanoTime() - steadyStart) / 1e9;
       Map<ApiWrites.Kind, Long> steadyWrites = writes.snapshot();
       double steadyReconciles = reconciles("started") - reconcilesBefore;
@@ -173,7 +171,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       double cpu2 = cpuSeconds();
       long[] restartProbesBefore = engines.probeSnapshot();
       long restartStart = System.nanoTime();
-      RestartRun restarts = restartEngines(watch);
+      EngineRestarts.Run restarts = new EngineRestarts(benchClient, options, podNames).run(watch);
       awaitQuiet();
       double restartSeconds = (System.nanoTime() - restartStart) / 1e9;
       long[] restartProbesAfter = engines.probeSnapshot();
@@ -277,115 +275,17 @@ public final class ScaleBenchmark implements AutoCloseable {
     return md;
   }
 
-  /**
-   * The close latencies (ms), how long the benchmark's own restart write took (GET + PATCH: what the API
-   * server alone costs at this moment), and how many restarts each pod (by index) got.
-   */
-  record RestartRun(double[] latencies, double[] restartRoundTrips, Map<Integer, Integer> perPod) {}
-
-  /**
-   * Restarts verified engines at the configured rate, each one only while its gate is open, and times the
-   * close: from the restart written (the kubelet's report) to the watch seeing condition False.
-   */
-  private RestartRun restartEngines(GateWatch watch) throws Exception {
-    SimulatedPods pods = new SimulatedPods(benchClient);
-    Map<String, Long> restartedAt = new ConcurrentHashMap<>();
-    Map<String, Long> closedAt = new ConcurrentHashMap<>();
-    List<Double> latencies = java.util.Collections.synchronizedList(new ArrayList<>());
-    List<Double> roundTrips = new ArrayList<>();
-    watch.onChange((pod, gate) -> {
-      if (!gate.open() && restartedAt.containsKey(pod)) {
-        closedAt.putIfAbsent(pod, System.nanoTime());
-      }
-    });
-    Map<Integer, Integer> perPod = new ConcurrentHashMap<>();
-    long interval = (long) (1e9 / options.restartsPerSecond());
-    long next = System.nanoTime();
-    int candidate = 0;
-    for (int done = 0; done < options.restarts(); ) {
-      collect(restartedAt, closedAt, latencies);
-      int index = candidate;
-      candidate = (candidate + 1) % options.pods();
-      String name = podNames.get(index);
-      GateWatch.Gate gate = watch.gate(name);
-      if (refused(index) || restartedAt.containsKey(name) || gate == null || !gate.open()) {
-        if (candidate == 0) {
-          sleep(50);
-        }
-        continue;
-      }
-      long wait = next - System.nanoTime();
-      if (wait > 0) {
-        sleep(wait / 1_000_000, (int) (wait % 1_000_000));
-      }
-      next += interval;
-      restartedAt.put(name, Long.MAX_VALUE);
-      long before = System.nanoTime();
-      pods.restartEngine(NAMESPACE, name);
-      long written = System.nanoTime();
-      roundTrips.add((written - before) / 1e6);
-      restartedAt.put(name, written);
-      perPod.merge(index, 1, Integer::sum);
-      done++;
-    }
-    await("restarted gates closed", 300, () -> {
-      collect(restartedAt, closedAt, latencies);
-      return restartedAt.isEmpty();
-    });
-    long refusedCount = podNames.stream().filter(p -> p.endsWith("-9")).count();
-    await("restarted gates open again", 600, () -> watch.count("True", "PoolSufficient") == options.pods() - refusedCount);
-    watch.onChange((pod, gate) -> {});
-    return new RestartRun(latencies.stream().mapToDouble(Double::doubleValue).toArray(),
-        roundTrips.stream().mapToDouble(Double::doubleValue).toArray(), perPod);
-  }
-
-  /** Moves every restart whose close was seen into the latency list (a close seen before the write returned is 0). */
-  private static void collect(Map<String, Long> restartedAt, Map<String, Long> closedAt, List<Double> latencies) {
-    for (Map.Entry<String, Long> closed : closedAt.entrySet()) {
-      Long restarted = restartedAt.get(closed.getKey());
-      if (restarted == null || restarted == Long.MAX_VALUE) {
-        continue;
-      }
-      latencies.add(Math.max(0, closed.getValue() - restarted) / 1e6);
-      restartedAt.remove(closed.getKey());
-      closedAt.remove(closed.getKey());
-    }
-  }
-
   /** Waits until the operator has made no write (leases aside) for SETTLE_MILLIS. */
   private void awaitQuiet() {
     long last = ApiWrites.nonLease(writes.snapshot());
     long quietSince = System.nanoTime();
     while ((System.nanoTime() - quietSince) / 1_000_000 < SETTLE_MILLIS) {
-      sleep(100);
+      Waits.sleep(100);
       long now = ApiWrites.nonLease(writes.snapshot());
       if (now != last) {
         last = now;
         quietSince = System.nanoTime();
       }
-    }
-  }
-
-  private static void await(String what, int seconds, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + seconds * 1_000_000_000L;
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("benchmark gave up waiting for: " + what + " (" + seconds + " s)");
-      }
-      sleep(5);
-    }
-  }
-
-  private static void sleep(long millis) {
-    sleep(millis, 0);
-  }
-
-  private static void sleep(long millis, int nanos) {
-    try {
-      Thread.sleep(millis, nanos);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
     }
   }
 
@@ -402,7 +302,7 @@ public final class ScaleBenchmark implements AutoCloseable {
     }
     for (int i = 0; i < 3; i++) {
       System.gc();
-      sleep(200);
+      Waits.sleep(200);
     }
     return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / (1024.0 * 1024.0);
   }
