@@ -64,7 +64,7 @@ final class PodAssessor {
     if (result == null || !result.completedAt().plus(period).isAfter(now)) {
       EngineEndpoint endpoint = EngineEndpoint.of(role.effectiveScheme().wireName(), process.podIP(), process.port(),
           Duration.ofSeconds(md.getSpec().effectiveProbe().effectiveTimeoutSeconds()));
-      scheduler.request(key, process.identity(), fingerprint, probes.forEngine(role.getEngine()), endpoint,
+      scheduler.request(key, process.identity(), fingerprint, period, now, probes.forEngine(role.getEngine()), endpoint,
           (outcome, took) -> signals.probed(md, role, outcome, took));
     }
     if (result != null) {

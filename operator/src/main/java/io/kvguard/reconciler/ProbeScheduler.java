@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -63,12 +64,21 @@ final class ProbeScheduler implements AutoCloseable {
     return current != null && current.identity.equals(identity) && current.fingerprint.equals(fingerprint);
   }
 
-  /** Starts a probe unless one for the same process and fingerprint is already running. */
-  void request(Key key, String identity, String fingerprint, EngineProbe probe, EngineEndpoint endpoint,
-      Listener listener) {
+  /**
+   * Starts a probe unless one for the same process and fingerprint is already running, or one finished after
+   * {@code now - period} (the caller saw no fresh result, but a probe may have published one since).
+   */
+  void request(Key key, String identity, String fingerprint, Duration period, Instant now, EngineProbe probe,
+      EngineEndpoint endpoint, Listener listener) {
     Pending mine = new Pending(sequence.incrementAndGet(), identity, fingerprint);
-    Pending previous = pending.compute(key, (k, current) ->
-        current != null && current.identity.equals(identity) && current.fingerprint.equals(fingerprint) ? current : mine);
+    Pending previous = pending.compute(key, (k, current) -> {
+      if (current != null && current.identity.equals(identity) && current.fingerprint.equals(fingerprint)) {
+        return current;
+      }
+      Result latest = results.get(k);
+      boolean fresh = latest != null && latest.isFor(identity, fingerprint) && latest.completedAt().plus(period).isAfter(now);
+      return current == null && fresh ? null : mine;
+    });
     if (previous != mine) {
       return;
     }
@@ -94,8 +104,19 @@ final class ProbeScheduler implements AutoCloseable {
     Duration took = Duration.ofNanos(System.nanoTime() - startNanos);
     listener.probed(outcome, took);
     // Only the newest request for this key may publish; an older one was superseded by a process change.
-    if (pending.remove(key, mine)) {
-      results.put(key, new Result(mine.identity, mine.fingerprint, outcome, started.plus(took)));
+    // Publishing and clearing "in flight" is one step under the key's lock, so a pass that looks in between
+    // cannot see neither and start a second probe of the same process.
+    Result result = new Result(mine.identity, mine.fingerprint, outcome, started.plus(took));
+    AtomicBoolean published = new AtomicBoolean();
+    pending.computeIfPresent(key, (k, current) -> {
+      if (current != mine) {
+        return current;
+      }
+      results.put(k, result);
+      published.set(true);
+      return null;
+    });
+    if (published.get()) {
       onFinished.accept(key.modelDeployment());
     }
   }
