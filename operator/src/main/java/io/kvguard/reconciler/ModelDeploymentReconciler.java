@@ -7,6 +7,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
+import io.javaoperatorsdk.operator.api.reconciler.PrimaryUpdateAndCacheUtils;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
@@ -121,8 +122,14 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     if (StatusComparison.same(md.getStatus(), status)) {
       return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(next);
     }
-    md.setStatus(status);
-    return UpdateControl.patchStatus(md).rescheduleAfter(next);
+    // Not UpdateControl.patchStatus: without SSA that is a JSON diff against the cached copy, which lags behind
+    // our own last write (JOSDK 5 does not cache it), so the patch fails (422) and events repeat. This writes with
+    // optimistic locking and puts the answer in the cache, so the next pass reads its own write.
+    PrimaryUpdateAndCacheUtils.updateStatusAndCacheResource(md, context, fresh -> {
+      fresh.setStatus(status);
+      return fresh;
+    });
+    return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(next);
   }
 
   @Override

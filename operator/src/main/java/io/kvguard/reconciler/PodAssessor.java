@@ -85,15 +85,14 @@ final class PodAssessor {
     long generation = md.getMetadata().getGeneration() == null ? 0 : md.getMetadata().getGeneration();
     // Re-probe when the process is new to us, when the period has passed, and when the spec changed; an
     // earlier answer for the same process still stands meanwhile, so a spec edit does not shut every gate.
-    // A failed probe is retried sooner: a freshly started engine often is not listening yet.
-    Duration wait = result != null && result.outcome() instanceof ProbeOutcome.Failed && period.compareTo(FAILED_RETRY) > 0
-        ? FAILED_RETRY : period;
-    boolean due = result == null || !result.completedAt().plus(wait).isAfter(now) || result.generation() != generation;
+    Duration wait = result == null ? period : waitAfter(result, period);
+    boolean due = result == null || isDue(result, period, generation, now);
     EngineEndpoint endpoint = EngineEndpoint.of(role.effectiveScheme().wireName(), process.podIP(), process.port(),
         Duration.ofSeconds(md.getSpec().effectiveProbe().effectiveTimeoutSeconds())).withBearerToken(token.token());
     if (due) {
       EngineProbe probe = probes.forRole(role);
-      scheduler.request(key, process.identity(), fingerprint, generation, () -> probe.probe(endpoint),
+      scheduler.request(key, process.identity(), fingerprint, generation, r -> !isDue(r, period, generation, now),
+          () -> probe.probe(endpoint),
           (outcome, took) -> signals.probed(md, role, outcome, took));
     }
     if (result != null) {
@@ -144,11 +143,21 @@ final class PodAssessor {
     }
     EngineEndpoint patient = new EngineEndpoint(endpoint.baseUri(),
         Duration.ofSeconds(spec.effectiveTimeoutSeconds()), endpoint.bearerToken());
-    rejections.request(rejectionKey, process.identity(), fingerprint, 0,
+    rejections.request(rejectionKey, process.identity(), fingerprint, 0, r -> true,
         () -> rejectionProbe.send(role.getEngine(), patient, promptTokens, md.getSpec().getModel()),
         (outcome, took) -> signals.rejectionProbed(md, role, outcome));
     return PoolVerdict.awaitingProbe(poolVerdict.message() + "; rejection probe of a " + promptTokens
         + "-token prompt pending");
+  }
+
+  /** A failed probe is retried sooner: a freshly started engine often is not listening yet. */
+  private static Duration waitAfter(ProbeScheduler.Result<ProbeOutcome> result, Duration period) {
+    return result.outcome() instanceof ProbeOutcome.Failed && period.compareTo(FAILED_RETRY) > 0 ? FAILED_RETRY : period;
+  }
+
+  /** Due when the wait has passed or the spec changed since the answer was taken. */
+  private static boolean isDue(ProbeScheduler.Result<ProbeOutcome> result, Duration period, long generation, Instant now) {
+    return !result.completedAt().plus(waitAfter(result, period)).isAfter(now) || result.generation() != generation;
   }
 
   static PoolPolicy policy(ModelDeployment md, RoleSpec role) {

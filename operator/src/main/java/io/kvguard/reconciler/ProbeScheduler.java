@@ -9,9 +9,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,12 +66,21 @@ final class ProbeScheduler<T> implements AutoCloseable {
     return current != null && current.identity.equals(identity) && current.fingerprint.equals(fingerprint);
   }
 
-  /** Starts a probe unless one for the same process and fingerprint is already running. */
-  void request(Key key, String identity, String fingerprint, long generation, Supplier<T> probe,
-      Listener<T> listener) {
+  /**
+   * Starts a probe unless one for the same process and fingerprint is already running, or a result that
+   * {@code fresh} accepts was published since the caller looked (a probe may have finished in between).
+   */
+  void request(Key key, String identity, String fingerprint, long generation, Predicate<Result<T>> fresh,
+      Supplier<T> probe, Listener<T> listener) {
     Pending mine = new Pending(sequence.incrementAndGet(), identity, fingerprint, generation);
-    Pending previous = pending.compute(key, (k, current) ->
-        current != null && current.identity.equals(identity) && current.fingerprint.equals(fingerprint) ? current : mine);
+    Pending previous = pending.compute(key, (k, current) -> {
+      if (current != null && current.identity.equals(identity) && current.fingerprint.equals(fingerprint)) {
+        return current;
+      }
+      Result<T> latest = results.get(k);
+      boolean upToDate = latest != null && latest.isFor(identity, fingerprint) && fresh.test(latest);
+      return current == null && upToDate ? null : mine;
+    });
     if (previous != mine) {
       return;
     }
@@ -95,8 +106,19 @@ final class ProbeScheduler<T> implements AutoCloseable {
     Duration took = Duration.ofNanos(System.nanoTime() - startNanos);
     listener.probed(outcome, took);
     // Only the newest request for this key may publish; an older one was superseded by a process change.
-    if (pending.remove(key, mine)) {
-      results.put(key, new Result<>(mine.identity, mine.fingerprint, mine.generation, outcome, started.plus(took)));
+    // Publishing and clearing "in flight" is one step under the key's lock, so a pass that looks in between
+    // cannot see neither and start a second probe of the same process.
+    Result<T> result = new Result<>(mine.identity, mine.fingerprint, mine.generation, outcome, started.plus(took));
+    AtomicBoolean published = new AtomicBoolean();
+    pending.computeIfPresent(key, (k, current) -> {
+      if (current != mine) {
+        return current;
+      }
+      results.put(k, result);
+      published.set(true);
+      return null;
+    });
+    if (published.get()) {
       onFinished.accept(key.modelDeployment());
     }
   }

@@ -76,7 +76,8 @@ class ApiServerFaultIT {
     h = new OperatorHarness();
     createVerifiablePod();
     FaultBudget podConflicts = new FaultBudget(request("PATCH", "/pods/serve-0/status"), times(3, status(409, "Conflict")));
-    FaultBudget statusConflicts = new FaultBudget(request("PATCH", "/modeldeployments/glm/status"),
+    // Status is written as an update (PUT) guarded by resourceVersion, so that is where a conflict lands.
+    FaultBudget statusConflicts = new FaultBudget(request("PUT", "/modeldeployments/glm/status"),
         times(2, status(409, "Conflict")));
     h.api.faults(r -> {
       MockResponse answer = podConflicts.apply(r);
@@ -86,16 +87,16 @@ class ApiServerFaultIT {
     createPolicy();
 
     awaitGate("serve-0", "True", "PoolSufficient");
-    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(h.get("glm").getStatus().verified).isEqualTo("1/1"));
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(h.status("glm").verified).isEqualTo("1/1"));
     assertThat(podConflicts.spent()).isTrue();
     assertThat(statusConflicts.spent()).isTrue();
     await().untilAsserted(() -> assertThat(h.labelled("serve-0")).isTrue());
     // Three conflicts, then the write that lands; a re-plan after a conflict may find nothing left to do.
     System.out.println("api-faults conflicts: pod status patches=" + count("PATCH", "/pods/serve-0/status")
         + " (409 injected " + podConflicts.injected() + "), modeldeployment status patches="
-        + count("PATCH", "/modeldeployments/glm/status") + " (409 injected " + statusConflicts.injected() + ")");
+        + count("PUT", "/modeldeployments/glm/status") + " (409 injected " + statusConflicts.injected() + ")");
     assertThat(count("PATCH", "/pods/serve-0/status")).isBetween(4L, 6L);
-    assertThat(count("PATCH", "/modeldeployments/glm/status")).isLessThanOrEqualTo(8L);
+    assertThat(count("PUT", "/modeldeployments/glm/status")).isLessThanOrEqualTo(8L);
   }
 
   @Test
@@ -137,8 +138,8 @@ class ApiServerFaultIT {
       h.api.clearRequests();
       h.client.pods().inNamespace(OperatorHarness.NAMESPACE).withName("serve-0").delete();
 
-      await().atMost(Duration.ofSeconds(20)).until(() -> h.get("glm").getStatus() != null
-          && h.get("glm").getStatus().pods.isEmpty());
+      await().atMost(Duration.ofSeconds(20)).until(() -> h.status("glm") != null
+          && h.status("glm").pods.isEmpty());
       // Watch the operator's traffic (recorded locally, so watching adds none) for a few quiet seconds.
       await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(6)).untilAsserted(() -> {
         List<EmbeddedApiServer.Request> writes = h.api.requests().stream()

@@ -31,10 +31,10 @@ class OperatorKilledMidRolloutIT {
   }
 
   private Optional<PodVerdictStatus> recorded(String pod) {
-    if (h.get("glm").getStatus() == null) {
+    if (h.status("glm") == null) {
       return Optional.empty();
     }
-    return h.get("glm").getStatus().pods.stream().filter(p -> p.name.equals(pod)).findFirst();
+    return h.status("glm").pods.stream().filter(p -> p.name.equals(pod)).findFirst();
   }
 
   private static String engineContainerId(io.fabric8.kubernetes.api.model.Pod pod) {

@@ -121,8 +121,8 @@ class SecretsIT {
         role("s500", Engine.SGLANG, Map.of("secret-case", "s500-0"))));
 
     await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-      assertThat(h.get("glm").getStatus()).isNotNull();
-      Map<String, PodVerdictStatus> pods = h.get("glm").getStatus().pods.stream()
+      assertThat(h.status("glm")).isNotNull();
+      Map<String, PodVerdictStatus> pods = h.status("glm").pods.stream()
           .collect(Collectors.toMap(p -> p.name, p -> p));
       assertThat(pods).hasSize(5);
       // The pool passes, but a redacted version cannot rule out the SGLang < 0.5.22 advisory: refused.
@@ -135,7 +135,7 @@ class SecretsIT {
       assertThat(pods.get("s500-0").message).contains("answered HTTP 500");
     });
     // The mode is echoed in a note for a prefill role; it is redacted there too.
-    assertThat(Serialization.asJson(h.get("glm").getStatus())).contains("disaggregation mode " + EngineText.REDACTED);
+    assertThat(Serialization.asJson(h.status("glm"))).contains("disaggregation mode " + EngineText.REDACTED);
 
     ModelDeployment md = h.get("glm");
     StringBuilder written = new StringBuilder(Serialization.asJson(md));

@@ -1,0 +1,63 @@
+package io.kvguard.bench;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.kvguard.gate.GatePatchPlanner;
+import io.kvguard.probe.EngineEndpoint;
+import io.kvguard.probe.EngineHttp;
+import io.kvguard.probe.ProbeException;
+import io.kvguard.verdict.GateDecision;
+import io.kvguard.verdict.GateReason;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * The least any gate keeper must do: list the pods once, then per pod the GETs one SGLang probe makes and one
+ * pods/status JSON patch, with the operator's HTTP client settings, its fabric8 client and its probe
+ * concurrency. No verdicts, no labels, no status, no events, no watches of its own.
+ */
+final class Floor {
+  private static final List<String> PROBE_PATHS = List.of("/server_info", "/v1/models");
+
+  private Floor() {}
+
+  /** Runs the floor over every pod of {@code namespace}; returns when every patch has been answered. */
+  static void run(KubernetesClient client, String namespace, int concurrency) throws Exception {
+    EngineHttp http = EngineHttp.createDefault();
+    List<Pod> pods = client.pods().inNamespace(namespace).list().getItems();
+    ExecutorService pool = Executors.newFixedThreadPool(concurrency);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      GateDecision open = new GateDecision(true, GateReason.PoolSufficient, "floor");
+      for (Pod pod : pods) {
+        done.add(pool.submit(() -> {
+          int port = pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort();
+          EngineEndpoint endpoint = EngineEndpoint.of("http", pod.getStatus().getPodIP(), port, Duration.ofSeconds(5));
+          for (String path : PROBE_PATHS) {
+            try {
+              http.getOk(endpoint, path);
+            } catch (ProbeException e) {
+              throw new IllegalStateException("floor probe failed: " + e.getMessage());
+            }
+          }
+          String patch = GatePatchPlanner.conditionPatch(pod, open, Instant.now()).orElseThrow();
+          client.pods().inNamespace(namespace).withName(pod.getMetadata().getName()).subresource("status")
+              .patch(PatchContext.of(PatchType.JSON), patch);
+          return null;
+        }));
+      }
+      for (Future<?> future : done) {
+        future.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+}

@@ -1,0 +1,58 @@
+package io.kvguard.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvguard.bench.ApiWrites.Kind;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The scale benchmark at CI size (N = 100): the counts that do not depend on the machine's speed. No
+ * timing is asserted; {@code docs/benchmarks.md} has the timed runs.
+ */
+class ScaleBenchmarkIT {
+  private static final int PODS = 100;
+  private static final int RESTARTS = 20;
+  private static final int PERIOD_SECONDS = 5;
+  private static BenchFigures figures;
+
+  @BeforeAll
+  static void run() throws Exception {
+    ScaleBenchmark.quietLogs();
+    BenchOptions options = new BenchOptions(PODS, PERIOD_SECONDS, 2 * PERIOD_SECONDS, RESTARTS, 10,
+        BenchOptions.DEFAULT_PROBE_CONCURRENCY);
+    try (ScaleBenchmark bench = new ScaleBenchmark(options)) {
+      figures = bench.run(System.out);
+    }
+    figures.print(System.out);
+  }
+
+  @Test
+  void everyGateFlipCostsExactlyOnePodStatusWrite() {
+    // Each restart closes a verified pod's gate and the next probe opens it again: two flips.
+    assertThat(figures.closeLatenciesMillis()).hasSize(RESTARTS);
+    assertThat(figures.restartFlips()).isEqualTo(2L * RESTARTS);
+    // Accepted writes: a write refused with 409/422 (the kubelet wrote the pod in between) is re-read and retried.
+    assertThat(figures.acceptedRestartWrites(Kind.POD_STATUS)).isEqualTo(figures.restartFlips());
+    // Every flip moves the label too. (A label write can repeat when the pod cache lags: docs/benchmarks.md.)
+    assertThat(figures.acceptedRestartWrites(Kind.POD_LABEL)).isGreaterThanOrEqualTo(figures.restartFlips());
+    assertThat(figures.restartWrites(Kind.OTHER)).isZero();
+  }
+
+  @Test
+  void nothingIsWrittenWhileNothingChanges() {
+    assertThat(figures.steadyWrites()).allSatisfy((kind, count) -> {
+      if (kind != Kind.LEASE) {
+        assertThat(count).as(kind.label).isZero();
+      }
+    });
+  }
+
+  @Test
+  void eachEngineIsProbedOncePerPeriodPlusOncePerContainerStart() {
+    assertThat(figures.steadyProbeOverruns()).isZero();
+    assertThat(figures.restartProbeOverruns()).isZero();
+    // Re-probing does happen: over two periods every engine is asked about once per period on average.
+    assertThat(figures.steadyProbesPerPeriodMean()).isGreaterThanOrEqualTo(0.5);
+  }
+}
