@@ -92,6 +92,7 @@ class ProbeFuzzTest {
     assertThat(tally.openedBelowWindow).isZero();
     assertThat(tally.poolAboveTruth).isZero();
     assertThat(tally.exceptions).isZero();
+    assertThat(tally.payloadLeaks).isZero();
     // The generator must exercise all three outcomes, or the invariant holds vacuously.
     assertThat(tally.verified).isPositive();
     assertThat(tally.refused).isPositive();
@@ -118,11 +119,24 @@ class ProbeFuzzTest {
         ProbeOutcome outcome = probeFactory.apply(http).probe(ENDPOINT);
         PoolVerdict verdict = PoolJudge.judge(c.policy(), outcome);
         tally.record(c.truePool(), PoolJudgeAccess.required(c.policy()), c.mutated(), outcome, verdict, shown);
+        if (echoesSecret(outcome, verdict)) {
+          tally.leak(shown);
+        }
       } catch (RuntimeException e) {
         tally.exception(e, shown);
       }
     }
     return tally;
+  }
+
+  /** Secrets the generators plant (SGLang's api_key, the generic engine's /stats api_key). */
+  private static boolean echoesSecret(ProbeOutcome outcome, PoolVerdict verdict) {
+    StringBuilder written = new StringBuilder(verdict.message());
+    if (outcome instanceof ProbeOutcome.Observed seen) {
+      written.append(seen.observation().notes()).append(seen.observation().engineVersion());
+    }
+    String text = written.toString();
+    return text.contains("sk-fuzz") || text.contains(io.kvguard.demo.EngineShapes.SECRET_API_KEY);
   }
 
   /** A pool near the window: mostly within a factor of two either side, sometimes exactly on the edge. */
