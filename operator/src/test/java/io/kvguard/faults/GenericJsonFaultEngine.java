@@ -74,10 +74,10 @@ final class GenericJsonFaultEngine implements FaultEngine {
     return "text/html; charset=utf-8";
   }
 
-  /** The engine's /stats; arguments are JSON literals, or {@link Tgi22FaultEngine#OMIT}. */
+  /** The engine's /stats; arguments are JSON literals, or {@link JsonLiterals#OMIT}. */
   static String stats(String capacityBlocks, String maxPrompt) {
-    return "{\"engine\":{\"version\":\"1.4.2\",\"kv\":{" + Tgi22FaultEngine.field("capacity_blocks", capacityBlocks)
-        + "\"block_size\":16},\"limits\":{" + Tgi22FaultEngine.field("max_prompt", maxPrompt) + "\"max_batch\":64}},"
+    return "{\"engine\":{\"version\":\"1.4.2\",\"kv\":{" + JsonLiterals.field("capacity_blocks", capacityBlocks)
+        + "\"block_size\":16},\"limits\":{" + JsonLiterals.field("max_prompt", maxPrompt) + "\"max_batch\":64}},"
         + "\"api_key\":\"" + EngineShapes.SECRET_API_KEY + "\"}";
   }
 
@@ -96,7 +96,7 @@ final class GenericJsonFaultEngine implements FaultEngine {
       case WRONG_JSON_TYPE:
         return blocks("\"127500\"", field + " is not a number (string)");
       case MISSING_POOL:
-        return blocks(Tgi22FaultEngine.OMIT, field + " matches nothing");
+        return blocks(JsonLiterals.OMIT, field + " matches nothing");
       case NULL_POOL:
         return blocks("null", field + " is null");
       case ZERO_POOL:
@@ -120,7 +120,7 @@ final class GenericJsonFaultEngine implements FaultEngine {
         return withStats(whole.substring(0, whole.indexOf("capacity_blocks") + 20), "malformed JSON");
       }
       case NO_MODELS:
-        return withStats(stats("127500", Tgi22FaultEngine.OMIT), "GET /stats JSON pointer /engine/limits/max_prompt matches nothing");
+        return withStats(stats("127500", JsonLiterals.OMIT), "GET /stats JSON pointer /engine/limits/max_prompt matches nothing");
       default:
         return Optional.empty();
     }

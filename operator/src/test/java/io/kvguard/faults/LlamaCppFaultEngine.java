@@ -48,9 +48,9 @@ final class LlamaCppFaultEngine implements FaultEngine {
     return "text/html; charset=utf-8";
   }
 
-  /** default_generation_settings with the given n_ctx JSON literal ({@link Tgi22FaultEngine#OMIT} leaves it out). */
+  /** default_generation_settings with the given n_ctx JSON literal ({@link JsonLiterals#OMIT} leaves it out). */
   static String settings(String nCtx) {
-    return "{\"id\":0,\"id_task\":-1," + Tgi22FaultEngine.field("n_ctx", nCtx) + "\"speculative\":false,"
+    return "{\"id\":0,\"id_task\":-1," + JsonLiterals.field("n_ctx", nCtx) + "\"speculative\":false,"
         + "\"is_processing\":false,\"params\":{\"n_predict\":-1,\"seed\":4294967295,\"temperature\":0.8,\"top_k\":40},"
         + "\"prompt\":\"\",\"next_token\":{\"has_next_token\":true,\"n_remain\":-1,\"n_decoded\":0}}";
   }
@@ -78,7 +78,7 @@ final class LlamaCppFaultEngine implements FaultEngine {
       case WRONG_JSON_TYPE:
         return nCtx("\"2040000\"", field + " is not a number (string)");
       case MISSING_POOL:
-        return nCtx(Tgi22FaultEngine.OMIT, "/props reports no default_generation_settings.n_ctx");
+        return nCtx(JsonLiterals.OMIT, "/props reports no default_generation_settings.n_ctx");
       case NULL_POOL:
         return nCtx("null", "/props reports no default_generation_settings.n_ctx");
       case ZERO_POOL:

@@ -56,12 +56,12 @@ final class OllamaFaultEngine implements FaultEngine {
     return "text/html; charset=utf-8";
   }
 
-  /** One loaded model; the context length is a JSON literal, or {@link Tgi22FaultEngine#OMIT}. */
+  /** One loaded model; the context length is a JSON literal, or {@link JsonLiterals#OMIT}. */
   static String model(String contextLength) {
     return "{\"name\":\"qwen3:8b\",\"model\":\"qwen3:8b\",\"size\":6223001600,\"digest\":\"500a1f06\","
         + "\"details\":{\"parent_model\":\"\",\"format\":\"gguf\",\"family\":\"qwen3\",\"families\":[\"qwen3\"],"
         + "\"parameter_size\":\"8.2B\",\"quantization_level\":\"Q4_K_M\"},"
-        + Tgi22FaultEngine.field("context_length", contextLength)
+        + JsonLiterals.field("context_length", contextLength)
         + "\"expires_at\":\"2318-08-15T10:12:44.5+00:00\",\"size_vram\":6223001600}";
   }
 
@@ -86,7 +86,7 @@ final class OllamaFaultEngine implements FaultEngine {
       case WRONG_JSON_TYPE:
         return length("\"2040000\"", field + " is not a number (string)");
       case MISSING_POOL:
-        return length(Tgi22FaultEngine.OMIT, "/api/ps models[0] reports no context_length");
+        return length(JsonLiterals.OMIT, "/api/ps models[0] reports no context_length");
       case NULL_POOL:
         return length("null", "/api/ps models[0] reports no context_length");
       case ZERO_POOL:
@@ -106,7 +106,7 @@ final class OllamaFaultEngine implements FaultEngine {
       case DUPLICATE_SERIES_DISAGREE:
         return length("2040000,\"context_length\":600000", "malformed JSON");
       case RANK_MISSING_CAPACITY:
-        return withPs(ps("2040000", Tgi22FaultEngine.OMIT), "/api/ps models[1] reports no context_length");
+        return withPs(ps("2040000", JsonLiterals.OMIT), "/api/ps models[1] reports no context_length");
       case TRUNCATED_CONTENT: {
         String whole = ps("2040000");
         return withPs(whole.substring(0, whole.indexOf("context_length") + 20), "malformed JSON");

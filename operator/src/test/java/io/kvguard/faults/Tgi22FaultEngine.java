@@ -1,5 +1,7 @@
 package io.kvguard.faults;
 
+import static io.kvguard.faults.JsonLiterals.OMIT;
+import static io.kvguard.faults.JsonLiterals.field;
 import static io.kvguard.faults.RawEngine.json;
 
 import io.kvguard.probe.EngineHttp;
@@ -12,7 +14,6 @@ import java.util.Optional;
 
 /** TGI 2.2 and older in the fault table: pool and engine context both in /info JSON; no /metrics gauge. */
 final class Tgi22FaultEngine implements FaultEngine {
-  static final String OMIT = "<omit>";
 
   @Override
   public String name() {
@@ -52,7 +53,7 @@ final class Tgi22FaultEngine implements FaultEngine {
     return "text/html; charset=utf-8";
   }
 
-  /** TGI 2.2's /info; arguments are JSON literals dropped in verbatim, or {@link #OMIT}. */
+  /** TGI 2.2's /info; arguments are JSON literals dropped in verbatim, or {@link JsonLiterals#OMIT}. */
   static String info(String maxTotalTokens, String maxBatchTotalTokens) {
     return "{\"model_id\":\"meta-llama/Llama-3.1-8B-Instruct\",\"model_sha\":\"0e9e39f2\",\"model_dtype\":\"torch.float16\","
         + "\"model_device_type\":\"cuda\",\"model_pipeline_tag\":\"text-generation\",\"max_concurrent_requests\":128,"
@@ -61,10 +62,6 @@ final class Tgi22FaultEngine implements FaultEngine {
         + field("max_batch_total_tokens", maxBatchTotalTokens) + "\"max_waiting_tokens\":20,\"max_batch_size\":null,"
         + "\"validation_workers\":2,\"max_client_batch_size\":4,\"router\":\"text-generation-router\","
         + "\"version\":\"2.2.0\",\"sha\":\"6d7e3d6\",\"docker_label\":\"sha-6d7e3d6\"}";
-  }
-
-  static String field(String name, String literal) {
-    return OMIT.equals(literal) ? "" : "\"" + name + "\":" + literal + ",";
   }
 
   private Optional<Fault> withInfo(String body, String cause) {

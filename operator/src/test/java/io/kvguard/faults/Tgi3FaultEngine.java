@@ -59,11 +59,11 @@ final class Tgi3FaultEngine implements FaultEngine {
     return "application/json";
   }
 
-  /** TGI 3.x /info (no pool field); the argument is a JSON literal, or {@link Tgi22FaultEngine#OMIT}. */
+  /** TGI 3.x /info (no pool field); the argument is a JSON literal, or {@link JsonLiterals#OMIT}. */
   static String info(String maxTotalTokens) {
     return "{\"model_id\":\"meta-llama/Llama-3.1-8B-Instruct\",\"model_sha\":\"0e9e39f2\","
         + "\"model_pipeline_tag\":\"text-generation\",\"max_concurrent_requests\":128,\"max_best_of\":2,"
-        + "\"max_stop_sequences\":4,\"max_input_tokens\":1048575," + Tgi22FaultEngine.field("max_total_tokens", maxTotalTokens)
+        + "\"max_stop_sequences\":4,\"max_input_tokens\":1048575," + JsonLiterals.field("max_total_tokens", maxTotalTokens)
         + "\"validation_workers\":2,\"max_client_batch_size\":4,\"router\":\"text-generation-router\","
         + "\"version\":\"3.0.1\",\"sha\":\"b70f29d\",\"docker_label\":\"sha-b70f29d\"}";
   }
@@ -122,7 +122,7 @@ final class Tgi3FaultEngine implements FaultEngine {
       }
       case NO_MODELS: {
         Map<String, RawEngine.Behaviour> routes = healthy();
-        routes.put("/info", json(info(Tgi22FaultEngine.OMIT)));
+        routes.put("/info", json(info(JsonLiterals.OMIT)));
         return Optional.of(new Fault(routes, "/info reports no max_total_tokens"));
       }
       default:
