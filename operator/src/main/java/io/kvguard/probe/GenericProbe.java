@@ -96,8 +96,15 @@ public final class GenericProbe implements EngineProbe {
       throw new ProbeException(what + " matches " + matching.size() + " series; add labels so exactly one remains");
     }
     long smallest = Long.MAX_VALUE;
+    Map<Map<String, String>, Long> byLabels = new HashMap<>();
     for (PrometheusText.Sample sample : matching) {
-      smallest = Math.min(smallest, PrometheusText.tokens(sample.value(), what));
+      long tokens = PrometheusText.tokens(sample.value(), what);
+      Long previous = byLabels.put(sample.labels(), tokens);
+      if (previous != null && previous != tokens) {
+        // The same series twice with two figures: neither can be trusted, and the smaller may not be the truth.
+        throw new ProbeException(what + " has duplicate series that disagree");
+      }
+      smallest = Math.min(smallest, tokens);
     }
     if (matching.size() > 1) {
       notes.add("pool is the smallest of " + matching.size() + " series matching " + describe(source));
@@ -166,7 +173,11 @@ public final class GenericProbe implements EngineProbe {
     }
 
     List<PrometheusText.Sample> prometheus(String path) throws ProbeException {
-      return PrometheusText.parse(response(path));
+      EngineResponse response = response(path);
+      if (response.isPrometheusText() && response.body().length == 0) {
+        throw new ProbeException("GET " + path + " answered an empty body");
+      }
+      return PrometheusText.parse(response);
     }
 
     private EngineResponse response(String path) throws ProbeException {

@@ -59,8 +59,13 @@ public final class TgiProbe implements EngineProbe {
   private long gauge(EngineEndpoint endpoint) throws ProbeException {
     EngineResponse response = http.get(endpoint, METRICS);
     if (response.status() != 200) {
+      boolean redirect = response.status() >= 300 && response.status() < 400;
       throw new ProbeException(INFO + " reports no max_batch_total_tokens (TGI 2.2 and older) and GET " + METRICS
-          + " answered HTTP " + response.status() + ", so " + POOL_GAUGE + " (TGI 2.3.1 and later) cannot be read");
+          + " answered HTTP " + response.status() + (redirect ? " (redirects are not followed)" : "") + ", so "
+          + POOL_GAUGE + " (TGI 2.3.1 and later) cannot be read");
+    }
+    if (response.body().length == 0) {
+      throw new ProbeException("GET " + METRICS + " answered an empty body");
     }
     List<PrometheusText.Sample> samples = PrometheusText.named(PrometheusText.parse(response), POOL_GAUGE);
     if (samples.isEmpty()) {

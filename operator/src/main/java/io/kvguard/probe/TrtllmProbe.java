@@ -41,6 +41,9 @@ public final class TrtllmProbe implements EngineProbe {
   public ProbeOutcome probe(EngineEndpoint endpoint) {
     try {
       EngineResponse response = http.getOk(endpoint, METRICS);
+      if (response.body().length == 0) {
+        throw new ProbeException("GET " + METRICS + " answered an empty body");
+      }
       List<String> notes = new ArrayList<>();
       long pool = response.isJson() ? iterationStats(StrictJson.parse(response), notes)
           : prometheus(PrometheusText.parse(response), notes);

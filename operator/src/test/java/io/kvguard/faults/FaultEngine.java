@@ -40,6 +40,14 @@ interface FaultEngine {
   /** A content type this engine's pool answer must not be accepted with. */
   String wrongContentType();
 
+  /**
+   * The path whose answer holds the engine's context length, when it is not {@link #poolPath()}; empty when
+   * the engine reports none or reports it next to the pool. Rows that break this path skip engines without one.
+   */
+  default Optional<String> contextPath() {
+    return Optional.empty();
+  }
+
   /** Empty when the fault cannot be expressed in this engine's answers. */
   Optional<Fault> content(ContentFault fault);
 }

@@ -19,6 +19,7 @@ final class FuzzTally {
   int openedBelowWindow;
   int poolAboveTruth;
   int exceptions;
+  int payloadLeaks;
   final List<String> violations = new ArrayList<>();
 
   FuzzTally(String engine, long seed) {
@@ -51,6 +52,12 @@ final class FuzzTally {
     }
   }
 
+  /** A planted secret reached what kvguard would write (failure cause, verdict message, notes or version). */
+  void leak(String answer) {
+    payloadLeaks++;
+    keep("planted secret echoed: " + answer);
+  }
+
   void exception(Throwable e, String answer) {
     cases++;
     exceptions++;
@@ -65,8 +72,8 @@ final class FuzzTally {
 
   String summary() {
     return String.format("fuzz engine=%s seed=%d cases=%d mutated=%d verified=%d refused=%d failed=%d"
-        + " truePoolBelowWindow=%d gatesOpenedBelowWindow=%d poolAboveTruth=%d exceptions=%d",
+        + " truePoolBelowWindow=%d gatesOpenedBelowWindow=%d poolAboveTruth=%d exceptions=%d payloadLeaks=%d",
         engine, seed, cases, mutated, verified, refused, failed, truthBelowWindow, openedBelowWindow, poolAboveTruth,
-        exceptions);
+        exceptions, payloadLeaks);
   }
 }

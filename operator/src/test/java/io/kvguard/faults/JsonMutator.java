@@ -48,7 +48,7 @@ final class JsonMutator {
       case 4:
         return duplicateKey(json);
       case 5:
-        return json.substring(0, random.nextInt(json.length()));
+        return json.isEmpty() ? garble(json) : json.substring(0, random.nextInt(json.length()));
       case 6:
         return garble(json);
       default:

@@ -26,6 +26,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -46,7 +47,9 @@ class ProbeFaultTableTest {
   static final int BODY_LIMIT = 64 * 1024;
   static final long HUGE_BODY = 16L * 1024 * 1024;
   static final PoolPolicy POLICY = new PoolPolicy(WINDOW, 1.0, false);
-  static final List<FaultEngine> ENGINES = List.of(new SglangFaultEngine(), new VllmFaultEngine());
+  static final List<FaultEngine> ENGINES = List.of(new SglangFaultEngine(), new VllmFaultEngine(), new Tgi22FaultEngine(),
+      new Tgi3FaultEngine(), new TrtllmFaultEngine(), new LlamaCppFaultEngine(), new OllamaFaultEngine(),
+      new GenericJsonFaultEngine(), new GenericMetricFaultEngine());
 
   /** Body bytes the engine of the size-limit row got into the socket before the probe hung up. */
   private static final AtomicLong HUGE_SENT = new AtomicLong();
@@ -62,7 +65,11 @@ class ProbeFaultTableTest {
   }
 
   /** A transport-level fault, written once: it replaces the answer of one path of any engine. */
-  record Row(String name, Function<FaultEngine, Scenario> scenario) {
+  record Row(String name, Predicate<FaultEngine> appliesTo, Function<FaultEngine, Scenario> scenario) {
+    Row(String name, Function<FaultEngine, Scenario> scenario) {
+      this(name, engine -> true, scenario);
+    }
+
     @Override
     public String toString() {
       return name;
@@ -95,7 +102,7 @@ class ProbeFaultTableTest {
       rows.add(new Row("HTTP " + status, e -> onPool(e,
           RawEngine.answer(status, e.poolContentType(), e.poolBody()), "answered HTTP " + status)));
     }
-    rows.add(new Row("HTTP 404 on every server_info path", e -> onPool(e,
+    rows.add(new Row("HTTP 404 on the pool path (SGLang: every server_info path)", e -> onPool(e,
         RawEngine.answer(404, "application/json", "{}".getBytes(StandardCharsets.UTF_8)), "answered HTTP 404")));
     for (int status : new int[] {301, 302, 307, 308}) {
       rows.add(new Row("redirect " + status + " (not followed)", e -> onPool(e,
@@ -114,9 +121,12 @@ class ProbeFaultTableTest {
         Optional.empty(), "https")));
     rows.add(new Row("TLS: self-signed certificate", e -> new Scenario(e.healthy(), "TLS failure",
         Optional.of(selfSigned.port()), "https")));
-    rows.add(new Row("HTTP 500 on /v1/models", e -> onPath(e, "/v1/models",
-        RawEngine.answer(500, "application/json", "{}".getBytes(StandardCharsets.UTF_8)), "GET /v1/models answered HTTP 500")));
-    rows.add(new Row("timeout on /v1/models", e -> onPath(e, "/v1/models", RawEngine.silent(), "GET /v1/models timed out")));
+    Predicate<FaultEngine> hasContextPath = e -> e.contextPath().isPresent();
+    rows.add(new Row("HTTP 500 on the engine-context path", hasContextPath, e -> onPath(e, e.contextPath().orElseThrow(),
+        RawEngine.answer(500, "application/json", "{}".getBytes(StandardCharsets.UTF_8)),
+        "GET " + e.contextPath().orElseThrow() + " answered HTTP 500")));
+    rows.add(new Row("timeout on the engine-context path", hasContextPath, e -> onPath(e, e.contextPath().orElseThrow(),
+        RawEngine.silent(), "GET " + e.contextPath().orElseThrow() + " timed out")));
     return rows;
   }
 
@@ -124,6 +134,9 @@ class ProbeFaultTableTest {
     List<Arguments> all = new ArrayList<>();
     for (FaultEngine engine : ENGINES) {
       for (Row row : transportFaults()) {
+        if (!row.appliesTo().test(engine)) {
+          continue;
+        }
         all.add(Arguments.of(engine.name(), row.name(), (Function<FaultEngine, Scenario>) row.scenario(), engine));
       }
       for (ContentFault fault : ContentFault.values()) {

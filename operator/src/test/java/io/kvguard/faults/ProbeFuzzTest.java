@@ -6,7 +6,12 @@ import io.kvguard.probe.EngineEndpoint;
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.EngineProbe;
 import io.kvguard.probe.EngineResponse;
+import io.kvguard.probe.GenericProbe;
+import io.kvguard.probe.LlamaCppProbe;
+import io.kvguard.probe.OllamaProbe;
 import io.kvguard.probe.SglangProbe;
+import io.kvguard.probe.TgiProbe;
+import io.kvguard.probe.TrtllmProbe;
 import io.kvguard.probe.VllmProbe;
 import io.kvguard.verdict.PoolJudge;
 import io.kvguard.verdict.PoolPolicy;
@@ -47,6 +52,39 @@ class ProbeFuzzTest {
     assertInvariants(tally);
   }
 
+  @Test
+  void tgiAnswersNeverOpenAGateForAPoolBelowTheWindow() {
+    assertInvariants(run("tgi", SEED + 2, TgiProbe::new, EngineFuzzCases::tgi, "text/plain; version=0.0.4"));
+  }
+
+  @Test
+  void trtllmAnswersNeverOpenAGateForAPoolBelowTheWindow() {
+    assertInvariants(run("trtllm", SEED + 3, TrtllmProbe::new, EngineFuzzCases::trtllm, "text/plain; version=0.0.4"));
+  }
+
+  @Test
+  void llamacppAnswersNeverOpenAGateForAPoolBelowTheWindow() {
+    assertInvariants(run("llamacpp", SEED + 4, LlamaCppProbe::new, EngineFuzzCases::llamacpp, "text/plain"));
+  }
+
+  /** Ollama has no pool: the bound under test is the loaded model's context length. */
+  @Test
+  void ollamaAnswersNeverOpenAGateForAContextLengthBelowTheWindow() {
+    assertInvariants(run("ollama", SEED + 5, OllamaProbe::new, EngineFuzzCases::ollama, "text/plain"));
+  }
+
+  @Test
+  void genericJsonPointerAnswersNeverOpenAGateForAPoolBelowTheWindow() {
+    assertInvariants(run("generic-json", SEED + 6, http -> new GenericProbe(http, GenericJsonFaultEngine.spec()),
+        EngineFuzzCases::genericJson, "text/plain"));
+  }
+
+  @Test
+  void genericMetricAnswersNeverOpenAGateForAPoolBelowTheWindow() {
+    assertInvariants(run("generic-metric", SEED + 7, http -> new GenericProbe(http, GenericMetricFaultEngine.spec()),
+        EngineFuzzCases::genericMetric, "text/plain; version=0.0.4"));
+  }
+
   private static void assertInvariants(FuzzTally tally) {
     System.out.println(tally.summary());
     assertThat(tally.cases).isGreaterThanOrEqualTo(10_000);
@@ -54,6 +92,7 @@ class ProbeFuzzTest {
     assertThat(tally.openedBelowWindow).isZero();
     assertThat(tally.poolAboveTruth).isZero();
     assertThat(tally.exceptions).isZero();
+    assertThat(tally.payloadLeaks).isZero();
     // The generator must exercise all three outcomes, or the invariant holds vacuously.
     assertThat(tally.verified).isPositive();
     assertThat(tally.refused).isPositive();
@@ -80,6 +119,9 @@ class ProbeFuzzTest {
         ProbeOutcome outcome = probeFactory.apply(http).probe(ENDPOINT);
         PoolVerdict verdict = PoolJudge.judge(c.policy(), outcome);
         tally.record(c.truePool(), PoolJudgeAccess.required(c.policy()), c.mutated(), outcome, verdict, shown);
+        if (echoesSecret(outcome, verdict)) {
+          tally.leak(shown);
+        }
       } catch (RuntimeException e) {
         tally.exception(e, shown);
       }
@@ -87,8 +129,18 @@ class ProbeFuzzTest {
     return tally;
   }
 
+  /** Secrets the generators plant (SGLang's api_key, the generic engine's /stats api_key). */
+  private static boolean echoesSecret(ProbeOutcome outcome, PoolVerdict verdict) {
+    StringBuilder written = new StringBuilder(verdict.message());
+    if (outcome instanceof ProbeOutcome.Observed seen) {
+      written.append(seen.observation().notes()).append(seen.observation().engineVersion());
+    }
+    String text = written.toString();
+    return text.contains("sk-fuzz") || text.contains(io.kvguard.demo.EngineShapes.SECRET_API_KEY);
+  }
+
   /** A pool near the window: mostly within a factor of two either side, sometimes exactly on the edge. */
-  private static long poolNear(Random random, long window) {
+  static long poolNear(Random random, long window) {
     switch (random.nextInt(6)) {
       case 0:
         return window;
@@ -101,17 +153,17 @@ class ProbeFuzzTest {
     }
   }
 
-  private static long window(Random random) {
+  static long window(Random random) {
     long[] windows = {32_768, 131_072, 262_144, 1_048_576, 4_194_304};
     return windows[random.nextInt(windows.length)];
   }
 
-  private static PoolPolicy policy(Random random, long window) {
+  static PoolPolicy policy(Random random, long window) {
     double ratio = random.nextInt(4) == 0 ? 1.0 + random.nextInt(5) * 0.25 : 1.0;
     return new PoolPolicy(window, ratio, random.nextInt(5) == 0);
   }
 
-  private static int mutations(Random random) {
+  static int mutations(Random random) {
     int roll = random.nextInt(10);
     return roll < 2 ? 0 : roll < 6 ? 1 : roll < 9 ? 2 : 3;
   }

@@ -50,6 +50,11 @@ final class SglangFaultEngine implements FaultEngine {
   }
 
   @Override
+  public Optional<String> contextPath() {
+    return Optional.of("/v1/models");
+  }
+
+  @Override
   public String wrongContentType() {
     return "text/html; charset=utf-8";
   }

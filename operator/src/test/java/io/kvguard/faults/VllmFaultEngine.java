@@ -50,6 +50,11 @@ final class VllmFaultEngine implements FaultEngine {
   }
 
   @Override
+  public Optional<String> contextPath() {
+    return Optional.of("/v1/models");
+  }
+
+  @Override
   public String wrongContentType() {
     return "application/json";
   }
