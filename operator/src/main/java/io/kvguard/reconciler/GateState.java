@@ -8,6 +8,11 @@ import io.kvguard.gate.GateNames;
 final class GateState {
   private GateState() {}
 
+  static boolean labelled(Pod pod) {
+    return pod.getMetadata().getLabels() != null
+        && pod.getMetadata().getLabels().containsKey(io.kvguard.gate.GateNames.VERIFIED_LABEL);
+  }
+
   /** True or false for the condition's status, null when the pod has no kvguard condition yet. */
   static Boolean conditionOpen(Pod pod) {
     if (pod.getStatus() == null || pod.getStatus().getConditions() == null) {

@@ -181,6 +181,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
 
   private void writeGate(ModelDeployment md, String role, Pod pod, GateDecision decision) {
     Boolean wasOpen = GateState.conditionOpen(pod);
+    if (wasOpen == null && decision.reason() == io.kvguard.verdict.GateReason.AwaitingProbe && !GateState.labelled(pod)) {
+      // A pod that never had a kvguard condition or label is already shut (its readiness gate has no
+      // condition, routers see no label): writing "awaiting" would only double the writes of every new pod.
+      return;
+    }
     PodGate.Outcome outcome = gate.apply(pod, decision);
     if (outcome.latest() != null && outcome.wroteAnything()) {
       // Let the next pass see our own write even before the watch delivers it.

@@ -33,6 +33,16 @@ final class ProbeScheduler<T> implements AutoCloseable {
     boolean isFor(String identity, String fingerprint) {
       return this.identity.equals(identity) && this.fingerprint.equals(fingerprint);
     }
+
+    /**
+     * Whether this result says nothing new after {@code earlier}: same process, settings and figures. A failure
+     * never repeats, so a failing engine keeps being retried promptly.
+     */
+    boolean repeats(Result<T> earlier) {
+      return earlier != null && earlier.isFor(identity, fingerprint) && earlier.generation == generation
+          && java.util.Objects.equals(earlier.outcome, outcome) && !(outcome instanceof io.kvguard.verdict.ProbeOutcome.Failed)
+          && !(outcome instanceof io.kvguard.verdict.RejectionOutcome.Failed);
+    }
   }
 
   /** Called on the probe thread with the figures and how long they took (for metrics). */
@@ -109,16 +119,17 @@ final class ProbeScheduler<T> implements AutoCloseable {
     // Publishing and clearing "in flight" is one step under the key's lock, so a pass that looks in between
     // cannot see neither and start a second probe of the same process.
     Result<T> result = new Result<>(mine.identity, mine.fingerprint, mine.generation, outcome, started.plus(took));
-    AtomicBoolean published = new AtomicBoolean();
+    AtomicBoolean changed = new AtomicBoolean();
     pending.computeIfPresent(key, (k, current) -> {
       if (current != mine) {
         return current;
       }
-      results.put(k, result);
-      published.set(true);
+      changed.set(!result.repeats(results.put(k, result)));
       return null;
     });
-    if (published.get()) {
+    // A periodic re-probe that found the same figures needs no pass: nothing a pass computes would differ, and
+    // the pass that asked for it already scheduled the next one. At scale this is most probe completions.
+    if (changed.get()) {
       onFinished.accept(key.modelDeployment());
     }
   }
