@@ -55,8 +55,14 @@ public final class EngineHttp {
     return new EngineHttp(newHttpClient(), DEFAULT_MAX_BODY_BYTES);
   }
 
-  /** The JDK client every probe uses: never follows redirects, HTTP/1.1, 5 s to connect. */
+  /**
+   * The JDK client every probe uses: never follows redirects, HTTP/1.1, 5 s to connect. Idle connections are
+   * closed after 5 s unless {@code -Djdk.httpclient.keepalive.timeout} says otherwise: a probe's requests reuse
+   * one connection, but thousands of engines probed once a minute must not each hold a socket and buffers
+   * (the JDK default keeps them 20 minutes).
+   */
   public static HttpClient newHttpClient() {
+    System.getProperties().putIfAbsent("jdk.httpclient.keepalive.timeout", "5");
     return HttpClient.newBuilder()
         .followRedirects(HttpClient.Redirect.NEVER)
         .connectTimeout(Duration.ofSeconds(5))

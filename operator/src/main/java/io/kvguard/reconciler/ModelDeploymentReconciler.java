@@ -75,6 +75,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     pods = new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class, ModelDeployment.class)
         .withName("pods")
         .withNamespacesInheritedFromController()
+        .withItemStore(new LeanPodStore())
         .withSecondaryToPrimaryMapper(pod -> policiesConcerning(pod).stream()
             .map(ResourceID::fromResource).collect(Collectors.toSet()))
         .build(), context);
