@@ -97,25 +97,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
             assessments.add(assessor.assess(md, role, pod, before.get(pod.getMetadata().getName()), now)));
       }
     }
-    boolean audit = md.getSpec().effectiveEnforcement() == io.kvguard.customresource.Enforcement.Audit;
     List<String> conflicts = new ArrayList<>();
-    List<PodAssessment> kept = new ArrayList<>();
-    for (PodAssessment assessment : dedupe(assessments)) {
-      Set<ResourceID> others = policiesConcerning(assessment.pod()).stream().map(ResourceID::fromResource)
-          .filter(id -> !id.equals(self)).collect(Collectors.toSet());
-      GateArbiter.Arbitration arbitration = arbiter.arbitrate(assessment.podUid(), self,
-          GateDecision.of(assessment.verdict(), audit), others);
-      writeGate(md, assessment.role(), assessment.pod(), arbitration.decision());
-      if (!arbitration.conflicts().isEmpty()) {
-        conflicts.add(assessment.podName() + ": " + String.join(", ", arbitration.conflicts()));
-        if (arbitration.changedMine()) {
-          others.forEach(probeEvents::probeFinished);
-        }
-        kept.add(withNotes(assessment, arbitration.conflicts()));
-      } else {
-        kept.add(assessment);
-      }
-    }
+    List<PodAssessment> kept = gate(md, self, dedupe(assessments), conflicts);
     releaseDeselected(md, self, before, kept);
     ModelDeploymentStatus status = StatusFactory.build(md, kept, roleNotes, invalid, conflicts, now);
     signals.reconciled(md, before, status, kept);
@@ -124,13 +107,42 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(next);
     }
     // Not UpdateControl.patchStatus: without SSA that is a JSON diff against the cached copy, which lags behind
-    // our own last write (JOSDK 5 does not cache it), so the patch fails (422) and events repeat. This writes with
-    // optimistic locking and puts the answer in the cache, so the next pass reads its own write.
-    PrimaryUpdateAndCacheUtils.updateStatusAndCacheResource(md, context, fresh -> {
+    // our own last write (JOSDK 5 does not cache it), so the patch fails (422) and events repeat. This reads the
+    // current resource, writes a JSON patch against it, and puts the answer in the cache, so the next pass reads
+    // its own write. (A JSON patch, never server-side apply, as everywhere in kvguard.)
+    PrimaryUpdateAndCacheUtils.patchStatusAndCacheResource(md, context, fresh -> {
       fresh.setStatus(status);
       return fresh;
     });
     return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(next);
+  }
+
+  /**
+   * Writes every pod's gate with the decision all policies selecting it agree on; returns the assessments
+   * with any conflict noted, and collects the conflicts for the status.
+   */
+  private List<PodAssessment> gate(ModelDeployment md, ResourceID self, List<PodAssessment> assessments,
+      List<String> conflicts) {
+    boolean audit = md.getSpec().effectiveEnforcement() == io.kvguard.customresource.Enforcement.Audit;
+    List<PodAssessment> kept = new ArrayList<>();
+    for (PodAssessment assessment : assessments) {
+      Set<ResourceID> others = policiesConcerning(assessment.pod()).stream().map(ResourceID::fromResource)
+          .filter(id -> !id.equals(self)).collect(Collectors.toSet());
+      GateArbiter.Arbitration arbitration = arbiter.arbitrate(assessment.podUid(), self,
+          GateDecision.of(assessment.verdict(), audit), others);
+      writeGate(md, assessment.role(), assessment.pod(), arbitration.decision());
+      if (arbitration.conflicts().isEmpty()) {
+        kept.add(assessment);
+        continue;
+      }
+      conflicts.add(assessment.podName() + ": " + String.join(", ", arbitration.conflicts()));
+      if (arbitration.changedMine()) {
+        // The other policies' pods show a decision that included ours: let them recompute it.
+        others.forEach(probeEvents::probeFinished);
+      }
+      kept.add(withNotes(assessment, arbitration.conflicts()));
+    }
+    return kept;
   }
 
   @Override

@@ -76,8 +76,7 @@ class ApiServerFaultIT {
     h = new OperatorHarness();
     createVerifiablePod();
     FaultBudget podConflicts = new FaultBudget(request("PATCH", "/pods/serve-0/status"), times(3, status(409, "Conflict")));
-    // Status is written as an update (PUT) guarded by resourceVersion, so that is where a conflict lands.
-    FaultBudget statusConflicts = new FaultBudget(request("PUT", "/modeldeployments/glm/status"),
+    FaultBudget statusConflicts = new FaultBudget(request("PATCH", "/modeldeployments/glm/status"),
         times(2, status(409, "Conflict")));
     h.api.faults(r -> {
       MockResponse answer = podConflicts.apply(r);
@@ -94,9 +93,9 @@ class ApiServerFaultIT {
     // Three conflicts, then the write that lands; a re-plan after a conflict may find nothing left to do.
     System.out.println("api-faults conflicts: pod status patches=" + count("PATCH", "/pods/serve-0/status")
         + " (409 injected " + podConflicts.injected() + "), modeldeployment status patches="
-        + count("PUT", "/modeldeployments/glm/status") + " (409 injected " + statusConflicts.injected() + ")");
+        + count("PATCH", "/modeldeployments/glm/status") + " (409 injected " + statusConflicts.injected() + ")");
     assertThat(count("PATCH", "/pods/serve-0/status")).isBetween(4L, 6L);
-    assertThat(count("PUT", "/modeldeployments/glm/status")).isLessThanOrEqualTo(8L);
+    assertThat(count("PATCH", "/modeldeployments/glm/status")).isLessThanOrEqualTo(8L);
   }
 
   @Test
