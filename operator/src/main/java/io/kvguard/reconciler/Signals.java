@@ -50,6 +50,7 @@ public final class Signals {
       metrics.pod(KvguardMetrics.podTags(namespace, name, assessment.role(), assessment.podName()),
           assessment.observation() == null ? -1 : assessment.observation().poolTokens(), assessment.verdict().verified());
     }
+    List<PodVerdictStatus> verified = new java.util.ArrayList<>();
     for (PodVerdictStatus pod : after.pods) {
       PodVerdictStatus previous = before.get(pod.name);
       String key = md.getMetadata().getUid() + "/" + pod.name;
@@ -58,14 +59,29 @@ public final class Signals {
         continue;
       }
       announced.put(key, pod.reason);
-      String message = "pod " + pod.name + " (role " + pod.role + "): " + pod.message;
       if (WARNINGS.contains(pod.reason)) {
-        events.warning(md, pod.reason, message);
+        events.warning(md, pod.reason, "pod " + pod.name + " (role " + pod.role + "): " + pod.message);
       } else if (PASSES.contains(pod.reason)) {
-        events.normal(md, "PoolVerified", message);
+        verified.add(pod);
       }
       LOG.info("verdict modeldeployment={}/{} pod={} role={} verdict={} reason={} poolTokens={} engineContextTokens={}",
           namespace, name, pod.name, pod.role, pod.verdict, pod.reason, pod.poolTokens, pod.engineContextTokens);
+    }
+    announceVerified(md, verified);
+  }
+
+  /**
+   * Refusals get one Warning each; pods verified in the same pass share one Normal event, so a rollout of a
+   * hundred healthy pods is one event, not a hundred writes to the API server.
+   */
+  private void announceVerified(ModelDeployment md, List<PodVerdictStatus> verified) {
+    if (verified.size() == 1) {
+      PodVerdictStatus pod = verified.get(0);
+      events.normal(md, "PoolVerified", "pod " + pod.name + " (role " + pod.role + "): " + pod.message);
+    } else if (verified.size() > 1) {
+      events.normal(md, "PoolVerified", verified.size() + " pods verified: " + verified.stream()
+          .map(pod -> pod.name + " (role " + pod.role + ", KV pool " + pod.poolTokens + " tokens)")
+          .collect(java.util.stream.Collectors.joining(", ")));
     }
   }
 
