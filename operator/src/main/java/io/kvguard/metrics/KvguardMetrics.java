@@ -41,9 +41,6 @@ public final class KvguardMetrics {
         .register(registry);
   }
 
-  public MeterRegistry registry() {
-    return registry;
-  }
 
   public static Tags podTags(String namespace, String modelDeployment, String role, String pod) {
     return Tags.of("namespace", namespace, "modeldeployment", modelDeployment, "role", role, "pod", pod);

@@ -186,8 +186,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       if (!selected.contains(name)) {
         signals.forgetPod(md, before.get(name));
         cachedPod(md.getMetadata().getNamespace(), name).ifPresent(pod -> release(md, self, pod,
-            new GateDecision(true, io.kvguard.verdict.GateReason.PolicyRemoved,
-                "no longer selected by ModelDeployment " + md.getMetadata().getName())));
+            GateDecision.released("no longer selected by ModelDeployment " + md.getMetadata().getName())));
       }
     }
   }

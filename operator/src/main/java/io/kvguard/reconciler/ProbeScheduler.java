@@ -71,10 +71,6 @@ final class ProbeScheduler<T> implements AutoCloseable {
     return Optional.ofNullable(results.get(key));
   }
 
-  boolean inFlight(Key key, String identity, String fingerprint) {
-    Pending current = pending.get(key);
-    return current != null && current.identity.equals(identity) && current.fingerprint.equals(fingerprint);
-  }
 
   /**
    * Starts a probe unless one for the same process and fingerprint is already running, or a result that
@@ -144,9 +140,6 @@ final class ProbeScheduler<T> implements AutoCloseable {
     pending.keySet().removeIf(key -> key.modelDeployment().equals(modelDeployment));
   }
 
-  Iterable<Key> keys() {
-    return results.keySet();
-  }
 
   @Override
   public void close() {

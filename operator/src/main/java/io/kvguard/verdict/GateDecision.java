@@ -17,7 +17,11 @@ public record GateDecision(boolean open, GateReason reason, String message) {
 
   /** The gate left behind when the ModelDeployment that owned it is deleted: open, so no pod is stranded. */
   public static GateDecision policyRemoved(String modelDeployment) {
-    return new GateDecision(true, GateReason.PolicyRemoved,
-        "ModelDeployment " + modelDeployment + " was deleted; kvguard no longer gates this pod");
+    return released("ModelDeployment " + modelDeployment + " was deleted; kvguard no longer gates this pod");
+  }
+
+  /** A pod handed back open because no policy gates it any more (deleted, or its labels no longer match). */
+  public static GateDecision released(String why) {
+    return new GateDecision(true, GateReason.PolicyRemoved, why);
   }
 }
