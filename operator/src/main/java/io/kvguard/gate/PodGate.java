@@ -72,8 +72,10 @@ public final class PodGate {
       if (patch.isEmpty()) {
         return Optional.empty();
       }
-      PodResource resource = client.pods().inNamespace(current.getMetadata().getNamespace())
-          .withName(current.getMetadata().getName());
+      // Bound to the pod we planned against, not just its name: fabric8 GETs a name-only resource before every
+      // patch to learn what it patches, which would double the requests per gate write. The patch carries its own
+      // preconditions (uid and resourceVersion tests), so the extra read buys nothing.
+      PodResource resource = client.pods().inNamespace(current.getMetadata().getNamespace()).resource(current);
       try {
         Pod written = statusSubresource
             ? resource.subresource("status").patch(JSON_PATCH, patch.get())
@@ -89,7 +91,8 @@ public final class PodGate {
         }
         LOG.debug("gate write conflict pod={}/{} attempt={}", current.getMetadata().getNamespace(),
             current.getMetadata().getName(), attempt);
-        Pod fresh = resource.get();
+        Pod fresh = client.pods().inNamespace(current.getMetadata().getNamespace())
+            .withName(current.getMetadata().getName()).get();
         if (fresh == null || !Objects.equals(fresh.getMetadata().getUid(), pod.getMetadata().getUid())) {
           return null;
         }

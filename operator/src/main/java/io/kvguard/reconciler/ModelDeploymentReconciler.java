@@ -79,6 +79,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
         .withSecondaryToPrimaryMapper(pod -> policiesConcerning(pod).stream()
             .map(ResourceID::fromResource).collect(Collectors.toSet()))
         .build(), context);
+    SelectionIndex.register(pods, policies);
     return List.of(pods, probeEvents);
   }
 
@@ -225,10 +226,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   private List<Pod> selectedPods(ModelDeployment md, RoleSpec role) {
-    return pods.list(md.getMetadata().getNamespace(),
-            pod -> LabelSelectors.matches(role.getSelector(), pod.getMetadata().getLabels()))
-        .sorted(java.util.Comparator.comparing(p -> p.getMetadata().getName()))
-        .toList();
+    return SelectionIndex.selected(pods, md.getMetadata().getNamespace(), role.getSelector());
   }
 
   private Optional<Pod> cachedPod(String namespace, String name) {
@@ -237,9 +235,9 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
 
   /** Every policy in the pod's namespace that selects it now or listed it in its status. */
   private List<ModelDeployment> policiesConcerning(Pod pod) {
-    String namespace = pod.getMetadata().getNamespace();
     String name = pod.getMetadata().getName();
-    return policies.list(namespace).filter(md -> md.getMetadata().getDeletionTimestamp() == null)
+    return SelectionIndex.candidatePolicies(policies, pod).stream()
+        .filter(md -> md.getMetadata().getDeletionTimestamp() == null)
         .filter(md -> selects(md, pod) || (md.getStatus() != null && md.getStatus().pods != null
             && md.getStatus().pods.stream().anyMatch(p -> name.equals(p.name))))
         .toList();

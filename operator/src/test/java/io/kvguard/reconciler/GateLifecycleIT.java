@@ -12,11 +12,13 @@ import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.Enforcement;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.RoleSpec;
+import io.kvguard.demo.EmbeddedApiServer;
 import io.kvguard.demo.EngineShapes;
 import io.kvguard.demo.FakeEngine;
 import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -97,6 +99,11 @@ class GateLifecycleIT extends EmbeddedClusterTest {
       assertThat(h.labelled("serve-0")).isFalse();
     });
     awaitGate("serve-0", "False", "PoolTooSmall");
+    // Open, shut, refused: every gate write was one PATCH planned against the cached pod, never a read first
+    // (a read per write would double the API requests of every transition).
+    List<EmbeddedApiServer.Request> podRequests = h.operatorRequests().stream()
+        .filter(r -> r.path().split("\\?")[0].matches(".*/pods/serve-0(/status)?")).toList();
+    assertThat(podRequests).extracting(EmbeddedApiServer.Request::method).containsOnly("PATCH").hasSizeGreaterThanOrEqualTo(4);
   }
 
   @Test

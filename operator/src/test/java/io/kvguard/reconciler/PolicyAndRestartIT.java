@@ -49,6 +49,37 @@ class PolicyAndRestartIT extends EmbeddedClusterTest {
   }
 
   @Test
+  void everyMatchLabelAndExpressionOnlySelectorsPickTheirPodsAndARelabelledPodChangesPolicy() {
+    Map<String, String> batch = Map.of("app", "glm", "role", "batch");
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.pod("batch-0", batch, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
+    // Both pods carry app=glm; only serve-0 carries every matchLabel of "glm-serve".
+    h.create(h.modelDeployment("glm-serve", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    RoleSpec byExpression = role("batch", Engine.SGLANG, Map.of());
+    byExpression.setSelector(new LabelSelectorBuilder().withMatchExpressions(new LabelSelectorRequirementBuilder()
+        .withKey("role").withOperator("In").withValues("batch").build()).build());
+    h.create(h.modelDeployment("glm-batch", WINDOW, byExpression));
+
+    awaitGate("serve-0", "True", "PoolSufficient");
+    awaitGate("batch-0", "False", "PoolTooSmall");
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+      assertThat(h.status("glm-serve").pods).extracting(p -> p.name).containsExactly("serve-0");
+      assertThat(h.status("glm-batch").pods).extracting(p -> p.name).containsExactly("batch-0");
+    });
+
+    // serve-0 moves to the batch role: glm-serve lets go of it, glm-batch judges it under its own window.
+    h.client.pods().inNamespace(OperatorHarness.NAMESPACE).withName("serve-0").edit(pod -> {
+      pod.getMetadata().getLabels().put("role", "batch");
+      return pod;
+    });
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+      assertThat(h.status("glm-serve").pods).isEmpty();
+      assertThat(h.status("glm-batch").pods).extracting(p -> p.name).containsExactly("batch-0", "serve-0");
+    });
+    awaitGate("serve-0", "True", "PoolSufficient");
+  }
+
+  @Test
   void aSelectorThatMatchesNothingIsNotReadyWithReasonNoPods() {
     h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, Map.of("app", "nothing-here"))));
     await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {

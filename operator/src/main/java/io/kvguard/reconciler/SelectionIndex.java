@@ -1,0 +1,117 @@
+package io.kvguard.reconciler;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
+import io.kvguard.customresource.ModelDeployment;
+import io.kvguard.customresource.RoleSpec;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * Informer-cache indexes that answer "which pods does this role select" and "which policies concern this pod"
+ * without scanning the namespace. Both questions are asked for every pod in every pass and on every pod event;
+ * as scans they cost O(pods × policies) per pass (O(N²) per period across a cluster: at 1,000 pods a fifth of
+ * the operator's start-up CPU). The indexes only narrow the candidates: every candidate is still checked with
+ * the full selector, so a selector the index cannot use (matchExpressions only) falls back to the scan.
+ */
+final class SelectionIndex {
+  /** Pods by each of their labels: {@code namespace/key=value}. */
+  static final String POD_LABEL = "kvguard-pod-label";
+  /** Policies by one matchLabels pair of each role ({@code namespace/key=value}), or {@code namespace/*}. */
+  static final String POLICY_SELECTS = "kvguard-policy-selects";
+  /** Policies by each pod their status lists: {@code namespace/podName}. */
+  static final String POLICY_LISTS = "kvguard-policy-lists";
+
+  private SelectionIndex() {}
+
+  static List<String> podKeys(Pod pod) {
+    Map<String, String> labels = pod.getMetadata().getLabels();
+    if (labels == null || labels.isEmpty()) {
+      return List.of();
+    }
+    String namespace = pod.getMetadata().getNamespace();
+    List<String> keys = new ArrayList<>(labels.size());
+    labels.forEach((key, value) -> keys.add(labelKey(namespace, key, value)));
+    return keys;
+  }
+
+  /**
+   * One key per role: a pod the role selects carries every matchLabels pair, so it carries the first one
+   * (by key order) and is found under it. A role without matchLabels is filed under {@code namespace/*}.
+   */
+  static List<String> policySelectKeys(ModelDeployment md) {
+    if (md.getSpec() == null || md.getSpec().getRoles() == null) {
+      return List.of();
+    }
+    String namespace = md.getMetadata().getNamespace();
+    List<String> keys = new ArrayList<>();
+    for (RoleSpec role : md.getSpec().getRoles()) {
+      String key = firstMatchLabel(role.getSelector())
+          .map(pair -> labelKey(namespace, pair.getKey(), pair.getValue()))
+          .orElse(namespace + "/*");
+      if (!keys.contains(key)) {
+        keys.add(key);
+      }
+    }
+    return keys;
+  }
+
+  static List<String> policyListKeys(ModelDeployment md) {
+    if (md.getStatus() == null || md.getStatus().pods == null) {
+      return List.of();
+    }
+    String namespace = md.getMetadata().getNamespace();
+    return md.getStatus().pods.stream().filter(p -> p.name != null).map(p -> namespace + "/" + p.name).distinct().toList();
+  }
+
+  static void register(IndexerResourceCache<Pod> pods, IndexerResourceCache<ModelDeployment> policies) {
+    pods.addIndexer(POD_LABEL, SelectionIndex::podKeys);
+    policies.addIndexers(Map.of(POLICY_SELECTS, SelectionIndex::policySelectKeys, POLICY_LISTS, SelectionIndex::policyListKeys));
+  }
+
+  /** The pods of {@code namespace} that {@code selector} matches, by name. */
+  static List<Pod> selected(IndexerResourceCache<Pod> pods, String namespace, LabelSelector selector) {
+    var candidates = firstMatchLabel(selector)
+        .map(pair -> pods.byIndex(POD_LABEL, labelKey(namespace, pair.getKey(), pair.getValue())).stream())
+        .orElseGet(() -> pods.list(namespace));
+    return candidates.filter(pod -> LabelSelectors.matches(selector, pod.getMetadata().getLabels()))
+        .sorted(Comparator.comparing(p -> p.getMetadata().getName()))
+        .toList();
+  }
+
+  /** Policies of the pod's namespace that might select it or list it: a superset the caller filters exactly. */
+  static List<ModelDeployment> candidatePolicies(IndexerResourceCache<ModelDeployment> policies, Pod pod) {
+    String namespace = pod.getMetadata().getNamespace();
+    Map<ResourceID, ModelDeployment> found = new LinkedHashMap<>();
+    List<String> keys = new ArrayList<>(podKeys(pod));
+    keys.add(namespace + "/*");
+    for (String key : keys) {
+      policies.byIndex(POLICY_SELECTS, key).forEach(md -> found.putIfAbsent(ResourceID.fromResource(md), md));
+    }
+    policies.byIndex(POLICY_LISTS, namespace + "/" + pod.getMetadata().getName())
+        .forEach(md -> found.putIfAbsent(ResourceID.fromResource(md), md));
+    List<ModelDeployment> byName = new ArrayList<>(found.values());
+    byName.sort(Comparator.comparing((HasMetadata md) -> md.getMetadata().getName()));
+    return byName;
+  }
+
+  private static Optional<Map.Entry<String, String>> firstMatchLabel(LabelSelector selector) {
+    if (selector == null || selector.getMatchLabels() == null || selector.getMatchLabels().isEmpty()) {
+      return Optional.empty();
+    }
+    Map.Entry<String, String> first = new TreeMap<>(selector.getMatchLabels()).firstEntry();
+    return first.getValue() == null ? Optional.empty() : Optional.of(first);
+  }
+
+  private static String labelKey(String namespace, String key, String value) {
+    return namespace + "/" + key + "=" + value;
+  }
+}
