@@ -9,15 +9,21 @@ package io.kvguard.bench;
  * @param restarts engine container restarts whose gate-close latency is measured
  * @param restartsPerSecond how fast restarts are issued (each to a pod whose gate is open)
  * @param probeConcurrency KvguardConfig.probeConcurrency, used by the operator and the floor alike
+ * @param operatorHeap -Xmx of the operator's (and the floor's) JVM; the default is what the Helm chart gives
+ *     the operator: 75 % (jvmOptions MaxRAMPercentage) of its 512Mi memory limit
  */
 public record BenchOptions(int pods, int periodSeconds, int steadySeconds, int restarts, double restartsPerSecond,
-    int probeConcurrency) {
+    int probeConcurrency, String operatorHeap) {
 
   public static final int DEFAULT_PROBE_CONCURRENCY = 32;
+  public static final String CHART_HEAP = "384m";
 
   public BenchOptions {
     if (pods < 10 || pods % 10 != 0) {
       throw new IllegalArgumentException("--pods must be a positive multiple of 10, was " + pods);
+    }
+    if (!operatorHeap.matches("\\d+[kmg]")) {
+      throw new IllegalArgumentException("--operator-heap takes a -Xmx size such as 384m, was " + operatorHeap);
     }
     if (periodSeconds < 1 || steadySeconds < periodSeconds || restarts < 0 || restartsPerSecond <= 0 || probeConcurrency < 1) {
       throw new IllegalArgumentException("need --period >= 1, --steady >= --period, --restarts >= 0, --restart-rate > 0");
@@ -25,10 +31,10 @@ public record BenchOptions(int pods, int periodSeconds, int steadySeconds, int r
   }
 
   public static BenchOptions defaults(int pods) {
-    return new BenchOptions(pods, 10, 300, 200, 10, DEFAULT_PROBE_CONCURRENCY);
+    return new BenchOptions(pods, 10, 300, 200, 10, DEFAULT_PROBE_CONCURRENCY, CHART_HEAP);
   }
 
-  /** {@code --pods N --period S --steady S --restarts R --restart-rate R/s --probe-concurrency C}. */
+  /** {@code --pods N --period S --steady S --restarts R --restart-rate R/s --probe-concurrency C --operator-heap 384m}. */
   public static BenchOptions parse(String[] args) {
     int pods = 1000;
     for (int i = 0; i + 1 < args.length; i += 2) {
@@ -42,6 +48,7 @@ public record BenchOptions(int pods, int periodSeconds, int steadySeconds, int r
     int restarts = o.restarts;
     double rate = o.restartsPerSecond;
     int concurrency = o.probeConcurrency;
+    String heap = o.operatorHeap;
     for (int i = 0; i < args.length; i += 2) {
       if (i + 1 >= args.length) {
         throw new IllegalArgumentException("option " + args[i] + " needs a value");
@@ -54,10 +61,11 @@ public record BenchOptions(int pods, int periodSeconds, int steadySeconds, int r
         case "--restarts" -> restarts = Integer.parseInt(value);
         case "--restart-rate" -> rate = Double.parseDouble(value);
         case "--probe-concurrency" -> concurrency = Integer.parseInt(value);
+        case "--operator-heap" -> heap = value;
         default -> throw new IllegalArgumentException("unknown option " + args[i]
-            + "; options: --pods --period --steady --restarts --restart-rate --probe-concurrency");
+            + "; options: --pods --period --steady --restarts --restart-rate --probe-concurrency --operator-heap");
       }
     }
-    return new BenchOptions(pods, period, steady, restarts, rate, concurrency);
+    return new BenchOptions(pods, period, steady, restarts, rate, concurrency, heap);
   }
 }

@@ -8,8 +8,6 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
-import io.kvguard.KvguardConfig;
-import io.kvguard.KvguardOperator;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.ModelDeploymentSpec;
@@ -19,10 +17,7 @@ import io.kvguard.demo.EmbeddedApiServer;
 import io.kvguard.demo.EngineShapes;
 import io.kvguard.demo.FakeEngine.Answer;
 import io.kvguard.demo.SimulatedPods;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.lang.management.ManagementFactory;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -51,12 +46,11 @@ public final class ScaleBenchmark implements AutoCloseable {
   private final BenchOptions options;
   private final EmbeddedApiServer api = new EmbeddedApiServer();
   private final ApiWrites writes = new ApiWrites();
-  private final NamespacedKubernetesClient operatorClient = api.client();
+  private final NamespacedKubernetesClient setupClient = api.client();
   private final KubernetesClient benchClient;
   private final LoopbackEngines engines;
   private final List<String> podNames = new ArrayList<>();
-  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-  private KvguardOperator operator;
+  private OperatorJvm operator;
 
   ScaleBenchmark(BenchOptions options) throws Exception {
     this.options = options;
@@ -101,11 +95,12 @@ public final class ScaleBenchmark implements AutoCloseable {
     progress.printf("setting up %d pods, %d ModelDeployments, %d engines (and %d floor pods)%n", n, n / 10, n, n);
     setUp();
 
-    progress.println("floor ...");
+    progress.println("floor (in a JVM of its own) ...");
     long floorMillis;
-    try (GateWatch floorWatch = new GateWatch(benchClient, FLOOR_NAMESPACE)) {
+    try (GateWatch floorWatch = new GateWatch(benchClient, FLOOR_NAMESPACE);
+        OperatorJvm floorJvm = OperatorJvm.launch(api.url(), options)) {
       long start = System.nanoTime();
-      Floor.run(operatorClient, FLOOR_NAMESPACE, options.probeConcurrency());
+      floorJvm.runFloor(FLOOR_NAMESPACE);
       Waits.await("floor gates", 600, () -> floorWatch.count("True", null) == n);
       floorMillis = (System.nanoTime() - start) / 1_000_000;
     }
@@ -114,18 +109,17 @@ public final class ScaleBenchmark implements AutoCloseable {
     Waits.await("floor pods deleted", 120, () -> benchClient.pods().inNamespace(FLOOR_NAMESPACE).list().getItems().isEmpty());
 
     try (GateWatch watch = new GateWatch(benchClient, NAMESPACE)) {
-      double heapBaseline = heapAfterGc();
+      drainRecordedRequests();
+      operator = OperatorJvm.launch(api.url(), options);
+      double heapBaseline = operator.heapAfterGcMiB();
       writes.reset();
       api.clearRequests();
       long refusedCount = podNames.stream().filter(p -> p.endsWith("-9")).count();
-      progress.println("operator start-up ...");
-      double cpu0 = cpuSeconds();
+      progress.println("operator start-up (in a JVM of its own, -Xmx" + options.operatorHeap() + ") ...");
+      double cpu0 = operator.cpuSeconds();
+      double serverCpu0 = cpuSeconds();
       long start = System.nanoTime();
-      KvguardConfig config = KvguardConfig.fromEnvironment(Map.of("KVGUARD_LEADER_ELECTION", "true",
-          "KVGUARD_LEADER_ELECTION_NAMESPACE", OPERATOR_NAMESPACE, "POD_NAME", "kvguard-bench-0",
-          "KVGUARD_PROBE_CONCURRENCY", String.valueOf(options.probeConcurrency())));
-      operator = KvguardOperator.create(operatorClient, config, registry, Clock.systemUTC(), false);
-      operator.start();
+      operator.startOperator();
       Waits.await("every gate set", 1800, () -> watch.count("True", "PoolSufficient") == n - refusedCount
           && watch.count("False", "PoolTooSmall") == refusedCount);
       long startupMillis = (System.nanoTime() - start) / 1_000_000;
@@ -134,7 +128,8 @@ public final class ScaleBenchmark implements AutoCloseable {
       Map<ApiWrites.Kind, Long> startupWrites = writes.snapshot();
       Rejected startupRejected = rejected(api.requests());
       api.clearRequests();
-      double cpuStartup = cpuSeconds() - cpu0;
+      double cpuStartup = operator.cpuSeconds() - cpu0;
+      double serverCpuStartup = cpuSeconds() - serverCpu0;
 
       progress.printf("steady window %d s ...%n", options.steadySeconds());
       writes.reset();
@@ -142,14 +137,16 @@ public final class ScaleBenchmark implements AutoCloseable {
       engines.resetProbeGaps();
       double reconcilesBefore = reconciles("started");
       long steadyStart = System.nanoTime();
-      double cpu1 = cpuSeconds();
+      double cpu1 = operator.cpuSeconds();
+      double serverCpu1 = cpuSeconds();
       Waits.sleep(options.steadySeconds() * 1000L);
       double steadySeconds = (System.nanoTime() - steadyStart) / 1e9;
       Map<ApiWrites.Kind, Long> steadyWrites = writes.snapshot();
       double steadyReconciles = reconciles("started") - reconcilesBefore;
       long[] probesAfter = engines.probeSnapshot();
       double shortestGap = engines.shortestProbeGapMillis();
-      double cpuSteady = cpuSeconds() - cpu1;
+      double cpuSteady = operator.cpuSeconds() - cpu1;
+      double serverCpuSteady = cpuSeconds() - serverCpu1;
       double periods = steadySeconds / options.periodSeconds();
       double max = 0;
       double sum = 0;
@@ -168,7 +165,8 @@ public final class ScaleBenchmark implements AutoCloseable {
       api.clearRequests();
       double failedBefore = reconciles("failed");
       long flipsBefore = watch.flips();
-      double cpu2 = cpuSeconds();
+      double cpu2 = operator.cpuSeconds();
+      double serverCpu2 = cpuSeconds();
       long[] restartProbesBefore = engines.probeSnapshot();
       long restartStart = System.nanoTime();
       EngineRestarts.Run restarts = new EngineRestarts(benchClient, options, podNames).run(watch);
@@ -184,15 +182,18 @@ public final class ScaleBenchmark implements AutoCloseable {
       }
       Map<ApiWrites.Kind, Long> restartWrites = writes.snapshot();
       long flips = watch.flips() - flipsBefore;
-      double cpuRestarts = cpuSeconds() - cpu2;
+      double cpuRestarts = operator.cpuSeconds() - cpu2;
+      double serverCpuRestarts = cpuSeconds() - serverCpu2;
       Rejected rejected = rejected(api.requests());
       double failedReconciles = reconciles("failed") - failedBefore;
       api.clearRequests();
-      double heapFinal = heapAfterGc();
+      drainRecordedRequests();
+      double heapFinal = operator.heapAfterGcMiB();
       return new BenchFigures(options, floorMillis, startupMillis, startupWrites, startupRejected, restarts.latencies(), restarts.restartRoundTrips(), flips,
           restartWrites, rejected.podStatus(), rejected.podLabel(), rejected.crStatus(), (long) failedReconciles,
           steadySeconds, steadyWrites, steadyReconciles / (n / 10.0) / periods, shortestGap, max, sum / n, steadyOverruns, restartOverruns,
-          heapBaseline, heapFinal, new double[] {cpuStartup, cpuRestarts, cpuSteady}, ThreadCpu.byGroup(10));
+          heapBaseline, heapFinal, new double[] {cpuStartup, cpuRestarts, cpuSteady},
+          new double[] {serverCpuStartup, serverCpuRestarts, serverCpuSteady}, operator.threadCpu(), ThreadCpu.byGroup(10));
     }
   }
 
@@ -220,13 +221,12 @@ public final class ScaleBenchmark implements AutoCloseable {
   }
 
   /** JOSDK's own reconcile counters (operator.sdk.reconciliations.started / .failed), summed. */
-  private double reconciles(String which) {
-    return registry.find("operator.sdk.reconciliations." + which).counters().stream()
-        .mapToDouble(io.micrometer.core.instrument.Counter::count).sum();
+  private double reconciles(String which) throws java.io.IOException {
+    return operator.reconciles(which);
   }
 
   private void setUp() throws Exception {
-    api.applyModelDeploymentCrd(benchClient instanceof NamespacedKubernetesClient c ? c : operatorClient);
+    api.applyModelDeploymentCrd(setupClient);
     for (String ns : List.of(NAMESPACE, FLOOR_NAMESPACE, OPERATOR_NAMESPACE)) {
       benchClient.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
     }
@@ -289,22 +289,14 @@ public final class ScaleBenchmark implements AutoCloseable {
     }
   }
 
-  /**
-   * Heap in use after a full GC. The mock web server keeps every request it served (bodies included) in an
-   * unbounded queue; it is drained first so the figure is not that queue's growth.
-   */
-  private double heapAfterGc() throws Exception {
+  /** The mock web server keeps every request it served (bodies included) in an unbounded queue: empty it. */
+  private void drainRecordedRequests() throws Exception {
     java.lang.reflect.Field field = EmbeddedApiServer.class.getDeclaredField("server");
     field.setAccessible(true);
     io.fabric8.mockwebserver.DefaultMockServer server = (io.fabric8.mockwebserver.DefaultMockServer) field.get(api);
     while (server.takeRequest(1, java.util.concurrent.TimeUnit.MILLISECONDS) != null) {
       // drained
     }
-    for (int i = 0; i < 3; i++) {
-      System.gc();
-      Waits.sleep(200);
-    }
-    return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / (1024.0 * 1024.0);
   }
 
   private static double cpuSeconds() {
@@ -319,7 +311,7 @@ public final class ScaleBenchmark implements AutoCloseable {
     }
     engines.close();
     benchClient.close();
-    operatorClient.close();
+    setupClient.close();
     api.close();
   }
 }

@@ -1,0 +1,123 @@
+package io.kvguard.bench;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The benchmark's handle on an {@link OperatorJvmMain} child process: same Java, same class path, its own heap.
+ * One child runs the floor, another the operator, so neither is warmed up by the other and neither shares a
+ * heap or a JIT with the mock API server.
+ */
+final class OperatorJvm implements AutoCloseable {
+  private final Process process;
+  private final BufferedReader answers;
+  private final PrintStream commands;
+
+  private OperatorJvm(Process process) {
+    this.process = process;
+    this.answers = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    this.commands = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8);
+  }
+
+  /** Starts the child and waits until its JVM is up and its client built (not yet any operator or floor work). */
+  static OperatorJvm launch(String apiUrl, BenchOptions options) throws IOException {
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Xmx" + options.operatorHeap(), "-XX:+ExitOnOutOfMemoryError", "-cp", System.getProperty("java.class.path"),
+        OperatorJvmMain.class.getName(), apiUrl, String.valueOf(options.probeConcurrency())));
+    // e.g. -Dkvguard.bench.operatorJvmArgs="-XX:StartFlightRecording=filename=operator.jfr" to profile the operator.
+    String extra = System.getProperty("kvguard.bench.operatorJvmArgs", "").trim();
+    if (!extra.isEmpty()) {
+      command.addAll(1, List.of(extra.split("\\s+")));
+    }
+    Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    OperatorJvm jvm = new OperatorJvm(process);
+    jvm.expect(OperatorJvmMain.READY);
+    return jvm;
+  }
+
+  void startOperator() throws IOException {
+    ask("start", "started");
+  }
+
+  void runFloor(String namespace) throws IOException {
+    ask("floor " + namespace, "floor done");
+  }
+
+  double heapAfterGcMiB() throws IOException {
+    return Double.parseDouble(ask("heap", null));
+  }
+
+  double cpuSeconds() throws IOException {
+    return Double.parseDouble(ask("cpu", null));
+  }
+
+  double reconciles(String which) throws IOException {
+    return Double.parseDouble(ask("reconciles " + which, null));
+  }
+
+  List<Map.Entry<String, Double>> threadCpu() throws IOException {
+    commands.println("threads");
+    List<Map.Entry<String, Double>> groups = new ArrayList<>();
+    for (String line = readLine(); !line.equals("end"); line = readLine()) {
+      String[] parts = line.split("\t");
+      groups.add(Map.entry(parts[0], Double.parseDouble(parts[1])));
+    }
+    return groups;
+  }
+
+  private String ask(String command, String expected) throws IOException {
+    commands.println(command);
+    String answer = readLine();
+    if (answer.startsWith("error") || (expected != null && !answer.equals(expected))) {
+      throw new IllegalStateException("operator JVM answered '" + answer + "' to '" + command + "'");
+    }
+    return answer;
+  }
+
+  /** Until the child says {@code expected}, its stdout is the JVM's own (JFR, GC logs): passed on to stderr. */
+  private void expect(String expected) throws IOException {
+    for (String line = readLine(); !line.equals(expected); line = readLine()) {
+      System.err.println("[operator JVM] " + line);
+    }
+  }
+
+  private String readLine() throws IOException {
+    String line = answers.readLine();
+    if (line == null) {
+      throw new IllegalStateException("operator JVM exited (code " + waitFor() + "); its stderr is above");
+    }
+    return line;
+  }
+
+  private String waitFor() {
+    try {
+      return process.waitFor(10, TimeUnit.SECONDS) ? String.valueOf(process.exitValue()) : "still running";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "unknown";
+    }
+  }
+
+  @Override
+  public void close() {
+    if (process.isAlive()) {
+      commands.println("stop");
+      try {
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+          process.destroyForcibly();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        process.destroyForcibly();
+      }
+    }
+  }
+}
