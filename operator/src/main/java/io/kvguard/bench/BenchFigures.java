@@ -24,6 +24,7 @@ import java.util.Map;
  * @param rejectedPodLabel the same for label writes
  * @param rejectedCrStatus 422 answers to ModelDeployment status patches in the restart phase
  * @param failedReconciles reconciles JOSDK counted as failed in the restart phase
+ * @param startupReconcilesPerModelDeployment reconciles per ModelDeployment from operator start to quiet after start-up
  * @param steadyReconcilesPerModelDeploymentPeriod reconciles per ModelDeployment per probe period, steady window
  * @param heapBaselineMiB the operator JVM's heap after full GC before the operator started (the JVM alone)
  * @param heapFinalMiB the operator JVM's heap after full GC at the end of the run
@@ -37,7 +38,7 @@ public record BenchFigures(BenchOptions options, long floorMillis, long startupM
     long restartFlips,
     Map<ApiWrites.Kind, Long> restartWrites, long rejectedPodStatus, long rejectedPodLabel, long rejectedCrStatus,
     long failedReconciles, double steadySeconds, Map<ApiWrites.Kind, Long> steadyWrites,
-    double steadyReconcilesPerModelDeploymentPeriod, double steadyShortestProbeGapMillis, double steadyProbesPerPeriodMax, double steadyProbesPerPeriodMean,
+    double startupReconcilesPerModelDeployment, double steadyReconcilesPerModelDeploymentPeriod, double steadyShortestProbeGapMillis, double steadyProbesPerPeriodMax, double steadyProbesPerPeriodMean,
     int steadyProbeOverruns, int restartProbeOverruns, double heapBaselineMiB, double heapFinalMiB,
     double[] cpuSeconds, double[] serverCpuSeconds, List<Map.Entry<String, Double>> threadCpu,
     List<Map.Entry<String, Double>> serverThreadCpu) {
@@ -125,6 +126,8 @@ public record BenchFigures(BenchOptions options, long floorMillis, long startupM
             + startupWrites.get(ApiWrites.Kind.CR_STATUS) + ", " + startupWrites.get(ApiWrites.Kind.EVENT), "");
     row(out, "(3) startup rejected (409/422): pods/status, label, CR status", startupRejected.podStatus() + ", "
         + startupRejected.podLabel() + ", " + startupRejected.crStatus(), "");
+    row(out, "reconciles per ModelDeployment during start-up",
+        String.format("%.1f", startupReconcilesPerModelDeployment), "");
     row(out, "reconciles per ModelDeployment per period, steady",
         String.format("%.1f", steadyReconcilesPerModelDeploymentPeriod), "");
     row(out, "(4) probes per pod per period, steady (max / mean)",

@@ -10,13 +10,16 @@ package io.kvguard.bench;
  * @param restartsPerSecond how fast restarts are issued (each to a pod whose gate is open)
  * @param probeConcurrency KvguardConfig.probeConcurrency, used by the operator and the floor alike
  * @param operatorHeap -Xmx of the operator's (and the floor's) JVM; the default is what the Helm chart gives
- *     the operator: 75 % (jvmOptions MaxRAMPercentage) of its 512Mi memory limit
+ *     the operator: 75 % (jvmOptions MaxRAMPercentage) of its 512Mi memory limit. The child JVMs also get the
+ *     chart's {@link #CHART_JVM_OPTIONS}; -Xmx takes precedence over its MaxRAMPercentage.
  */
 public record BenchOptions(int pods, int periodSeconds, int steadySeconds, int restarts, double restartsPerSecond,
     int probeConcurrency, String operatorHeap) {
 
   public static final int DEFAULT_PROBE_CONCURRENCY = 32;
   public static final String CHART_HEAP = "384m";
+  /** The Helm chart's default {@code jvmOptions} (a test keeps the two equal). */
+  public static final String CHART_JVM_OPTIONS = "-XX:+ExitOnOutOfMemoryError -XX:MaxRAMPercentage=75 -XX:TieredStopAtLevel=1";
 
   public BenchOptions {
     if (pods < 10 || pods % 10 != 0) {

@@ -48,7 +48,7 @@ final class Floor {
             }
           }
           String patch = GatePatchPlanner.conditionPatch(pod, open, Instant.now()).orElseThrow();
-          client.pods().inNamespace(namespace).resource(pod).subresource("status")
+          client.pods().inNamespace(namespace).resource(io.kvguard.gate.PodGate.address(pod)).subresource("status")
               .patch(PatchContext.of(PatchType.JSON), patch);
           return null;
         }));

@@ -29,8 +29,11 @@ final class OperatorJvm implements AutoCloseable {
 
   /** Starts the child and waits until its JVM is up and its client built (not yet any operator or floor work). */
   static OperatorJvm launch(String apiUrl, BenchOptions options) throws IOException {
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx" + options.operatorHeap(), "-XX:+ExitOnOutOfMemoryError", "-cp", System.getProperty("java.class.path"),
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    // What the chart runs the operator with, and the heap its default memory limit gives.
+    command.addAll(List.of(BenchOptions.CHART_JVM_OPTIONS.split(" ")));
+    command.addAll(List.of("-Xmx" + options.operatorHeap(), "-cp", System.getProperty("java.class.path"),
         OperatorJvmMain.class.getName(), apiUrl, String.valueOf(options.probeConcurrency())));
     // e.g. -Dkvguard.bench.operatorJvmArgs="-XX:StartFlightRecording=filename=operator.jfr" to profile the operator.
     String extra = System.getProperty("kvguard.bench.operatorJvmArgs", "").trim();

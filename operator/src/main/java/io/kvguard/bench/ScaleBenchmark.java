@@ -126,6 +126,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       progress.printf("every gate set after %,d ms (floor %,d ms)%n", startupMillis, floorMillis);
       awaitQuiet();
       Map<ApiWrites.Kind, Long> startupWrites = writes.snapshot();
+      double startupReconciles = reconciles("started") / (n / 10.0);
       Rejected startupRejected = rejected(api.requests());
       api.clearRequests();
       double cpuStartup = operator.cpuSeconds() - cpu0;
@@ -191,7 +192,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       double heapFinal = operator.heapAfterGcMiB();
       return new BenchFigures(options, floorMillis, startupMillis, startupWrites, startupRejected, restarts.latencies(), restarts.restartRoundTrips(), flips,
           restartWrites, rejected.podStatus(), rejected.podLabel(), rejected.crStatus(), (long) failedReconciles,
-          steadySeconds, steadyWrites, steadyReconciles / (n / 10.0) / periods, shortestGap, max, sum / n, steadyOverruns, restartOverruns,
+          steadySeconds, steadyWrites, startupReconciles, steadyReconciles / (n / 10.0) / periods, shortestGap, max, sum / n, steadyOverruns, restartOverruns,
           heapBaseline, heapFinal, new double[] {cpuStartup, cpuRestarts, cpuSteady},
           new double[] {serverCpuStartup, serverCpuRestarts, serverCpuSteady}, operator.threadCpu(), ThreadCpu.byGroup(10));
     }

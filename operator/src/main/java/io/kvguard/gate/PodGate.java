@@ -1,6 +1,7 @@
 package io.kvguard.gate;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.PodResource;
@@ -10,6 +11,7 @@ import io.kvguard.verdict.GateDecision;
 import java.time.Clock;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,34 +33,46 @@ public final class PodGate {
     this.clock = clock;
   }
 
-  /** What a call wrote; {@code latest} is the pod as the API server returned it after the last write. */
-  public record Outcome(boolean conditionWritten, boolean labelWritten, boolean podGone, Pod latest) {
-    public boolean wroteAnything() {
-      return conditionWritten || labelWritten;
-    }
-  }
+  /** What a call wrote. */
+  public record Outcome(boolean conditionWritten, boolean labelWritten, boolean podGone) {}
 
-  public Outcome apply(Pod cached, GateDecision decision) {
+  /**
+   * Writes the condition, then the label. {@code written} hears of each accepted write with the pod it replaced,
+   * so a cache can hold our own writes one by one: a watch event for the first write then finds it known.
+   */
+  public Outcome apply(Pod cached, GateDecision decision, BiConsumer<Pod, Pod> written) {
     Pod pod = cached;
     boolean conditionWritten = false;
     // Condition first: for a closing gate both writes close it; for an opening gate the label follows the
     // condition so a label-routed pod is never ahead of its condition.
     Optional<Pod> afterCondition = write(pod, p -> GatePatchPlanner.conditionPatch(p, decision, clock.instant()), true);
     if (afterCondition == null) {
-      return new Outcome(false, false, true, null);
+      return new Outcome(false, false, true);
     }
     if (afterCondition.isPresent()) {
+      written.accept(afterCondition.get(), pod);
       pod = afterCondition.get();
       conditionWritten = true;
     }
     Optional<Pod> afterLabel = write(pod, p -> GatePatchPlanner.labelPatch(p, decision), false);
     if (afterLabel == null) {
-      return new Outcome(conditionWritten, false, true, null);
+      return new Outcome(conditionWritten, false, true);
     }
     if (afterLabel.isPresent()) {
+      written.accept(afterLabel.get(), pod);
       pod = afterLabel.get();
     }
-    return new Outcome(conditionWritten, afterLabel.isPresent(), false, pod);
+    return new Outcome(conditionWritten, afterLabel.isPresent(), false);
+  }
+
+  /**
+   * What a patch is addressed to. fabric8 GETs a name-only resource before every string patch to learn what it
+   * patches, which would double the requests per gate write; given an item it clones it instead, so the item is
+   * only the address. The patch carries its own preconditions (uid and resourceVersion tests).
+   */
+  public static Pod address(Pod pod) {
+    return new PodBuilder().withNewMetadata().withNamespace(pod.getMetadata().getNamespace())
+        .withName(pod.getMetadata().getName()).endMetadata().build();
   }
 
   /**
@@ -72,10 +86,7 @@ public final class PodGate {
       if (patch.isEmpty()) {
         return Optional.empty();
       }
-      // Bound to the pod we planned against, not just its name: fabric8 GETs a name-only resource before every
-      // patch to learn what it patches, which would double the requests per gate write. The patch carries its own
-      // preconditions (uid and resourceVersion tests), so the extra read buys nothing.
-      PodResource resource = client.pods().inNamespace(current.getMetadata().getNamespace()).resource(current);
+      PodResource resource = client.pods().inNamespace(current.getMetadata().getNamespace()).resource(address(current));
       try {
         Pod written = statusSubresource
             ? resource.subresource("status").patch(JSON_PATCH, patch.get())

@@ -199,11 +199,10 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       // condition, routers see no label): writing "awaiting" would only double the writes of every new pod.
       return;
     }
-    PodGate.Outcome outcome = gate.apply(pod, decision);
-    if (outcome.latest() != null && outcome.wroteAnything()) {
-      // Let the next pass see our own write even before the watch delivers it.
-      pods.handleRecentResourceUpdate(ResourceID.fromResource(pod), outcome.latest(), pod);
-    }
+    // Each write is cached as it is accepted, so the next pass sees it before the watch delivers it, and the
+    // watch event of the condition write (arriving before the label write) is known as ours and triggers no pass.
+    PodGate.Outcome outcome = gate.apply(pod, decision,
+        (written, previous) -> pods.handleRecentResourceUpdate(ResourceID.fromResource(written), written, previous));
     if (outcome.conditionWritten() && role != null && (wasOpen == null || wasOpen != decision.open())) {
       signals.gateFlipped(md, role, decision.open());
     }
