@@ -5,11 +5,11 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kvguard.gate.GatePatchPlanner;
+import io.kvguard.gate.PodGate;
 import io.kvguard.probe.EngineEndpoint;
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.ProbeException;
 import io.kvguard.verdict.GateDecision;
-import io.kvguard.verdict.GateReason;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -28,14 +28,18 @@ final class Floor {
 
   private Floor() {}
 
-  /** Runs the floor over every pod of {@code namespace}; returns when every patch has been answered. */
-  static void run(KubernetesClient client, String namespace, int concurrency) throws Exception {
+  /**
+   * Runs the floor over every pod of {@code namespace}; returns when every patch has been answered. With
+   * {@code label}, each pod's condition patch is followed by the routing-label patch (kvguard's contract: the
+   * least a gate keeper with a label must write).
+   */
+  static void run(KubernetesClient client, String namespace, int concurrency, GateDecision open, boolean label)
+      throws Exception {
     EngineHttp http = EngineHttp.createDefault();
     List<Pod> pods = client.pods().inNamespace(namespace).list().getItems();
     ExecutorService pool = Executors.newFixedThreadPool(concurrency);
     try {
       List<Future<?>> done = new ArrayList<>();
-      GateDecision open = new GateDecision(true, GateReason.PoolSufficient, "floor");
       for (Pod pod : pods) {
         done.add(pool.submit(() -> {
           int port = pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort();
@@ -48,8 +52,12 @@ final class Floor {
             }
           }
           String patch = GatePatchPlanner.conditionPatch(pod, open, Instant.now()).orElseThrow();
-          client.pods().inNamespace(namespace).resource(io.kvguard.gate.PodGate.address(pod)).subresource("status")
+          Pod written = client.pods().inNamespace(namespace).resource(PodGate.address(pod)).subresource("status")
               .patch(PatchContext.of(PatchType.JSON), patch);
+          if (label) {
+            client.pods().inNamespace(namespace).resource(PodGate.address(pod))
+                .patch(PatchContext.of(PatchType.JSON), GatePatchPlanner.labelPatch(written, open).orElseThrow());
+          }
           return null;
         }));
       }

@@ -50,8 +50,8 @@ final class OperatorJvm implements AutoCloseable {
     ask("start", "started");
   }
 
-  void runFloor(String namespace) throws IOException {
-    ask("floor " + namespace, "floor done");
+  void runFloor(String namespace, boolean withLabel) throws IOException {
+    ask((withLabel ? "contract-floor " : "floor ") + namespace, "floor done");
   }
 
   double heapAfterGcMiB() throws IOException {

@@ -6,6 +6,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.kvguard.KvguardConfig;
 import io.kvguard.KvguardOperator;
+import io.kvguard.verdict.GateDecision;
+import io.kvguard.verdict.GateReason;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.BufferedReader;
@@ -21,8 +23,8 @@ import java.util.Map;
  * JSON patches only) or the floor loop, against the benchmark's API server. Its heap and CPU are then the
  * operator's alone, not shared with the mock API server, the fake engines and the benchmark's watches.
  *
- * <p>Driven line by line over stdin/stdout by {@link OperatorJvm}: {@code start} (the operator) or
- * {@code floor NAMESPACE}, then {@code heap}, {@code cpu}, {@code reconciles started|failed}, {@code threads},
+ * <p>Driven line by line over stdin/stdout by {@link OperatorJvm}: {@code start} (the operator),
+ * {@code floor NAMESPACE} or {@code contract-floor NAMESPACE}, then {@code heap}, {@code cpu}, {@code reconciles started|failed}, {@code threads},
  * {@code stop}. Each command answers one line ({@code threads}: lines up to {@code end}).
  */
 public final class OperatorJvmMain {
@@ -57,8 +59,11 @@ public final class OperatorJvmMain {
           operator.start();
           out.println("started");
         }
-        case "floor" -> {
-          Floor.run(client, command[1], probeConcurrency);
+        case "floor", "contract-floor" -> {
+          // The contract floor rewrites the floor's conditions (another reason, so each is a real write) plus labels.
+          boolean label = command[0].equals("contract-floor");
+          GateDecision open = new GateDecision(true, label ? GateReason.ContextLengthSufficient : GateReason.PoolSufficient, "floor");
+          Floor.run(client, command[1], probeConcurrency, open, label);
           out.println("floor done");
         }
         case "heap" -> out.println(heapAfterGcMiB());

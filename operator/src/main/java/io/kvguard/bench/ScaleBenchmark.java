@@ -96,14 +96,10 @@ public final class ScaleBenchmark implements AutoCloseable {
     setUp();
 
     progress.println("floor (in a JVM of its own) ...");
-    long floorMillis;
-    try (GateWatch floorWatch = new GateWatch(benchClient, FLOOR_NAMESPACE);
-        OperatorJvm floorJvm = OperatorJvm.launch(api.url(), options)) {
-      long start = System.nanoTime();
-      floorJvm.runFloor(FLOOR_NAMESPACE);
-      Waits.await("floor gates", 600, () -> floorWatch.count("True", null) == n);
-      floorMillis = (System.nanoTime() - start) / 1_000_000;
-    }
+    long floorMillis = floor(false, "PoolSufficient");
+    engines.closeConnections();
+    progress.println("contract floor: condition and label per pod (in a JVM of its own) ...");
+    long contractFloorMillis = floor(true, "ContextLengthSufficient");
     engines.closeConnections();
     benchClient.pods().inNamespace(FLOOR_NAMESPACE).delete();
     Waits.await("floor pods deleted", 120, () -> benchClient.pods().inNamespace(FLOOR_NAMESPACE).list().getItems().isEmpty());
@@ -190,11 +186,22 @@ public final class ScaleBenchmark implements AutoCloseable {
       api.clearRequests();
       drainRecordedRequests();
       double heapFinal = operator.heapAfterGcMiB();
-      return new BenchFigures(options, floorMillis, startupMillis, startupWrites, startupRejected, restarts.latencies(), restarts.restartRoundTrips(), flips,
+      return new BenchFigures(options, floorMillis, contractFloorMillis, startupMillis, startupWrites, startupRejected, restarts.latencies(), restarts.restartRoundTrips(), flips,
           restartWrites, rejected.podStatus(), rejected.podLabel(), rejected.crStatus(), (long) failedReconciles,
           steadySeconds, steadyWrites, startupReconciles, steadyReconciles / (n / 10.0) / periods, shortestGap, max, sum / n, steadyOverruns, restartOverruns,
           heapBaseline, heapFinal, new double[] {cpuStartup, cpuRestarts, cpuSteady},
           new double[] {serverCpuStartup, serverCpuRestarts, serverCpuSteady}, operator.threadCpu(), ThreadCpu.byGroup(10));
+    }
+  }
+
+  /** One floor run over the floor pods, in a fresh JVM: until the watch sees every condition with {@code reason}. */
+  private long floor(boolean withLabel, String reason) throws Exception {
+    try (GateWatch floorWatch = new GateWatch(benchClient, FLOOR_NAMESPACE);
+        OperatorJvm floorJvm = OperatorJvm.launch(api.url(), options)) {
+      long start = System.nanoTime();
+      floorJvm.runFloor(FLOOR_NAMESPACE, withLabel);
+      Waits.await("floor gates", 600, () -> floorWatch.count("True", reason) == options.pods());
+      return (System.nanoTime() - start) / 1_000_000;
     }
   }
 

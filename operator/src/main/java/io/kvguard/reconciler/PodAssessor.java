@@ -35,6 +35,7 @@ import java.util.OptionalLong;
  */
 final class PodAssessor {
   static final Duration FAILED_RETRY = Duration.ofSeconds(5);
+  private static final Duration MAX_DUE_SLACK = Duration.ofSeconds(1);
   private final ProbeScheduler<ProbeOutcome> scheduler;
   private final ProbeScheduler<RejectionOutcome> rejections;
   private final RejectionProbe rejectionProbe;
@@ -155,9 +156,16 @@ final class PodAssessor {
     return result.outcome() instanceof ProbeOutcome.Failed && period.compareTo(FAILED_RETRY) > 0 ? FAILED_RETRY : period;
   }
 
-  /** Due when the wait has passed or the spec changed since the answer was taken. */
+  /**
+   * Due when the wait has passed, or will within a tenth of it (at most a second), or the spec changed since the
+   * answer was taken. The slack lets one pass re-probe every pod of a ModelDeployment whose turn is about to come,
+   * rather than a pass per pod a few hundred milliseconds apart (passes are never rescheduled closer than a
+   * second, so without it each re-probe also ran up to a second late and drifted).
+   */
   private static boolean isDue(ProbeScheduler.Result<ProbeOutcome> result, Duration period, long generation, Instant now) {
-    return !result.completedAt().plus(waitAfter(result, period)).isAfter(now) || result.generation() != generation;
+    Duration wait = waitAfter(result, period);
+    Duration slack = wait.dividedBy(10).compareTo(MAX_DUE_SLACK) < 0 ? wait.dividedBy(10) : MAX_DUE_SLACK;
+    return !result.completedAt().plus(wait).minus(slack).isAfter(now) || result.generation() != generation;
   }
 
   static PoolPolicy policy(ModelDeployment md, RoleSpec role) {
