@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.kvguard.gate.GateNames;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
@@ -24,6 +25,7 @@ final class GateWatch implements AutoCloseable {
   }
 
   private final Map<String, Gate> gates = new ConcurrentHashMap<>();
+  private final Set<String> labelled = ConcurrentHashMap.newKeySet();
   private final AtomicLong flips = new AtomicLong();
   private final AtomicLong changes = new AtomicLong();
   private volatile BiConsumer<String, Gate> onChange = (pod, gate) -> {};
@@ -44,11 +46,18 @@ final class GateWatch implements AutoCloseable {
       @Override
       public void onDelete(Pod pod, boolean unknownFinalState) {
         gates.remove(pod.getMetadata().getName());
+        labelled.remove(pod.getMetadata().getName());
       }
     });
   }
 
   private void seen(Pod pod) {
+    Map<String, String> labels = pod.getMetadata().getLabels();
+    if (labels != null && "true".equals(labels.get(GateNames.VERIFIED_LABEL))) {
+      labelled.add(pod.getMetadata().getName());
+    } else {
+      labelled.remove(pod.getMetadata().getName());
+    }
     Gate now = gateOf(pod);
     if (now == null) {
       return;
@@ -88,6 +97,13 @@ final class GateWatch implements AutoCloseable {
   /** Pods whose gate shows {@code status} with {@code reason} (null: any reason). */
   long count(String status, String reason) {
     return gates.values().stream()
+        .filter(g -> g.status().equals(status) && (reason == null || reason.equals(g.reason()))).count();
+  }
+
+  /** Like {@link #count}, counting only pods that also carry the routing label: an open gate is both. */
+  long countLabelled(String status, String reason) {
+    return gates.entrySet().stream().filter(e -> labelled.contains(e.getKey()))
+        .map(Map.Entry::getValue)
         .filter(g -> g.status().equals(status) && (reason == null || reason.equals(g.reason()))).count();
   }
 

@@ -116,7 +116,8 @@ public final class ScaleBenchmark implements AutoCloseable {
       double serverCpu0 = cpuSeconds();
       long start = System.nanoTime();
       operator.startOperator();
-      Waits.await("every gate set", 1800, () -> watch.count("True", "PoolSufficient") == n - refusedCount
+      // Set means both halves: verified pods show the condition True and carry the routing label.
+      Waits.await("every gate set", 1800, () -> watch.countLabelled("True", "PoolSufficient") == n - refusedCount
           && watch.count("False", "PoolTooSmall") == refusedCount);
       long startupMillis = (System.nanoTime() - start) / 1_000_000;
       progress.printf("every gate set after %,d ms (floor %,d ms)%n", startupMillis, floorMillis);
@@ -200,7 +201,8 @@ public final class ScaleBenchmark implements AutoCloseable {
         OperatorJvm floorJvm = OperatorJvm.launch(api.url(), options)) {
       long start = System.nanoTime();
       floorJvm.runFloor(FLOOR_NAMESPACE, withLabel);
-      Waits.await("floor gates", 600, () -> floorWatch.count("True", reason) == options.pods());
+      Waits.await("floor gates", 600, () -> (withLabel ? floorWatch.countLabelled("True", reason)
+          : floorWatch.count("True", reason)) == options.pods());
       return (System.nanoTime() - start) / 1_000_000;
     }
   }
