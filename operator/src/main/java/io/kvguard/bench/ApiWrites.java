@@ -29,8 +29,10 @@ final class ApiWrites {
   }
 
   private final Map<Kind, AtomicLong> counts = new EnumMap<>(Kind.class);
+  private final StartupTimeline timeline;
 
-  ApiWrites() {
+  ApiWrites(StartupTimeline timeline) {
+    this.timeline = timeline;
     for (Kind kind : Kind.values()) {
       counts.put(kind, new AtomicLong());
     }
@@ -42,6 +44,7 @@ final class ApiWrites {
     if (agent != null && agent.startsWith(BENCH_AGENT)) {
       return null;
     }
+    timeline.apiRequest(request.getMethod(), request.getPath());
     Kind kind = classify(request.getMethod(), request.getPath());
     if (kind != null) {
       counts.get(kind).incrementAndGet();

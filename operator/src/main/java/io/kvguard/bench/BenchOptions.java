@@ -1,5 +1,9 @@
 package io.kvguard.bench;
 
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
 /**
  * What one benchmark run does.
  *
@@ -12,12 +16,15 @@ package io.kvguard.bench;
  * @param operatorHeap -Xmx of the operator's (and the floor's) JVM; the default is what the Helm chart gives
  *     the operator: 75 % (jvmOptions MaxRAMPercentage) of its 512Mi memory limit. The child JVMs also get the
  *     chart's {@link #CHART_JVM_OPTIONS}; -Xmx takes precedence over its MaxRAMPercentage.
+ * @param timeline print the start-up timeline (operator requests and probes per half second)
  */
 public record BenchOptions(int pods, int periodSeconds, int steadySeconds, int restarts, double restartsPerSecond,
-    int probeConcurrency, String operatorHeap) {
+    int probeConcurrency, String operatorHeap, boolean timeline) {
 
   public static final int DEFAULT_PROBE_CONCURRENCY = 32;
   public static final String CHART_HEAP = "384m";
+  private static final List<String> VALUED = List.of("--pods", "--period", "--steady", "--restarts", "--restart-rate",
+      "--probe-concurrency", "--operator-heap");
   /** The Helm chart's default {@code jvmOptions} (a test keeps the two equal). */
   public static final String CHART_JVM_OPTIONS = "-XX:+ExitOnOutOfMemoryError -XX:MaxRAMPercentage=75 -XX:TieredStopAtLevel=1";
 
@@ -34,41 +41,35 @@ public record BenchOptions(int pods, int periodSeconds, int steadySeconds, int r
   }
 
   public static BenchOptions defaults(int pods) {
-    return new BenchOptions(pods, 10, 300, 200, 10, DEFAULT_PROBE_CONCURRENCY, CHART_HEAP);
+    return new BenchOptions(pods, 10, 300, 200, 10, DEFAULT_PROBE_CONCURRENCY, CHART_HEAP, false);
   }
 
-  /** {@code --pods N --period S --steady S --restarts R --restart-rate R/s --probe-concurrency C --operator-heap 384m}. */
+  /** {@code --pods N --period S --steady S --restarts R --restart-rate R/s --probe-concurrency C --operator-heap 384m --timeline}. */
   public static BenchOptions parse(String[] args) {
-    int pods = 1000;
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      if (args[i].equals("--pods")) {
-        pods = Integer.parseInt(args[i + 1]);
+    Map<String, String> values = new HashMap<>();
+    boolean timeline = false;
+    for (int i = 0; i < args.length; i++) {
+      String option = args[i];
+      if (option.equals("--timeline")) {
+        timeline = true;
+      } else if (VALUED.contains(option)) {
+        if (i + 1 >= args.length) {
+          throw new IllegalArgumentException("option " + option + " needs a value");
+        }
+        values.put(option, args[++i]);
+      } else {
+        throw new IllegalArgumentException("unknown option " + option + "; options: " + String.join(" ", VALUED)
+            + " --timeline");
       }
     }
-    BenchOptions o = defaults(pods);
-    int period = o.periodSeconds;
-    int steady = o.steadySeconds;
-    int restarts = o.restarts;
-    double rate = o.restartsPerSecond;
-    int concurrency = o.probeConcurrency;
-    String heap = o.operatorHeap;
-    for (int i = 0; i < args.length; i += 2) {
-      if (i + 1 >= args.length) {
-        throw new IllegalArgumentException("option " + args[i] + " needs a value");
-      }
-      String value = args[i + 1];
-      switch (args[i]) {
-        case "--pods" -> { }
-        case "--period" -> period = Integer.parseInt(value);
-        case "--steady" -> steady = Integer.parseInt(value);
-        case "--restarts" -> restarts = Integer.parseInt(value);
-        case "--restart-rate" -> rate = Double.parseDouble(value);
-        case "--probe-concurrency" -> concurrency = Integer.parseInt(value);
-        case "--operator-heap" -> heap = value;
-        default -> throw new IllegalArgumentException("unknown option " + args[i]
-            + "; options: --pods --period --steady --restarts --restart-rate --probe-concurrency --operator-heap");
-      }
-    }
-    return new BenchOptions(pods, period, steady, restarts, rate, concurrency, heap);
+    BenchOptions o = defaults(Integer.parseInt(values.getOrDefault("--pods", "1000")));
+    return new BenchOptions(o.pods,
+        Integer.parseInt(values.getOrDefault("--period", String.valueOf(o.periodSeconds))),
+        Integer.parseInt(values.getOrDefault("--steady", String.valueOf(o.steadySeconds))),
+        Integer.parseInt(values.getOrDefault("--restarts", String.valueOf(o.restarts))),
+        Double.parseDouble(values.getOrDefault("--restart-rate", String.valueOf(o.restartsPerSecond))),
+        Integer.parseInt(values.getOrDefault("--probe-concurrency", String.valueOf(o.probeConcurrency))),
+        values.getOrDefault("--operator-heap", o.operatorHeap), timeline);
   }
+
 }

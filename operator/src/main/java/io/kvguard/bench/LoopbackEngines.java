@@ -36,6 +36,7 @@ final class LoopbackEngines implements AutoCloseable {
   private final java.util.Set<SocketChannel> connections = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final Thread loop;
   private volatile boolean running = true;
+  private volatile Runnable onProbe = () -> {};
 
   /** One endpoint per entry of {@code shapes}; {@code probePath} is the request counted as "one probe". */
   @SuppressWarnings("unchecked")
@@ -93,6 +94,11 @@ final class LoopbackEngines implements AutoCloseable {
 
   long requests(int endpoint) {
     return requests.get(endpoint);
+  }
+
+  /** Called on the engines' thread for every probe request. */
+  void onProbe(Runnable listener) {
+    onProbe = listener;
   }
 
   long[] probeSnapshot() {
@@ -219,6 +225,7 @@ final class LoopbackEngines implements AutoCloseable {
       requests.incrementAndGet(connection.endpoint);
       if (path.equals(probePath)) {
         probeRequests.incrementAndGet(connection.endpoint);
+        onProbe.run();
         long now = System.nanoTime();
         int e = connection.endpoint;
         if (lastProbeNanos[e] != 0) {

@@ -45,7 +45,8 @@ public final class ScaleBenchmark implements AutoCloseable {
 
   private final BenchOptions options;
   private final EmbeddedApiServer api = new EmbeddedApiServer();
-  private final ApiWrites writes = new ApiWrites();
+  private final StartupTimeline timeline = new StartupTimeline();
+  private final ApiWrites writes = new ApiWrites(timeline);
   private final NamespacedKubernetesClient setupClient = api.client();
   private final KubernetesClient benchClient;
   private final LoopbackEngines engines;
@@ -65,6 +66,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       podNames.add(String.format("md-%04d-pod-%d", i / 10, i % 10));
     }
     engines = new LoopbackEngines(shapes, "/server_info");
+    engines.onProbe(timeline::probe);
   }
 
   static boolean refused(int pod) {
@@ -77,6 +79,9 @@ public final class ScaleBenchmark implements AutoCloseable {
     try (ScaleBenchmark bench = new ScaleBenchmark(options)) {
       BenchFigures figures = bench.run(System.out);
       figures.print(System.out);
+      if (options.timeline()) {
+        bench.timeline.print(System.out);
+      }
     }
     System.exit(0);
   }
@@ -115,11 +120,15 @@ public final class ScaleBenchmark implements AutoCloseable {
       double cpu0 = operator.cpuSeconds();
       double serverCpu0 = cpuSeconds();
       long start = System.nanoTime();
+      if (options.timeline()) {
+        timeline.start();
+      }
       operator.startOperator();
       // Set means both halves: verified pods show the condition True and carry the routing label.
       Waits.await("every gate set", 1800, () -> watch.countLabelled("True", "PoolSufficient") == n - refusedCount
           && watch.count("False", "PoolTooSmall") == refusedCount);
       long startupMillis = (System.nanoTime() - start) / 1_000_000;
+      timeline.stop();
       progress.printf("every gate set after %,d ms (floor %,d ms)%n", startupMillis, floorMillis);
       awaitQuiet();
       Map<ApiWrites.Kind, Long> startupWrites = writes.snapshot();

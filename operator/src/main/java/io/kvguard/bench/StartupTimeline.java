@@ -1,0 +1,69 @@
+package io.kvguard.bench;
+
+import java.io.PrintStream;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * What the operator sent the API server, and what the engines were asked, in each half second of start-up
+ * ({@code --timeline}). It shows where start-up goes: informers and leader election, finalizers, probes, and
+ * whether gate writes keep up with probe answers or queue behind them.
+ */
+final class StartupTimeline {
+  static final long BUCKET_MILLIS = 500;
+  static final String PROBE = "engine /server_info";
+
+  private record Mark(long nanos, String what) {}
+
+  private final ConcurrentLinkedQueue<Mark> marks = new ConcurrentLinkedQueue<>();
+  private volatile long startNanos;
+  private volatile boolean recording;
+
+  void start() {
+    marks.clear();
+    startNanos = System.nanoTime();
+    recording = true;
+  }
+
+  void stop() {
+    recording = false;
+  }
+
+  /** An operator request ({@link ApiWrites#classify} names writes; reads are "GET"/"LIST"/"WATCH"). */
+  void apiRequest(String method, String path) {
+    if (!recording) {
+      return;
+    }
+    ApiWrites.Kind kind = ApiWrites.classify(method, path);
+    String what;
+    if (kind == ApiWrites.Kind.OTHER && path != null && path.contains("/modeldeployments/")) {
+      what = "ModelDeployment PATCH (finalizer)";
+    } else if (kind != null) {
+      what = kind.label;
+    } else {
+      what = method.equals("GET") && path != null && path.contains("watch=true") ? "WATCH" : method;
+    }
+    marks.add(new Mark(System.nanoTime(), what));
+  }
+
+  void probe() {
+    if (recording) {
+      marks.add(new Mark(System.nanoTime(), PROBE));
+    }
+  }
+
+  void print(PrintStream out) {
+    Map<Long, Map<String, Integer>> buckets = new TreeMap<>();
+    for (Mark mark : marks) {
+      long bucket = Math.max(0, (mark.nanos() - startNanos) / 1_000_000 / BUCKET_MILLIS) * BUCKET_MILLIS;
+      buckets.computeIfAbsent(bucket, b -> new TreeMap<>()).merge(mark.what(), 1, Integer::sum);
+    }
+    out.println("\nStart-up timeline (from the operator's start; per half second: operator requests and engine probes):");
+    buckets.forEach((bucket, counts) -> {
+      StringBuilder line = new StringBuilder(String.format("  %6d ms ", bucket));
+      counts.forEach((what, count) -> line.append(" ").append(what).append(" ").append(count).append(";"));
+      out.println(line);
+    });
+  }
+}
