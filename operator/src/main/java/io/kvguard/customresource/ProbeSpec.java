@@ -11,7 +11,7 @@ public class ProbeSpec {
   @Min(1)
   @Max(86400)
   @Default("60")
-  @JsonPropertyDescription("Seconds between re-probes of an unchanged engine process.")
+  @JsonPropertyDescription("Seconds between re-probes of an unchanged engine process. A re-probe may run up to a tenth of this (at most 1 s) early, so one pass re-probes the pods whose turn is near.")
   private Integer periodSeconds = 60;
 
   @Min(1)
