@@ -22,6 +22,11 @@ final class GateWatch implements AutoCloseable {
     boolean open() {
       return "True".equals(status);
     }
+
+    /** {@code status} with {@code reason} (null: any reason). */
+    boolean shows(String wantedStatus, String wantedReason) {
+      return status.equals(wantedStatus) && (wantedReason == null || wantedReason.equals(reason));
+    }
   }
 
   private final Map<String, Gate> gates = new ConcurrentHashMap<>();
@@ -96,15 +101,13 @@ final class GateWatch implements AutoCloseable {
 
   /** Pods whose gate shows {@code status} with {@code reason} (null: any reason). */
   long count(String status, String reason) {
-    return gates.values().stream()
-        .filter(g -> g.status().equals(status) && (reason == null || reason.equals(g.reason()))).count();
+    return gates.values().stream().filter(g -> g.shows(status, reason)).count();
   }
 
   /** Like {@link #count}, counting only pods that also carry the routing label: an open gate is both. */
   long countLabelled(String status, String reason) {
-    return gates.entrySet().stream().filter(e -> labelled.contains(e.getKey()))
-        .map(Map.Entry::getValue)
-        .filter(g -> g.status().equals(status) && (reason == null || reason.equals(g.reason()))).count();
+    return gates.entrySet().stream().filter(e -> labelled.contains(e.getKey()) && e.getValue().shows(status, reason))
+        .count();
   }
 
   /** First settings and open/closed flips seen since the watch started. */

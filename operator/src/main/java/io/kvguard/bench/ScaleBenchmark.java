@@ -17,7 +17,6 @@ import io.kvguard.demo.EmbeddedApiServer;
 import io.kvguard.demo.EngineShapes;
 import io.kvguard.demo.FakeEngine.Answer;
 import io.kvguard.demo.SimulatedPods;
-import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -319,9 +318,9 @@ public final class ScaleBenchmark implements AutoCloseable {
   }
 
   private static double cpuSeconds() {
-    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-        .getProcessCpuTime() / 1e9;
+    return OperatorJvmMain.processCpuSeconds();
   }
+
 
   @Override
   public void close() {
