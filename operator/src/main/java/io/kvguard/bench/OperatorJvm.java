@@ -62,6 +62,7 @@ final class OperatorJvm implements AutoCloseable {
     return Double.parseDouble(ask("cpu", null));
   }
 
+  /** JOSDK's own reconcile counters (operator.sdk.reconciliations.started / .failed), summed. */
   double reconciles(String which) throws IOException {
     return Double.parseDouble(ask("reconciles " + which, null));
   }

@@ -131,7 +131,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       progress.printf("every gate set after %,d ms (floor %,d ms)%n", startupMillis, floorMillis);
       awaitQuiet();
       Map<ApiWrites.Kind, Long> startupWrites = writes.snapshot();
-      double startupReconciles = reconciles("started") / (n / 10.0);
+      double startupReconciles = operator.reconciles("started") / (n / 10.0);
       Rejected startupRejected = rejected(api.requests());
       api.clearRequests();
       double cpuStartup = operator.cpuSeconds() - cpu0;
@@ -141,14 +141,14 @@ public final class ScaleBenchmark implements AutoCloseable {
       writes.reset();
       long[] probesBefore = engines.probeSnapshot();
       engines.resetProbeGaps();
-      double reconcilesBefore = reconciles("started");
+      double reconcilesBefore = operator.reconciles("started");
       long steadyStart = System.nanoTime();
       double cpu1 = operator.cpuSeconds();
       double serverCpu1 = cpuSeconds();
       Waits.sleep(options.steadySeconds() * 1000L);
       double steadySeconds = (System.nanoTime() - steadyStart) / 1e9;
       Map<ApiWrites.Kind, Long> steadyWrites = writes.snapshot();
-      double steadyReconciles = reconciles("started") - reconcilesBefore;
+      double steadyReconciles = operator.reconciles("started") - reconcilesBefore;
       long[] probesAfter = engines.probeSnapshot();
       double shortestGap = engines.shortestProbeGapMillis();
       double cpuSteady = operator.cpuSeconds() - cpu1;
@@ -169,7 +169,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       progress.printf("%d engine restarts at %.0f/s ...%n", options.restarts(), options.restartsPerSecond());
       writes.reset();
       api.clearRequests();
-      double failedBefore = reconciles("failed");
+      double failedBefore = operator.reconciles("failed");
       long flipsBefore = watch.flips();
       double cpu2 = operator.cpuSeconds();
       double serverCpu2 = cpuSeconds();
@@ -191,7 +191,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       double cpuRestarts = operator.cpuSeconds() - cpu2;
       double serverCpuRestarts = cpuSeconds() - serverCpu2;
       Rejected rejected = rejected(api.requests());
-      double failedReconciles = reconciles("failed") - failedBefore;
+      double failedReconciles = operator.reconciles("failed") - failedBefore;
       api.clearRequests();
       drainRecordedRequests();
       double heapFinal = operator.heapAfterGcMiB();
@@ -238,10 +238,7 @@ public final class ScaleBenchmark implements AutoCloseable {
     return new Rejected(podStatus, podLabel, crStatus);
   }
 
-  /** JOSDK's own reconcile counters (operator.sdk.reconciliations.started / .failed), summed. */
-  private double reconciles(String which) throws java.io.IOException {
-    return operator.reconciles(which);
-  }
+
 
   private void setUp() throws Exception {
     api.applyModelDeploymentCrd(setupClient);

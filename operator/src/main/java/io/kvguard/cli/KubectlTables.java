@@ -193,12 +193,8 @@ final class KubectlTables {
   private static Rows podTable(List<Pod> pods, Instant now) {
     ArrayNode defs = JSON.createArrayNode();
     column(defs, "Name", "string", "name", 0);
-    column(defs, "Ready", "string", "", 0);
-    column(defs, "Status", "string", "", 0);
-    column(defs, "Restarts", "string", "", 0);
-    column(defs, "Age", "string", "", 0);
-    column(defs, "IP", "string", "", 1);
-    column(defs, "Readiness Gates", "string", "", 1);
+    textColumns(defs, 0, "Ready", "Status", "Restarts", "Age");
+    textColumns(defs, 1, "IP", "Readiness Gates");
     List<List<Object>> cells = new ArrayList<>();
     for (Pod pod : pods) {
       List<ContainerStatus> statuses = pod.getStatus() == null || pod.getStatus().getContainerStatuses() == null
@@ -216,13 +212,16 @@ final class KubectlTables {
     return new Rows(defs, cells);
   }
 
+  /** Plain string columns, as kubectl's wide (priority 1) or default (0) output shows them. */
+  private static void textColumns(ArrayNode defs, int priority, String... names) {
+    for (String name : names) {
+      column(defs, name, "string", "", priority);
+    }
+  }
+
   private static Rows eventTable(List<Event> events, Instant now) {
     ArrayNode defs = JSON.createArrayNode();
-    column(defs, "Last Seen", "string", "", 0);
-    column(defs, "Type", "string", "", 0);
-    column(defs, "Reason", "string", "", 0);
-    column(defs, "Object", "string", "", 0);
-    column(defs, "Message", "string", "", 0);
+    textColumns(defs, 0, "Last Seen", "Type", "Reason", "Object", "Message");
     List<List<Object>> cells = new ArrayList<>();
     for (Event event : events) {
       String object = event.getInvolvedObject() == null ? ""
