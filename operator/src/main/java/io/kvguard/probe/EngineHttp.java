@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -96,28 +95,34 @@ public final class EngineHttp {
     return send(endpoint, request, "POST " + path, path);
   }
 
+  /**
+   * Blocking {@code send}, not {@code sendAsync}: {@code sendAsync} hands every answer on to CompletableFuture's
+   * default executor, which on a JVM with fewer than three CPUs (the chart's one-CPU limit, this two-core
+   * benchmark machine) is a new thread per answer. The request timeout covers connecting and the headers; the
+   * body subscriber holds the rest of the same deadline, so a dripping body cannot outlast it either.
+   */
   private EngineResponse send(EngineEndpoint endpoint, HttpRequest.Builder request, String what, String path)
       throws ProbeException {
     endpoint.bearerToken().ifPresent(token -> request.header("Authorization", "Bearer " + token));
-    CompletableFuture<HttpResponse<byte[]>> pending =
-        client.sendAsync(request.build(), info -> new BoundedBody(maxBodyBytes));
+    long deadlineNanos = System.nanoTime() + endpoint.timeout().toNanos();
+    String timedOut = what + " timed out after " + endpoint.timeout().toMillis() + " ms";
     try {
-      HttpResponse<byte[]> response = pending.get(endpoint.timeout().toMillis(), TimeUnit.MILLISECONDS);
+      HttpResponse<byte[]> response =
+          client.send(request.build(), info -> new BoundedBody(maxBodyBytes, deadlineNanos));
       String contentType = response.headers().firstValue("content-type").orElse(null);
       return new EngineResponse(path, response.statusCode(), contentType, response.body());
-    } catch (TimeoutException e) {
-      pending.cancel(true);
-      throw new ProbeException(what + " timed out after " + endpoint.timeout().toMillis() + " ms");
+    } catch (HttpTimeoutException e) {
+      throw new ProbeException(timedOut);
     } catch (InterruptedException e) {
-      pending.cancel(true);
       Thread.currentThread().interrupt();
       throw new ProbeException(what + " interrupted");
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof HttpTimeoutException) {
-        // The client's own deadline fired first; same cause, same words as our deadline.
-        throw new ProbeException(what + " timed out after " + endpoint.timeout().toMillis() + " ms");
+    } catch (IOException e) {
+      // send() wraps what failed inside the exchange in a plain IOException; the cause says what it was.
+      Throwable cause = e.getClass() == IOException.class && e.getCause() != null ? e.getCause() : e;
+      if (cause instanceof TimeoutException) {
+        throw new ProbeException(timedOut);
       }
-      throw new ProbeException(what + " failed: " + describe(e.getCause()));
+      throw new ProbeException(what + " failed: " + describe(cause));
     }
   }
 
@@ -160,15 +165,17 @@ public final class EngineHttp {
     }
   }
 
-  /** Collects at most {@code limit} bytes, then cancels the stream. */
+  /** Collects at most {@code limit} bytes until the deadline, then cancels the stream. */
   private static final class BoundedBody implements HttpResponse.BodySubscriber<byte[]> {
     private final int limit;
+    private final long deadlineNanos;
     private final CompletableFuture<byte[]> result = new CompletableFuture<>();
     private final java.io.ByteArrayOutputStream buffer = new java.io.ByteArrayOutputStream();
     private Flow.Subscription subscription;
 
-    BoundedBody(int limit) {
+    BoundedBody(int limit, long deadlineNanos) {
       this.limit = limit;
+      this.deadlineNanos = deadlineNanos;
     }
 
     @Override
@@ -179,6 +186,13 @@ public final class EngineHttp {
     @Override
     public void onSubscribe(Flow.Subscription subscription) {
       this.subscription = subscription;
+      // orTimeout's timer is CompletableFuture's one shared delay thread: nothing started per answer.
+      result.orTimeout(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)
+          .whenComplete((body, failure) -> {
+            if (failure != null) {
+              subscription.cancel();
+            }
+          });
       subscription.request(Long.MAX_VALUE);
     }
 
