@@ -16,15 +16,17 @@ import java.util.Map;
  * @param operatorHeap -Xmx of the operator's (and the floor's) JVM; the default is what the Helm chart gives
  *     the operator: 75 % (jvmOptions MaxRAMPercentage) of its 512Mi memory limit. The child JVMs also get the
  *     chart's {@link #CHART_JVM_OPTIONS}; -Xmx takes precedence over its MaxRAMPercentage.
- * @param timeline print the start-up timeline (operator requests and probes per half second)
+ * @param timelineMillis bucket of the start-up timeline (operator requests and probes per bucket); 0 prints none
  */
 public record BenchOptions(int pods, int periodSeconds, int steadySeconds, int restarts, double restartsPerSecond,
-    int probeConcurrency, String operatorHeap, boolean timeline) {
+    int probeConcurrency, String operatorHeap, int timelineMillis) {
 
   public static final int DEFAULT_PROBE_CONCURRENCY = 32;
   public static final String CHART_HEAP = "384m";
+  /** {@code --timeline} without {@code --timeline-ms}: half a second per line. */
+  public static final int DEFAULT_TIMELINE_MILLIS = 500;
   private static final List<String> VALUED = List.of("--pods", "--period", "--steady", "--restarts", "--restart-rate",
-      "--probe-concurrency", "--operator-heap");
+      "--probe-concurrency", "--operator-heap", "--timeline-ms");
   /** The Helm chart's default {@code jvmOptions} (a test keeps the two equal). */
   public static final String CHART_JVM_OPTIONS = "-XX:+ExitOnOutOfMemoryError -XX:MaxRAMPercentage=75 -XX:TieredStopAtLevel=1";
 
@@ -35,16 +37,25 @@ public record BenchOptions(int pods, int periodSeconds, int steadySeconds, int r
     if (!operatorHeap.matches("\\d+[kmg]")) {
       throw new IllegalArgumentException("--operator-heap takes a -Xmx size such as 384m, was " + operatorHeap);
     }
+    if (timelineMillis < 0) {
+      throw new IllegalArgumentException("timelineMillis must be >= 0 (0: no timeline), was " + timelineMillis);
+    }
     if (periodSeconds < 1 || steadySeconds < periodSeconds || restarts < 0 || restartsPerSecond <= 0 || probeConcurrency < 1) {
       throw new IllegalArgumentException("need --period >= 1, --steady >= --period, --restarts >= 0, --restart-rate > 0");
     }
   }
 
   public static BenchOptions defaults(int pods) {
-    return new BenchOptions(pods, 10, 300, 200, 10, DEFAULT_PROBE_CONCURRENCY, CHART_HEAP, false);
+    return new BenchOptions(pods, 10, 300, 200, 10, DEFAULT_PROBE_CONCURRENCY, CHART_HEAP, 0);
   }
 
-  /** {@code --pods N --period S --steady S --restarts R --restart-rate R/s --probe-concurrency C --operator-heap 384m --timeline}. */
+  /** Whether the start-up timeline is printed. */
+  public boolean timeline() {
+    return timelineMillis > 0;
+  }
+
+  /** {@code --pods N --period S --steady S --restarts R --restart-rate R/s --probe-concurrency C --operator-heap 384m --timeline
+   * --timeline-ms M} ({@code --timeline-ms} alone also turns the timeline on). */
   public static BenchOptions parse(String[] args) {
     Map<String, String> values = new HashMap<>();
     boolean timeline = false;
@@ -62,6 +73,13 @@ public record BenchOptions(int pods, int periodSeconds, int steadySeconds, int r
             + " --timeline");
       }
     }
+    int timelineMillis = timeline ? DEFAULT_TIMELINE_MILLIS : 0;
+    if (values.containsKey("--timeline-ms")) {
+      timelineMillis = Integer.parseInt(values.get("--timeline-ms"));
+      if (timelineMillis < 1) {
+        throw new IllegalArgumentException("--timeline-ms must be positive, was " + timelineMillis);
+      }
+    }
     BenchOptions o = defaults(Integer.parseInt(values.getOrDefault("--pods", "1000")));
     return new BenchOptions(o.pods,
         Integer.parseInt(values.getOrDefault("--period", String.valueOf(o.periodSeconds))),
@@ -69,7 +87,7 @@ public record BenchOptions(int pods, int periodSeconds, int steadySeconds, int r
         Integer.parseInt(values.getOrDefault("--restarts", String.valueOf(o.restarts))),
         Double.parseDouble(values.getOrDefault("--restart-rate", String.valueOf(o.restartsPerSecond))),
         Integer.parseInt(values.getOrDefault("--probe-concurrency", String.valueOf(o.probeConcurrency))),
-        values.getOrDefault("--operator-heap", o.operatorHeap), timeline);
+        values.getOrDefault("--operator-heap", o.operatorHeap), timelineMillis);
   }
 
 }

@@ -44,8 +44,8 @@ public final class ScaleBenchmark implements AutoCloseable {
 
   private final BenchOptions options;
   private final EmbeddedApiServer api = new EmbeddedApiServer();
-  private final StartupTimeline timeline = new StartupTimeline();
-  private final ApiWrites writes = new ApiWrites(timeline);
+  private final StartupTimeline timeline;
+  private final ApiWrites writes;
   private final NamespacedKubernetesClient setupClient = api.client();
   private final KubernetesClient benchClient;
   private final LoopbackEngines engines;
@@ -54,6 +54,8 @@ public final class ScaleBenchmark implements AutoCloseable {
 
   ScaleBenchmark(BenchOptions options) throws Exception {
     this.options = options;
+    timeline = new StartupTimeline(options.timeline() ? options.timelineMillis() : BenchOptions.DEFAULT_TIMELINE_MILLIS);
+    writes = new ApiWrites(timeline);
     api.faults(writes::observe);
     benchClient = new KubernetesClientBuilder().withConfig(new ConfigBuilder().withMasterUrl(api.url())
         .withUserAgent(ApiWrites.BENCH_AGENT).withRequestTimeout(60_000).build()).build();

@@ -6,19 +6,23 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
- * What the operator sent the API server, and what the engines were asked, in each half second of start-up
- * ({@code --timeline}). It shows where start-up goes: informers and leader election, finalizers, probes, and
+ * What the operator sent the API server, and what the engines were asked, in each bucket (half a second unless
+ * {@code --timeline-ms} says otherwise) of start-up ({@code --timeline}). It shows where start-up goes: informers and leader election, finalizers, probes, and
  * whether gate writes keep up with probe answers or queue behind them.
  */
 final class StartupTimeline {
-  static final long BUCKET_MILLIS = 500;
   static final String PROBE = "engine /server_info";
 
   private record Mark(long nanos, String what) {}
 
+  private final long bucketMillis;
   private final ConcurrentLinkedQueue<Mark> marks = new ConcurrentLinkedQueue<>();
   private volatile long startNanos;
   private volatile boolean recording;
+
+  StartupTimeline(long bucketMillis) {
+    this.bucketMillis = bucketMillis;
+  }
 
   void start() {
     marks.clear();
@@ -56,10 +60,11 @@ final class StartupTimeline {
   void print(PrintStream out) {
     Map<Long, Map<String, Integer>> buckets = new TreeMap<>();
     for (Mark mark : marks) {
-      long bucket = Math.max(0, (mark.nanos() - startNanos) / 1_000_000 / BUCKET_MILLIS) * BUCKET_MILLIS;
+      long bucket = Math.max(0, (mark.nanos() - startNanos) / 1_000_000 / bucketMillis) * bucketMillis;
       buckets.computeIfAbsent(bucket, b -> new TreeMap<>()).merge(mark.what(), 1, Integer::sum);
     }
-    out.println("\nStart-up timeline (from the operator's start; per half second: operator requests and engine probes):");
+    out.println("\nStart-up timeline (from the operator's start; per " + bucketMillis
+        + " ms: operator requests and engine probes):");
     buckets.forEach((bucket, counts) -> {
       StringBuilder line = new StringBuilder(String.format("  %6d ms ", bucket));
       counts.forEach((what, count) -> line.append(" ").append(what).append(" ").append(count).append(";"));

@@ -14,8 +14,18 @@ class BenchOptionsTest {
     assertThat(options.pods()).isEqualTo(100);
     assertThat(options.steadySeconds()).isEqualTo(60);
     assertThat(options.timeline()).isTrue();
+    assertThat(options.timelineMillis()).isEqualTo(500);
     assertThat(options.operatorHeap()).isEqualTo("512m");
     assertThat(options.periodSeconds()).isEqualTo(10);
+  }
+
+  @Test
+  void timelineMsSetsTheBucketAndTurnsTheTimelineOn() {
+    BenchOptions options = BenchOptions.parse(new String[] {"--timeline-ms", "100"});
+    assertThat(options.timeline()).isTrue();
+    assertThat(options.timelineMillis()).isEqualTo(100);
+    assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--timeline-ms", "-5"}))
+        .hasMessageContaining("--timeline-ms must be positive");
   }
 
   @Test

@@ -20,7 +20,7 @@ class ScaleBenchmarkIT {
   static void run() throws Exception {
     ScaleBenchmark.quietLogs();
     BenchOptions options = new BenchOptions(PODS, PERIOD_SECONDS, 2 * PERIOD_SECONDS, RESTARTS, 10,
-        BenchOptions.DEFAULT_PROBE_CONCURRENCY, BenchOptions.CHART_HEAP, false);
+        BenchOptions.DEFAULT_PROBE_CONCURRENCY, BenchOptions.CHART_HEAP, 0);
     try (ScaleBenchmark bench = new ScaleBenchmark(options)) {
       figures = bench.run(System.out);
     }
