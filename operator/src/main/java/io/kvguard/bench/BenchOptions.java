@@ -54,6 +54,11 @@ public record BenchOptions(int pods, int periodSeconds, int steadySeconds, int r
     return timelineMillis > 0;
   }
 
+  /** The timeline's bucket. ApiWrites reports to a timeline even when it is off; it then records nothing. */
+  long timelineBucketMillis() {
+    return timeline() ? timelineMillis : DEFAULT_TIMELINE_MILLIS;
+  }
+
   /** {@code --pods N --period S --steady S --restarts R --restart-rate R/s --probe-concurrency C --operator-heap 384m --timeline
    * --timeline-ms M} ({@code --timeline-ms} alone also turns the timeline on). */
   public static BenchOptions parse(String[] args) {

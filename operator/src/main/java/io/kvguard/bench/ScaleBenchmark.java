@@ -54,7 +54,7 @@ public final class ScaleBenchmark implements AutoCloseable {
 
   ScaleBenchmark(BenchOptions options) throws Exception {
     this.options = options;
-    timeline = new StartupTimeline(options.timeline() ? options.timelineMillis() : BenchOptions.DEFAULT_TIMELINE_MILLIS);
+    timeline = new StartupTimeline(options.timelineBucketMillis());
     writes = new ApiWrites(timeline);
     api.faults(writes::observe);
     benchClient = new KubernetesClientBuilder().withConfig(new ConfigBuilder().withMasterUrl(api.url())

@@ -6,9 +6,9 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
- * What the operator sent the API server, and what the engines were asked, in each bucket (half a second unless
- * {@code --timeline-ms} says otherwise) of start-up ({@code --timeline}). It shows where start-up goes: informers and leader election, finalizers, probes, and
- * whether gate writes keep up with probe answers or queue behind them.
+ * What the operator sent the API server, and what the engines were asked, in each bucket of start-up
+ * ({@code --timeline}: half a second, or {@code --timeline-ms}). It shows where start-up goes: informers and
+ * leader election, finalizers, probes, and whether gate writes keep up with probe answers or queue behind them.
  */
 final class StartupTimeline {
   static final String PROBE = "engine /server_info";
