@@ -65,6 +65,12 @@ public final class PodGate {
     return new Outcome(conditionWritten, afterLabel.isPresent(), false);
   }
 
+  /** Whether {@link #apply} would write anything to this pod (as cached) for this decision. */
+  public boolean wouldWrite(Pod cached, GateDecision decision) {
+    return GatePatchPlanner.conditionPatch(cached, decision, clock.instant()).isPresent()
+        || GatePatchPlanner.labelPatch(cached, decision).isPresent();
+  }
+
   /**
    * What a patch is addressed to. fabric8 GETs a name-only resource before every string patch to learn what it
    * patches, which would double the requests per gate write; given an item it clones it instead, so the item is

@@ -2,10 +2,8 @@ package io.kvguard.reconciler;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
-import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
-import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.PrimaryUpdateAndCacheUtils;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
@@ -42,9 +40,13 @@ import org.slf4j.LoggerFactory;
 /**
  * One pass over a ModelDeployment: select pods → assess each (probe results, never waiting) → arbitrate with
  * other policies → write gates → build status → emit events and metrics on transitions.
+ *
+ * <p>Every event reaches {@link #reconcile}, deletions too, so kvguard adds its finalizer itself, just before a
+ * policy's first write to a pod ({@link PolicyFinalizer}), instead of JOSDK adding it before the first pass and
+ * holding every new policy's probes back until the finalizer's watch event returns.
  */
-@ControllerConfiguration(name = ModelDeploymentReconciler.NAME)
-public final class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, Cleaner<ModelDeployment> {
+@ControllerConfiguration(name = ModelDeploymentReconciler.NAME, triggerReconcilerOnAllEvents = true)
+public final class ModelDeploymentReconciler implements Reconciler<ModelDeployment> {
   public static final String NAME = "modeldeployment";
   private static final Logger LOG = LoggerFactory.getLogger(ModelDeploymentReconciler.class);
 
@@ -55,6 +57,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private final PodAssessor assessor;
   private final PodGate gate;
   private final GateArbiter arbiter = new GateArbiter();
+  private final PolicyFinalizer finalizer = new PolicyFinalizer();
   private final Signals signals;
   private volatile InformerEventSource<Pod, ModelDeployment> pods;
   private volatile IndexerResourceCache<ModelDeployment> policies;
@@ -85,6 +88,10 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
 
   @Override
   public UpdateControl<ModelDeployment> reconcile(ModelDeployment md, Context<ModelDeployment> context) {
+    if (context.isPrimaryResourceDeleted() || md.isMarkedForDeletion()) {
+      handBack(md, context);
+      return UpdateControl.noUpdate();
+    }
     Instant now = clock.instant();
     ResourceID self = ResourceID.fromResource(md);
     Optional<String> invalid = SpecProblems.of(md.getSpec());
@@ -99,8 +106,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       }
     }
     List<String> conflicts = new ArrayList<>();
-    List<PodAssessment> kept = gate(md, self, dedupe(assessments), conflicts);
-    releaseDeselected(md, self, before, kept);
+    List<PodAssessment> kept = gate(md, context, self, dedupe(assessments), conflicts);
+    releaseDeselected(md, context, self, before, kept);
     ModelDeploymentStatus status = StatusFactory.build(md, kept, roleNotes, invalid, conflicts, now);
     signals.reconciled(md, before, status, kept);
     Duration next = nextPass(md, kept, now);
@@ -122,8 +129,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    * Writes every pod's gate with the decision all policies selecting it agree on; returns the assessments
    * with any conflict noted, and collects the conflicts for the status.
    */
-  private List<PodAssessment> gate(ModelDeployment md, ResourceID self, List<PodAssessment> assessments,
-      List<String> conflicts) {
+  private List<PodAssessment> gate(ModelDeployment md, Context<ModelDeployment> context, ResourceID self,
+      List<PodAssessment> assessments, List<String> conflicts) {
     boolean audit = md.getSpec().effectiveEnforcement() == io.kvguard.customresource.Enforcement.Audit;
     List<PodAssessment> kept = new ArrayList<>();
     for (PodAssessment assessment : assessments) {
@@ -131,7 +138,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
           .filter(id -> !id.equals(self)).collect(Collectors.toSet());
       GateArbiter.Arbitration arbitration = arbiter.arbitrate(assessment.podUid(), self,
           GateDecision.of(assessment.verdict(), audit), others);
-      writeGate(md, assessment.role(), assessment.pod(), arbitration.decision());
+      writeGate(md, context, assessment.role(), assessment.pod(), arbitration.decision());
       if (arbitration.conflicts().isEmpty()) {
         kept.add(assessment);
         continue;
@@ -146,8 +153,13 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     return kept;
   }
 
-  @Override
-  public DeleteControl cleanup(ModelDeployment md, Context<ModelDeployment> context) {
+  /**
+   * A policy being deleted (or, without our finalizer, already gone) hands every pod it selected or listed back
+   * open, unless another policy holds it, then lets the deletion finish. Writes nothing a pod already shows, so
+   * the deletion event that follows the finalizer's removal repeats it at no cost; and a policy whose finalizer
+   * someone removed by hand still hands its pods back if the operator sees it go.
+   */
+  private void handBack(ModelDeployment md, Context<ModelDeployment> context) {
     ResourceID self = ResourceID.fromResource(md);
     Map<String, Pod> concerned = new LinkedHashMap<>();
     for (RoleSpec role : md.getSpec().getRoles()) {
@@ -158,21 +170,26 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     previousPods(md).keySet().forEach(name -> cachedPod(md.getMetadata().getNamespace(), name)
         .ifPresent(pod -> concerned.putIfAbsent(name, pod)));
     for (Pod pod : concerned.values()) {
-      release(md, self, pod, GateDecision.policyRemoved(md.getMetadata().getName()));
+      release(md, context, self, pod, GateDecision.policyRemoved(md.getMetadata().getName()));
     }
     scheduler.forgetAll(self);
     rejections.forgetAll(self);
     signals.forget(md);
-    return DeleteControl.defaultDelete();
+    if (context.isPrimaryResourceDeleted()) {
+      finalizer.forget(md);
+    } else {
+      finalizer.release(context.getClient(), md);
+    }
   }
 
   /** A pod that left this policy (deleted policy or changed labels) is handed back open, unless another policy holds it. */
-  private void release(ModelDeployment md, ResourceID self, Pod pod, GateDecision released) {
+  private void release(ModelDeployment md, Context<ModelDeployment> context, ResourceID self, Pod pod,
+      GateDecision released) {
     arbiter.forget(pod.getMetadata().getUid(), self);
     Set<ResourceID> others = policiesConcerning(pod).stream().map(ResourceID::fromResource)
         .filter(id -> !id.equals(self)).collect(Collectors.toSet());
     if (others.isEmpty()) {
-      writeGate(md, null, pod, released);
+      writeGate(md, context, null, pod, released);
     } else {
       others.forEach(probeEvents::probeFinished);
     }
@@ -180,24 +197,30 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     rejections.forget(new ProbeScheduler.Key(self, pod.getMetadata().getUid()));
   }
 
-  private void releaseDeselected(ModelDeployment md, ResourceID self, Map<String, PodVerdictStatus> before,
-      List<PodAssessment> kept) {
+  private void releaseDeselected(ModelDeployment md, Context<ModelDeployment> context, ResourceID self,
+      Map<String, PodVerdictStatus> before, List<PodAssessment> kept) {
     Set<String> selected = kept.stream().map(PodAssessment::podName).collect(Collectors.toSet());
     for (String name : before.keySet()) {
       if (!selected.contains(name)) {
         signals.forgetPod(md, before.get(name));
-        cachedPod(md.getMetadata().getNamespace(), name).ifPresent(pod -> release(md, self, pod,
+        cachedPod(md.getMetadata().getNamespace(), name).ifPresent(pod -> release(md, context, self, pod,
             GateDecision.released("no longer selected by ModelDeployment " + md.getMetadata().getName())));
       }
     }
   }
 
-  private void writeGate(ModelDeployment md, String role, Pod pod, GateDecision decision) {
+  private void writeGate(ModelDeployment md, Context<ModelDeployment> context, String role, Pod pod,
+      GateDecision decision) {
     Boolean wasOpen = GateState.conditionOpen(pod);
     if (wasOpen == null && decision.reason() == io.kvguard.verdict.GateReason.AwaitingProbe && !GateState.labelled(pod)) {
       // A pod that never had a kvguard condition or label is already shut (its readiness gate has no
       // condition, routers see no label): writing "awaiting" would only double the writes of every new pod.
       return;
+    }
+    if (!context.isPrimaryResourceDeleted() && gate.wouldWrite(pod, decision)) {
+      // Whatever kvguard writes to a pod, deleting the policy must be able to undo (a policy already gone is
+      // handing its pods back, which needs no undoing).
+      finalizer.ensure(context.getClient(), md);
     }
     // Each write is cached as it is accepted, so the next pass sees it before the watch delivers it, and the
     // watch event of the condition write (arriving before the label write) is known as ours and triggers no pass.

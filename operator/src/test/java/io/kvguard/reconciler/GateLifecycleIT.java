@@ -160,6 +160,65 @@ class GateLifecycleIT extends EmbeddedClusterTest {
   }
 
   @Test
+  void aNewPolicyCarriesNoFinalizerUntilItWritesAPodAndCanBeDeletedAtOnceBeforeThat() {
+    // The first answer takes 4 s: until then kvguard has written nothing to the pod.
+    Map<String, FakeEngine.Answer> slow = new java.util.HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+    FakeEngine.Answer info = slow.get("/server_info");
+    slow.put("/server_info", new FakeEngine.Answer(info.status(), info.contentType(), info.body(), 4_000));
+    h.pod("serve-0", SERVE, h.engine(slow));
+    ModelDeployment md = serving(role("serve", Engine.SGLANG, SERVE));
+    io.kvguard.customresource.ProbeSpec patient = new io.kvguard.customresource.ProbeSpec();
+    patient.setTimeoutSeconds(15);
+    md.getSpec().setProbe(patient);
+    h.create(md);
+    await().untilAsserted(() -> assertThat(h.status("glm").pods).extracting(p -> p.reason).containsExactly("AwaitingProbe"));
+    assertThat(h.get("glm").getMetadata().getFinalizers()).as("nothing written to a pod yet").isEmpty();
+    assertThat(h.gate("serve-0")).isEmpty();
+
+    h.client.resource(h.get("glm")).delete();
+
+    // Nothing to wait for: the policy goes at once, and the pod is still handed back open.
+    await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> assertThat(h.get("glm")).isNull());
+    awaitGate("serve-0", "True", "PolicyRemoved");
+    assertThat(h.labelled("serve-0")).isFalse();
+  }
+
+  @Test
+  void theFinalizerIsInPlaceBeforeThePolicysFirstGateWrite() {
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.create(serving(role("serve", Engine.SGLANG, SERVE)));
+    awaitGate("serve-0", "True", "PoolSufficient");
+
+    List<String> writes = h.operatorRequests().stream()
+        .filter(r -> !r.method().equals("GET") && (r.path().contains("/modeldeployments/glm") || r.path().contains("/pods/serve-0")))
+        .map(r -> r.method() + " " + r.path().split("\\?")[0]).toList();
+    int finalizer = writes.indexOf("PATCH /apis/kvguard.io/v1alpha1/namespaces/" + OperatorHarness.NAMESPACE
+        + "/modeldeployments/glm");
+    int firstPodWrite = java.util.stream.IntStream.range(0, writes.size())
+        .filter(i -> writes.get(i).contains("/pods/serve-0")).findFirst().orElseThrow();
+    assertThat(finalizer).as("finalizer patch in %s", writes).isGreaterThanOrEqualTo(0).isLessThan(firstPodWrite);
+    assertThat(h.get("glm").getMetadata().getFinalizers()).containsExactly("modeldeployments.kvguard.io/finalizer");
+  }
+
+  @Test
+  void aPolicyWhoseFinalizerWasRemovedByHandStillHandsItsPodsBackWhenDeleted() {
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 681_280)));
+    h.create(serving(role("serve", Engine.SGLANG, SERVE)));
+    awaitGate("serve-0", "False", "PoolTooSmall");
+    await().untilAsserted(() -> assertThat(h.get("glm").getMetadata().getFinalizers()).isNotEmpty());
+
+    h.client.resources(ModelDeployment.class).inNamespace(OperatorHarness.NAMESPACE).withName("glm")
+        .patch(io.fabric8.kubernetes.client.dsl.base.PatchContext.of(io.fabric8.kubernetes.client.dsl.base.PatchType.JSON),
+            "[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]");
+    await().untilAsserted(() -> assertThat(h.get("glm").getMetadata().getFinalizers()).isEmpty());
+    h.client.resource(h.get("glm")).delete();
+
+    await().untilAsserted(() -> assertThat(h.get("glm")).isNull());
+    awaitGate("serve-0", "True", "PolicyRemoved");
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("serve-0")).isFalse());
+  }
+
+  @Test
   void aPodWithoutTheReadinessGateIsGatedByLabelOnlyAndTheStatusSaysSo() {
     FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
     h.pods.createRunning(OperatorHarness.NAMESPACE, "serve-0", SERVE, engine.port(), false);
