@@ -220,7 +220,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     if (!context.isPrimaryResourceDeleted() && gate.wouldWrite(pod, decision)) {
       // Whatever kvguard writes to a pod, deleting the policy must be able to undo (a policy already gone is
       // handing its pods back, which needs no undoing).
-      finalizer.ensure(context.getClient(), md);
+      finalizer.ensure(context, md);
     }
     // Each write is cached as it is accepted, so the next pass sees it before the watch delivers it, and the
     // watch event of the condition write (arriving before the label write) is known as ours and triggers no pass.

@@ -1,7 +1,9 @@
 package io.kvguard.reconciler;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.PrimaryUpdateAndCacheUtils;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.kvguard.customresource.ModelDeployment;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,7 +22,7 @@ final class PolicyFinalizer {
   private final Set<String> added = ConcurrentHashMap.newKeySet();
 
   /** Adds the finalizer unless the policy has it or is being deleted (then its pods are being handed back). */
-  void ensure(KubernetesClient client, ModelDeployment md) {
+  void ensure(Context<ModelDeployment> context, ModelDeployment md) {
     String uid = md.getMetadata().getUid();
     if (md.hasFinalizer(NAME)) {
       // The cache has caught up; should someone remove the finalizer later, the next write adds it again.
@@ -31,8 +33,14 @@ final class PolicyFinalizer {
       return;
     }
     // A JSON patch re-read and retried on conflict (JOSDK's helper); never server-side apply.
-    PrimaryUpdateAndCacheUtils.addFinalizer(client, md, NAME);
+    ModelDeployment updated = PrimaryUpdateAndCacheUtils.addFinalizer(context.getClient(), md, NAME);
     added.add(uid);
+    // The next pass reads the policy from the cache, this one goes on with md: both must see the new version, or
+    // the status patch that ends the pass is refused as stale (409) and waits for the watch to retry.
+    context.eventSourceRetriever().getControllerEventSource()
+        .handleRecentResourceUpdate(ResourceID.fromResource(md), updated, md);
+    md.getMetadata().setFinalizers(updated.getMetadata().getFinalizers());
+    md.getMetadata().setResourceVersion(updated.getMetadata().getResourceVersion());
   }
 
   /** Lets the API server delete the policy once its pods are handed back. */

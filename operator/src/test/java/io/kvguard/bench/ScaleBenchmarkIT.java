@@ -40,6 +40,15 @@ class ScaleBenchmarkIT {
   }
 
   @Test
+  void startUpWritesEachConditionOnceEachFinalizerOnceAndNothingIsRefused() {
+    assertThat(figures.startupWrites().get(Kind.POD_STATUS)).isEqualTo(PODS);
+    // The only other writes at start-up are the finalizers, one per ModelDeployment, added before its first
+    // pod write; the pass that added one writes its status against the version the finalizer made, not a stale one.
+    assertThat(figures.startupWrites().get(Kind.OTHER)).isEqualTo(PODS / 10);
+    assertThat(figures.startupRejected()).isEqualTo(new ScaleBenchmark.Rejected(0, 0, 0));
+  }
+
+  @Test
   void nothingIsWrittenWhileNothingChanges() {
     assertThat(figures.steadyWrites()).allSatisfy((kind, count) -> {
       if (kind != Kind.LEASE) {
