@@ -1,6 +1,7 @@
 package io.kvguard.reconciler;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.PrimaryUpdateAndCacheUtils;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
@@ -45,8 +46,15 @@ final class PolicyFinalizer {
 
   /** Lets the API server delete the policy once its pods are handed back. */
   void release(KubernetesClient client, ModelDeployment md) {
-    PrimaryUpdateAndCacheUtils.removeFinalizer(client, md, NAME);
     added.remove(md.getMetadata().getUid());
+    try {
+      PrimaryUpdateAndCacheUtils.removeFinalizer(client, md, NAME);
+    } catch (KubernetesClientException e) {
+      // A pass that started from a cache still showing the finalizer, after an earlier pass removed it: gone is done.
+      if (e.getCode() != 404) {
+        throw e;
+      }
+    }
   }
 
   void forget(ModelDeployment md) {
