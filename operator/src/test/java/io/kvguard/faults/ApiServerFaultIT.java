@@ -122,6 +122,30 @@ class ApiServerFaultIT {
   }
 
   @Test
+  void noPodIsWrittenUntilThePolicysFinalizerLands() {
+    h = new OperatorHarness();
+    createVerifiablePod();
+    FaultBudget finalizerErrors = new FaultBudget(r -> r.getMethod().equals("PATCH")
+        && r.getPath().split("\\?")[0].endsWith("/modeldeployments/glm"), times(3, status(500, "InternalError")));
+    h.api.faults(finalizerErrors);
+    h.start();
+    createPolicy();
+
+    awaitGate("serve-0", "True", "PoolSufficient");
+    assertThat(finalizerErrors.injected()).isEqualTo(3);
+    // Whatever kvguard wrote to the pod, deleting the policy can undo: the finalizer was in place first.
+    List<EmbeddedApiServer.Request> requests = h.operatorRequests();
+    int finalizerLanded = java.util.stream.IntStream.range(0, requests.size())
+        .filter(i -> requests.get(i).method().equals("PATCH") && requests.get(i).status() < 400
+            && requests.get(i).path().split("\\?")[0].endsWith("/modeldeployments/glm")).findFirst().orElseThrow();
+    int firstPodWrite = java.util.stream.IntStream.range(0, requests.size())
+        .filter(i -> !requests.get(i).method().equals("GET") && requests.get(i).path().contains("/pods/serve-0"))
+        .findFirst().orElseThrow();
+    assertThat(finalizerLanded).isLessThan(firstPodWrite);
+    assertThat(h.get("glm").getMetadata().getFinalizers()).containsExactly("modeldeployments.kvguard.io/finalizer");
+  }
+
+  @Test
   void aPodDeletedWhileItsProbeIsInFlightIsNeitherResurrectedNorHammered() throws IOException {
     h = new OperatorHarness().start();
     CountDownLatch probing = new CountDownLatch(1);
