@@ -37,15 +37,18 @@ public final class PodGate {
   public record Outcome(boolean conditionWritten, boolean labelWritten, boolean podGone) {}
 
   /**
-   * Writes the condition, then the label. {@code written} hears of each accepted write with the pod it replaced,
-   * so a cache can hold our own writes one by one: a watch event for the first write then finds it known.
+   * Writes the condition, then the label. {@code beforeWrite} runs before each patch is sent (never when the pod
+   * already shows the decision), so whatever must be in place before kvguard touches a pod can be. {@code
+   * written} hears of each accepted write with the pod it replaced, so a cache can hold our own writes one by
+   * one: a watch event for the first write then finds it known.
    */
-  public Outcome apply(Pod cached, GateDecision decision, BiConsumer<Pod, Pod> written) {
+  public Outcome apply(Pod cached, GateDecision decision, Runnable beforeWrite, BiConsumer<Pod, Pod> written) {
     Pod pod = cached;
     boolean conditionWritten = false;
     // Condition first: for a closing gate both writes close it; for an opening gate the label follows the
     // condition so a label-routed pod is never ahead of its condition.
-    Optional<Pod> afterCondition = write(pod, p -> GatePatchPlanner.conditionPatch(p, decision, clock.instant()), true);
+    Optional<Pod> afterCondition = write(pod, p -> GatePatchPlanner.conditionPatch(p, decision, clock.instant()),
+        beforeWrite, true);
     if (afterCondition == null) {
       return new Outcome(false, false, true);
     }
@@ -54,7 +57,7 @@ public final class PodGate {
       pod = afterCondition.get();
       conditionWritten = true;
     }
-    Optional<Pod> afterLabel = write(pod, p -> GatePatchPlanner.labelPatch(p, decision), false);
+    Optional<Pod> afterLabel = write(pod, p -> GatePatchPlanner.labelPatch(p, decision), beforeWrite, false);
     if (afterLabel == null) {
       return new Outcome(conditionWritten, false, true);
     }
@@ -63,12 +66,6 @@ public final class PodGate {
       pod = afterLabel.get();
     }
     return new Outcome(conditionWritten, afterLabel.isPresent(), false);
-  }
-
-  /** Whether {@link #apply} would write anything to this pod (as cached) for this decision. */
-  public boolean wouldWrite(Pod cached, GateDecision decision) {
-    return GatePatchPlanner.conditionPatch(cached, decision, clock.instant()).isPresent()
-        || GatePatchPlanner.labelPatch(cached, decision).isPresent();
   }
 
   /**
@@ -85,13 +82,15 @@ public final class PodGate {
    * Plans and writes one patch, re-reading on conflict. Returns the written pod, empty when nothing needed
    * writing, or null when the pod no longer exists under its UID.
    */
-  private Optional<Pod> write(Pod pod, Function<Pod, Optional<String>> planner, boolean statusSubresource) {
+  private Optional<Pod> write(Pod pod, Function<Pod, Optional<String>> planner, Runnable beforeWrite,
+      boolean statusSubresource) {
     Pod current = pod;
     for (int attempt = 1; ; attempt++) {
       Optional<String> patch = planner.apply(current);
       if (patch.isEmpty()) {
         return Optional.empty();
       }
+      beforeWrite.run();
       PodResource resource = client.pods().inNamespace(current.getMetadata().getNamespace()).resource(address(current));
       try {
         Pod written = statusSubresource

@@ -217,14 +217,12 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       // condition, routers see no label): writing "awaiting" would only double the writes of every new pod.
       return;
     }
-    if (!context.isPrimaryResourceDeleted() && gate.wouldWrite(pod, decision)) {
-      // Whatever kvguard writes to a pod, deleting the policy must be able to undo (a policy already gone is
-      // handing its pods back, which needs no undoing).
-      finalizer.ensure(context, md);
-    }
+    // Whatever kvguard writes to a pod, deleting the policy must be able to undo, so the finalizer goes on first
+    // (a policy already gone is handing its pods back, which needs no undoing).
+    Runnable beforeWrite = context.isPrimaryResourceDeleted() ? () -> { } : () -> finalizer.ensure(context, md);
     // Each write is cached as it is accepted, so the next pass sees it before the watch delivers it, and the
     // watch event of the condition write (arriving before the label write) is known as ours and triggers no pass.
-    PodGate.Outcome outcome = gate.apply(pod, decision,
+    PodGate.Outcome outcome = gate.apply(pod, decision, beforeWrite,
         (written, previous) -> pods.handleRecentResourceUpdate(ResourceID.fromResource(written), written, previous));
     if (outcome.conditionWritten() && role != null && (wasOpen == null || wasOpen != decision.open())) {
       signals.gateFlipped(md, role, decision.open());
