@@ -57,7 +57,6 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private final PodAssessor assessor;
   private final PodGate gate;
   private final GateArbiter arbiter = new GateArbiter();
-  private final PolicyFinalizer finalizer = new PolicyFinalizer();
   private final Signals signals;
   private volatile InformerEventSource<Pod, ModelDeployment> pods;
   private volatile IndexerResourceCache<ModelDeployment> policies;
@@ -175,10 +174,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     scheduler.forgetAll(self);
     rejections.forgetAll(self);
     signals.forget(md);
-    if (context.isPrimaryResourceDeleted()) {
-      finalizer.forget(md);
-    } else {
-      finalizer.release(context.getClient(), md);
+    if (!context.isPrimaryResourceDeleted()) {
+      PolicyFinalizer.release(context.getClient(), md);
     }
   }
 
@@ -219,7 +216,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     }
     // Whatever kvguard writes to a pod, deleting the policy must be able to undo, so the finalizer goes on first
     // (a policy already gone is handing its pods back, which needs no undoing).
-    Runnable beforeWrite = context.isPrimaryResourceDeleted() ? () -> { } : () -> finalizer.ensure(context, md);
+    Runnable beforeWrite = context.isPrimaryResourceDeleted() ? () -> { } : () -> PolicyFinalizer.ensure(context, md);
     // Each write is cached as it is accepted, so the next pass sees it before the watch delivers it, and the
     // watch event of the condition write (arriving before the label write) is known as ours and triggers no pass.
     PodGate.Outcome outcome = gate.apply(pod, decision, beforeWrite,

@@ -6,8 +6,6 @@ import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.PrimaryUpdateAndCacheUtils;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.kvguard.customresource.ModelDeployment;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * kvguard's finalizer on a ModelDeployment, which promises that deleting the policy hands its pods back. It is
@@ -19,25 +17,18 @@ import java.util.concurrent.ConcurrentHashMap;
 final class PolicyFinalizer {
   static final String NAME = "modeldeployments.kvguard.io/finalizer";
 
-  /** Policies (by uid) this process gave the finalizer, while the cache may still show them without it. */
-  private final Set<String> added = ConcurrentHashMap.newKeySet();
+  private PolicyFinalizer() {}
 
   /** Adds the finalizer unless the policy has it or is being deleted (then its pods are being handed back). */
-  void ensure(Context<ModelDeployment> context, ModelDeployment md) {
-    String uid = md.getMetadata().getUid();
-    if (md.hasFinalizer(NAME)) {
-      // The cache has caught up; should someone remove the finalizer later, the next write adds it again.
-      added.remove(uid);
-      return;
-    }
-    if (md.isMarkedForDeletion() || added.contains(uid)) {
+  static void ensure(Context<ModelDeployment> context, ModelDeployment md) {
+    // Should someone remove the finalizer by hand, the policy's next pod write puts it back.
+    if (md.hasFinalizer(NAME) || md.isMarkedForDeletion()) {
       return;
     }
     // A JSON patch re-read and retried on conflict (JOSDK's helper); never server-side apply.
     ModelDeployment updated = PrimaryUpdateAndCacheUtils.addFinalizer(context.getClient(), md, NAME);
-    added.add(uid);
     // The next pass reads the policy from the cache, this one goes on with md: both must see the new version, or
-    // the status patch that ends the pass is refused as stale (409) and waits for the watch to retry.
+    // the next pass adds it again and the status patch that ends this one is refused as stale (409).
     context.eventSourceRetriever().getControllerEventSource()
         .handleRecentResourceUpdate(ResourceID.fromResource(md), updated, md);
     md.getMetadata().setFinalizers(updated.getMetadata().getFinalizers());
@@ -45,8 +36,7 @@ final class PolicyFinalizer {
   }
 
   /** Lets the API server delete the policy once its pods are handed back. */
-  void release(KubernetesClient client, ModelDeployment md) {
-    added.remove(md.getMetadata().getUid());
+  static void release(KubernetesClient client, ModelDeployment md) {
     try {
       PrimaryUpdateAndCacheUtils.removeFinalizer(client, md, NAME);
     } catch (KubernetesClientException e) {
@@ -55,9 +45,5 @@ final class PolicyFinalizer {
         throw e;
       }
     }
-  }
-
-  void forget(ModelDeployment md) {
-    added.remove(md.getMetadata().getUid());
   }
 }
