@@ -32,6 +32,11 @@ public final class FakeEngine implements AutoCloseable {
     public static Answer status(int status) {
       return new Answer(status, "application/json", "{\"detail\":\"Not Found\"}".getBytes(StandardCharsets.UTF_8), 0);
     }
+
+    /** The same answer, held back {@code millis} (an engine that answers slowly). */
+    public Answer delayedBy(long millis) {
+      return new Answer(status, contentType, body, millis);
+    }
   }
 
   private final HttpServer server;

@@ -57,8 +57,7 @@ class OperatorKilledMidRolloutIT {
 
     // Rollout: a pod whose engine answers slowly, with a pool too small. Stop the operator mid-probe.
     Map<String, FakeEngine.Answer> slowSmall = new java.util.LinkedHashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000));
-    FakeEngine.Answer info = slowSmall.get("/server_info");
-    slowSmall.put("/server_info", new FakeEngine.Answer(info.status(), info.contentType(), info.body(), 3_000));
+    slowSmall.put("/server_info", slowSmall.get("/server_info").delayedBy(3_000));
     FakeEngine slow = h.engine(slowSmall);
     LatePods.add(h, "serve-1", SERVE, slow);
     await().atMost(Duration.ofSeconds(20)).until(() -> slow.hits("/server_info") >= 1);

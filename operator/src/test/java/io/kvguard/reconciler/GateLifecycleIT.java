@@ -48,6 +48,13 @@ class GateLifecycleIT extends EmbeddedClusterTest {
     return h.modelDeployment("glm", WINDOW, role);
   }
 
+  /** A probe timeout well past the fake engines' slow answers, so a slow answer is an answer, not a failure. */
+  private static void waitForSlowAnswers(ModelDeployment md) {
+    io.kvguard.customresource.ProbeSpec patient = new io.kvguard.customresource.ProbeSpec();
+    patient.setTimeoutSeconds(15);
+    md.getSpec().setProbe(patient);
+  }
+
   @Test
   void oneSmallDataParallelRankRefusesThePodEvenWhenRankZeroIsLarge() {
     h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 4_000_000, 700_000, 4_000_000)));
@@ -77,17 +84,14 @@ class GateLifecycleIT extends EmbeddedClusterTest {
     FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
     h.pod("serve-0", SERVE, engine);
     ModelDeployment md = serving(role("serve", Engine.SGLANG, SERVE));
-    io.kvguard.customresource.ProbeSpec patient = new io.kvguard.customresource.ProbeSpec();
-    patient.setTimeoutSeconds(15);
-    md.getSpec().setProbe(patient);
+    waitForSlowAnswers(md);
     h.create(md);
     awaitGate("serve-0", "True", "PoolSufficient");
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("serve-0")).isTrue());
 
     // The new process has a smaller pool, and its first answer takes 6 s: the gate must not wait for it.
     Map<String, FakeEngine.Answer> smaller = new java.util.HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", 500_000));
-    FakeEngine.Answer info = smaller.get("/server_info");
-    smaller.put("/server_info", new FakeEngine.Answer(info.status(), info.contentType(), info.body(), 6_000));
+    smaller.put("/server_info", smaller.get("/server_info").delayedBy(6_000));
     engine.serve(smaller);
     h.pods.restartEngine(OperatorHarness.NAMESPACE, "serve-0");
 
@@ -163,13 +167,10 @@ class GateLifecycleIT extends EmbeddedClusterTest {
   void aNewPolicyCarriesNoFinalizerUntilItWritesAPodAndCanBeDeletedAtOnceBeforeThat() {
     // The first answer takes 4 s: until then kvguard has written nothing to the pod.
     Map<String, FakeEngine.Answer> slow = new java.util.HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
-    FakeEngine.Answer info = slow.get("/server_info");
-    slow.put("/server_info", new FakeEngine.Answer(info.status(), info.contentType(), info.body(), 4_000));
+    slow.put("/server_info", slow.get("/server_info").delayedBy(4_000));
     h.pod("serve-0", SERVE, h.engine(slow));
     ModelDeployment md = serving(role("serve", Engine.SGLANG, SERVE));
-    io.kvguard.customresource.ProbeSpec patient = new io.kvguard.customresource.ProbeSpec();
-    patient.setTimeoutSeconds(15);
-    md.getSpec().setProbe(patient);
+    waitForSlowAnswers(md);
     h.create(md);
     await().untilAsserted(() -> assertThat(h.status("glm").pods).extracting(p -> p.reason).containsExactly("AwaitingProbe"));
     assertThat(h.get("glm").getMetadata().getFinalizers()).as("nothing written to a pod yet").isEmpty();
