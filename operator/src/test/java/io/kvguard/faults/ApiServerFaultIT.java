@@ -125,8 +125,10 @@ class ApiServerFaultIT {
   void noPodIsWrittenUntilThePolicysFinalizerLands() {
     h = new OperatorHarness();
     createVerifiablePod();
-    FaultBudget finalizerErrors = new FaultBudget(r -> r.getMethod().equals("PATCH")
-        && r.getPath().split("\\?")[0].endsWith("/modeldeployments/glm"), times(3, status(500, "InternalError")));
+    java.util.function.BiPredicate<String, String> finalizerPatch = (method, path) -> method.equals("PATCH")
+        && path.split("\\?")[0].endsWith("/modeldeployments/glm");
+    FaultBudget finalizerErrors = new FaultBudget(r -> finalizerPatch.test(r.getMethod(), r.getPath()),
+        times(3, status(500, "InternalError")));
     h.api.faults(finalizerErrors);
     h.start();
     createPolicy();
@@ -136,8 +138,8 @@ class ApiServerFaultIT {
     // Whatever kvguard wrote to the pod, deleting the policy can undo: the finalizer was in place first.
     List<EmbeddedApiServer.Request> requests = h.operatorRequests();
     int finalizerLanded = java.util.stream.IntStream.range(0, requests.size())
-        .filter(i -> requests.get(i).method().equals("PATCH") && requests.get(i).status() < 400
-            && requests.get(i).path().split("\\?")[0].endsWith("/modeldeployments/glm")).findFirst().orElseThrow();
+        .filter(i -> finalizerPatch.test(requests.get(i).method(), requests.get(i).path()) && requests.get(i).status() < 400)
+        .findFirst().orElseThrow();
     int firstPodWrite = java.util.stream.IntStream.range(0, requests.size())
         .filter(i -> !requests.get(i).method().equals("GET") && requests.get(i).path().contains("/pods/serve-0"))
         .findFirst().orElseThrow();

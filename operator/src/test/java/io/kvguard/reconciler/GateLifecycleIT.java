@@ -185,23 +185,6 @@ class GateLifecycleIT extends EmbeddedClusterTest {
   }
 
   @Test
-  void theFinalizerIsInPlaceBeforeThePolicysFirstGateWrite() {
-    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
-    h.create(serving(role("serve", Engine.SGLANG, SERVE)));
-    awaitGate("serve-0", "True", "PoolSufficient");
-
-    List<String> writes = h.operatorRequests().stream()
-        .filter(r -> !r.method().equals("GET") && (r.path().contains("/modeldeployments/glm") || r.path().contains("/pods/serve-0")))
-        .map(r -> r.method() + " " + r.path().split("\\?")[0]).toList();
-    int finalizer = writes.indexOf("PATCH /apis/kvguard.io/v1alpha1/namespaces/" + OperatorHarness.NAMESPACE
-        + "/modeldeployments/glm");
-    int firstPodWrite = java.util.stream.IntStream.range(0, writes.size())
-        .filter(i -> writes.get(i).contains("/pods/serve-0")).findFirst().orElseThrow();
-    assertThat(finalizer).as("finalizer patch in %s", writes).isGreaterThanOrEqualTo(0).isLessThan(firstPodWrite);
-    assertThat(h.get("glm").getMetadata().getFinalizers()).containsExactly("modeldeployments.kvguard.io/finalizer");
-  }
-
-  @Test
   void aPolicyWhoseFinalizerWasRemovedByHandStillHandsItsPodsBackWhenDeleted() {
     h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 681_280)));
     h.create(serving(role("serve", Engine.SGLANG, SERVE)));
