@@ -12,6 +12,7 @@ import java.util.Map;
  * @param floorMillis the floor loop: first request to every floor pod showing its gate condition
  * @param contractFloorMillis the same loop writing the routing label after each condition, as kvguard must
  * @param startupMillis operator start to every pod's gate set (verified pods True, refused pods PoolTooSmall)
+ * @param firstProbes each subject's start to its first probe (the rest of its time is the work itself)
  * @param startupRejected operator writes refused with 409/422 during start-up
  * @param closeLatenciesMillis per restart: engine container restart written to condition False seen by a watch
  * @param restartRoundTripsMillis per restart: the benchmark's own GET + PATCH of the pod (API server latency)
@@ -35,6 +36,7 @@ import java.util.Map;
  * @param serverThreadCpu the same for the benchmark JVM
  */
 public record BenchFigures(BenchOptions options, long floorMillis, long contractFloorMillis, long startupMillis,
+    ScaleBenchmark.FirstProbes firstProbes,
     Map<ApiWrites.Kind, Long> startupWrites, ScaleBenchmark.Rejected startupRejected, double[] closeLatenciesMillis, double[] restartRoundTripsMillis,
     long restartFlips,
     Map<ApiWrites.Kind, Long> restartWrites, long rejectedPodStatus, long rejectedPodLabel, long rejectedCrStatus,
@@ -105,6 +107,9 @@ public record BenchFigures(BenchOptions options, long floorMillis, long contract
     row(out, "(1) operator / floor", String.format("%.2f", ratio()), "<= 1.5 at N = 1,000");
     row(out, "(1) for scale: contract floor (N probes + N condition + N label patches) / operator / floor",
         String.format("%s / %.2f", ms(contractFloorMillis), (double) startupMillis / contractFloorMillis), "");
+    row(out, "(1) for scale: start to first probe + first probe to every gate set: floor / contract floor / operator",
+        split(floorMillis, firstProbes.floor()) + " / " + split(contractFloorMillis, firstProbes.contractFloor()) + " / "
+            + split(startupMillis, firstProbes.operator()) + " ms", "");
     row(out, "(2) gate close after restart p50 / p99 / max (" + closeLatenciesMillis.length + " restarts)",
         String.format("%.0f / %.0f / %.0f ms", closePercentile(50), closePercentile(99), closePercentile(100)),
         "p99 < 250 ms at N = 1,000");
@@ -152,6 +157,11 @@ public record BenchFigures(BenchOptions options, long floorMillis, long contract
 
   private static void row(PrintStream out, String figure, String measured, String target) {
     out.println("| " + figure + " | " + measured + " | " + target + " |");
+  }
+
+  /** "start + work" of one subject; "?" where no probe was seen. */
+  private static String split(long totalMillis, long firstProbeMillis) {
+    return firstProbeMillis < 0 ? "?" : String.format("%,d + %,d", firstProbeMillis, totalMillis - firstProbeMillis);
   }
 
   private static String ms(long millis) {

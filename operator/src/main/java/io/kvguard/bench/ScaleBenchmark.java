@@ -45,6 +45,7 @@ public final class ScaleBenchmark implements AutoCloseable {
   private final BenchOptions options;
   private final EmbeddedApiServer api = new EmbeddedApiServer();
   private final StartupTimeline timeline;
+  private final FirstProbe firstProbe = new FirstProbe();
   private final ApiWrites writes;
   private final NamespacedKubernetesClient setupClient = api.client();
   private final KubernetesClient benchClient;
@@ -67,7 +68,10 @@ public final class ScaleBenchmark implements AutoCloseable {
       podNames.add(String.format("md-%04d-pod-%d", i / 10, i % 10));
     }
     engines = new LoopbackEngines(shapes, "/server_info");
-    engines.onProbe(timeline::probe);
+    engines.onProbe(() -> {
+      timeline.probe();
+      firstProbe.probed();
+    });
   }
 
   static boolean refused(int pod) {
@@ -103,9 +107,11 @@ public final class ScaleBenchmark implements AutoCloseable {
 
     progress.println("floor (in a JVM of its own) ...");
     long floorMillis = floor(false, "PoolSufficient");
+    long floorFirstProbe = firstProbe.millis();
     engines.closeConnections();
     progress.println("contract floor: condition and label per pod (in a JVM of its own) ...");
     long contractFloorMillis = floor(true, "ContextLengthSufficient");
+    long contractFloorFirstProbe = firstProbe.millis();
     engines.closeConnections();
     benchClient.pods().inNamespace(FLOOR_NAMESPACE).delete();
     Waits.await("floor pods deleted", 120, () -> benchClient.pods().inNamespace(FLOOR_NAMESPACE).list().getItems().isEmpty());
@@ -121,6 +127,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       double cpu0 = operator.cpuSeconds();
       double serverCpu0 = cpuSeconds();
       long start = System.nanoTime();
+      firstProbe.arm();
       if (options.timeline()) {
         timeline.start();
       }
@@ -129,6 +136,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       Waits.await("every gate set", 1800, () -> watch.countLabelled("True", "PoolSufficient") == n - refusedCount
           && watch.count("False", "PoolTooSmall") == refusedCount);
       long startupMillis = (System.nanoTime() - start) / 1_000_000;
+      FirstProbes firstProbes = new FirstProbes(floorFirstProbe, contractFloorFirstProbe, firstProbe.millis());
       timeline.stop();
       progress.printf("every gate set after %,d ms (floor %,d ms)%n", startupMillis, floorMillis);
       awaitQuiet();
@@ -197,7 +205,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       api.clearRequests();
       drainRecordedRequests();
       double heapFinal = operator.heapAfterGcMiB();
-      return new BenchFigures(options, floorMillis, contractFloorMillis, startupMillis, startupWrites, startupRejected, restarts.latencies(), restarts.restartRoundTrips(), flips,
+      return new BenchFigures(options, floorMillis, contractFloorMillis, startupMillis, firstProbes, startupWrites, startupRejected, restarts.latencies(), restarts.restartRoundTrips(), flips,
           restartWrites, rejected.podStatus(), rejected.podLabel(), rejected.crStatus(), (long) failedReconciles,
           steadySeconds, steadyWrites, startupReconciles, steadyReconciles / (n / 10.0) / periods, shortestGap, max, sum / n, steadyOverruns, restartOverruns,
           heapBaseline, heapFinal, new double[] {cpuStartup, cpuRestarts, cpuSteady},
@@ -210,12 +218,16 @@ public final class ScaleBenchmark implements AutoCloseable {
     try (GateWatch floorWatch = new GateWatch(benchClient, FLOOR_NAMESPACE);
         OperatorJvm floorJvm = OperatorJvm.launch(api.url(), options)) {
       long start = System.nanoTime();
+      firstProbe.arm();
       floorJvm.runFloor(FLOOR_NAMESPACE, withLabel);
       Waits.await("floor gates", 600, () -> (withLabel ? floorWatch.countLabelled("True", reason)
           : floorWatch.count("True", reason)) == options.pods());
       return (System.nanoTime() - start) / 1_000_000;
     }
   }
+
+  /** Milliseconds from each subject's start to its first probe: its own start-up, before any work. */
+  record FirstProbes(long floor, long contractFloor, long operator) {}
 
   /** Operator writes the API server refused (409/422) in one phase; the operator re-reads and retries them. */
   record Rejected(long podStatus, long podLabel, long crStatus) {}

@@ -49,6 +49,14 @@ class ScaleBenchmarkIT {
   }
 
   @Test
+  void eachSubjectsStartIsToldApartFromItsWork() {
+    // The "start + work" row: each subject's first probe was seen, before its last gate was set.
+    assertThat(figures.firstProbes().floor()).isBetween(0L, figures.floorMillis());
+    assertThat(figures.firstProbes().contractFloor()).isBetween(0L, figures.contractFloorMillis());
+    assertThat(figures.firstProbes().operator()).isBetween(0L, figures.startupMillis());
+  }
+
+  @Test
   void nothingIsWrittenWhileNothingChanges() {
     assertThat(figures.steadyWrites()).allSatisfy((kind, count) -> {
       if (kind != Kind.LEASE) {
