@@ -59,7 +59,9 @@ public final class GatePatchPlanner {
     patch.add(test("/metadata/resourceVersion", pod.getMetadata().getResourceVersion()));
     if (pod.getStatus() == null) {
       patch.add(op("add", "/status").set("value", JSON.objectNode().set("conditions", JSON.arrayNode().add(condition))));
-    } else if (conditions == null) {
+    } else if (conditions == null || conditions.isEmpty()) {
+      // fabric8 reads a pod without a conditions list as an empty one, and JSON patch cannot append to a list
+      // that is not there: write the whole list (it held nothing, and the resourceVersion test keeps it so).
       patch.add(op("add", "/status/conditions").set("value", JSON.arrayNode().add(condition)));
     } else if (index < 0) {
       patch.add(op("add", "/status/conditions/-").set("value", condition));

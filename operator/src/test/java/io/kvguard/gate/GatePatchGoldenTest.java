@@ -2,10 +2,12 @@ package io.kvguard.gate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.fabric8.zjsonpatch.JsonPatch;
 import io.kvguard.verdict.GateDecision;
 import io.kvguard.verdict.GateReason;
 import java.io.IOException;
@@ -14,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -51,8 +54,34 @@ class GatePatchGoldenTest {
     GateDecision decision = new GateDecision(Boolean.parseBoolean(props.getProperty("open")),
         GateReason.valueOf(props.getProperty("reason")), props.getProperty("message"));
 
-    check(folder, "out-condition-patch.json", GatePatchPlanner.conditionPatch(pod, decision, NOW), used);
-    check(folder, "out-label-patch.json", GatePatchPlanner.labelPatch(pod, decision), used);
+    Optional<String> conditionPatch = GatePatchPlanner.conditionPatch(pod, decision, NOW);
+    Optional<String> labelPatch = GatePatchPlanner.labelPatch(pod, decision);
+    check(folder, "out-condition-patch.json", conditionPatch, used);
+    check(folder, "out-label-patch.json", labelPatch, used);
+    // The patches must apply to the pod as the API server holds it (its JSON, not fabric8's reading of it,
+    // which turns an absent list into an empty one) and leave the gate saying what the decision says.
+    JsonNode stored = SERIALIZATION.unmarshal(Files.readString(folder.resolve("in-pod.yaml")), JsonNode.class);
+    if (conditionPatch.isPresent()) {
+      JsonNode patched = JsonPatch.apply(JSON.readTree(conditionPatch.get()), stored);
+      List<JsonNode> gates = new ArrayList<>();
+      patched.path("status").path("conditions").forEach(c -> {
+        if (GateNames.CONDITION_TYPE.equals(c.path("type").asText())) {
+          gates.add(c);
+        }
+      });
+      assertThat(gates).as("%s: one gate condition after the patch", folder).hasSize(1);
+      assertThat(gates.get(0).path("status").asText()).isEqualTo(decision.open() ? "True" : "False");
+      assertThat(gates.get(0).path("reason").asText()).isEqualTo(decision.reason().name());
+    }
+    if (labelPatch.isPresent()) {
+      JsonNode patched = JsonPatch.apply(JSON.readTree(labelPatch.get()), stored);
+      JsonNode label = patched.path("metadata").path("labels").path(GateNames.VERIFIED_LABEL);
+      if (decision.open() && decision.reason() != GateReason.PolicyRemoved) {
+        assertThat(label.asText()).as("%s: label after the patch", folder).isEqualTo("true");
+      } else {
+        assertThat(label.isMissingNode()).as("%s: no label after the patch", folder).isTrue();
+      }
+    }
 
     try (Stream<Path> files = Files.list(folder)) {
       assertThat(files.map(p -> p.getFileName().toString())).as("unused golden files in %s", folder)
