@@ -103,6 +103,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
         selectedPods(md, role).forEach(pod ->
             assessments.add(assessor.assess(md, role, pod, before.get(pod.getMetadata().getName()), now)));
       }
+    } else {
+      // A spec that cannot be applied says nothing about which pods it means: the pods it gated stay its own,
+      // shut, and listed, so neither a typo nor the deletion that follows it opens anything unverified.
+      before.values().forEach(entry -> cachedPod(md.getMetadata().getNamespace(), entry.name)
+          .ifPresent(pod -> assessments.add(InvalidSpecHold.of(pod, entry, invalid.get()))));
     }
     List<String> conflicts = new ArrayList<>();
     List<PodAssessment> kept = gate(md, context, self, dedupe(assessments), conflicts);
@@ -130,7 +135,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    */
   private List<PodAssessment> gate(ModelDeployment md, Context<ModelDeployment> context, ResourceID self,
       List<PodAssessment> assessments, List<String> conflicts) {
-    boolean audit = md.getSpec().effectiveEnforcement() == io.kvguard.customresource.Enforcement.Audit;
+    boolean audit = md.getSpec() != null
+        && md.getSpec().effectiveEnforcement() == io.kvguard.customresource.Enforcement.Audit;
     List<PodAssessment> kept = new ArrayList<>();
     for (PodAssessment assessment : assessments) {
       Set<ResourceID> others = policiesConcerning(assessment.pod()).stream().map(ResourceID::fromResource)
@@ -161,8 +167,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private void handBack(ModelDeployment md, Context<ModelDeployment> context) {
     ResourceID self = ResourceID.fromResource(md);
     Map<String, Pod> concerned = new LinkedHashMap<>();
-    for (RoleSpec role : md.getSpec().getRoles()) {
-      if (SpecProblems.of(md.getSpec()).isEmpty()) {
+    if (SpecProblems.of(md.getSpec()).isEmpty()) {
+      for (RoleSpec role : md.getSpec().getRoles()) {
         selectedPods(md, role).forEach(pod -> concerned.put(pod.getMetadata().getName(), pod));
       }
     }
@@ -239,7 +245,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     List<String> notes = new ArrayList<>(assessment.notes());
     extra.forEach(conflict -> notes.add("ConflictingPolicies: " + conflict));
     return new PodAssessment(assessment.pod(), assessment.role(), assessment.labelOnly(), assessment.containerID(),
-        assessment.restartCount(), assessment.verdict(), assessment.observation(), notes, assessment.nextProbeAt());
+        assessment.restartCount(), assessment.verdict(), assessment.observation(), notes, assessment.nextProbeAt(),
+        assessment.rejectionPromptTokens());
   }
 
   private List<Pod> selectedPods(ModelDeployment md, RoleSpec role) {

@@ -11,6 +11,8 @@ import java.util.List;
  * @param observation the figures the verdict was judged from, or null when none are known
  * @param labelOnly the pod's spec lacks the kvguard.io/pool-verified readiness gate
  * @param nextProbeAt when the current answer falls due for a periodic re-probe, null when not known
+ * @param rejectionPromptTokens the over-limit prompt this container refused, when the verdict rests on that
+ *     refusal (seen now, or recorded in status for this very container and prompt); null otherwise
  */
 record PodAssessment(
     Pod pod,
@@ -21,10 +23,17 @@ record PodAssessment(
     PoolVerdict verdict,
     PoolObservation observation,
     List<String> notes,
-    java.time.Instant nextProbeAt) {
+    java.time.Instant nextProbeAt,
+    Long rejectionPromptTokens) {
 
   PodAssessment {
     notes = List.copyOf(notes);
+  }
+
+  /** An assessment that rests on no rejection-probe refusal. */
+  PodAssessment(Pod pod, String role, boolean labelOnly, String containerID, Integer restartCount,
+      PoolVerdict verdict, PoolObservation observation, List<String> notes, java.time.Instant nextProbeAt) {
+    this(pod, role, labelOnly, containerID, restartCount, verdict, observation, notes, nextProbeAt, null);
   }
 
   String podName() {

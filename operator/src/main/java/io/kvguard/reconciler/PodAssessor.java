@@ -98,11 +98,11 @@ final class PodAssessor {
     }
     if (result != null) {
       PoolObservation observation = result.outcome() instanceof ProbeOutcome.Observed seen ? seen.observation() : null;
-      PoolVerdict verdict = withRejectionCheck(md, role, process, key, endpoint,
+      Checked checked = withRejectionCheck(md, role, process, key, endpoint,
           PoolJudge.judge(policy, result.outcome()), observation, before);
       addObservationNotes(role, observation, notes);
       return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
-          verdict, observation, notes, due ? null : result.completedAt().plus(wait));
+          checked.verdict(), observation, notes, due ? null : result.completedAt().plus(wait), checked.refusedPromptTokens());
     }
     // No probe of this process yet in this operator's memory. If the status recorded a verdict for this very
     // container (the operator restarted), re-judge those figures instead of flapping the gate shut.
@@ -110,8 +110,11 @@ final class PodAssessor {
     if (recorded != null) {
       notes.add("verdict carried over from status for container " + process.containerID() + " until it is re-probed");
       addObservationNotes(role, recorded, notes);
+      // The rejection probe is owed too: a pool recorded before it was enabled, or for another prompt, is no refusal.
+      Checked checked = withRejectionCheck(md, role, process, key, endpoint,
+          PoolJudge.judge(policy, ProbeOutcome.observed(recorded)), recorded, before);
       return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
-          PoolJudge.judge(policy, ProbeOutcome.observed(recorded)), recorded, notes, null);
+          checked.verdict(), recorded, notes, null, checked.refusedPromptTokens());
     }
     return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
         PoolVerdict.awaitingProbe("probing engine container " + process.containerName() + " (" + process.containerID()
@@ -123,32 +126,49 @@ final class PodAssessor {
    * its admission limit before the gate opens. Sent once per engine process; a pass recorded in status for
    * the same container (before an operator restart) still counts.
    */
-  private PoolVerdict withRejectionCheck(ModelDeployment md, RoleSpec role, EngineProcess process,
+  private Checked withRejectionCheck(ModelDeployment md, RoleSpec role, EngineProcess process,
       ProbeScheduler.Key key, EngineEndpoint endpoint, PoolVerdict poolVerdict, PoolObservation observation,
       PodVerdictStatus before) {
     RejectionProbeSpec spec = md.getSpec().effectiveRejectionProbe();
     if (!spec.effectiveEnabled() || !poolVerdict.verified() || observation == null) {
-      return poolVerdict;
+      return new Checked(poolVerdict, null);
+    }
+    long promptTokens;
+    try {
+      promptTokens = RejectionJudge.promptTokens(observation, spec.effectiveMarginTokens());
+    } catch (ArithmeticException e) {
+      // Figures this large are no engine's: no prompt can be sized from them, and nothing is proven.
+      return new Checked(new PoolVerdict(io.kvguard.verdict.Verdict.Unknown, io.kvguard.verdict.GateReason.ProbeFailed,
+          "rejection probe: the engine's figures leave no prompt size above its admission limit"), null);
     }
     if (before != null && process.containerID().equals(before.rejectionRefusedBy)
-        && Objects.equals(before.restartCount, process.restartCount()) && before.rejectionPromptTokens != null) {
-      return RejectionJudge.judge(poolVerdict, new RejectionOutcome.Refused(400, true, before.rejectionPromptTokens));
+        && Objects.equals(before.restartCount, process.restartCount())
+        && Long.valueOf(promptTokens).equals(before.rejectionPromptTokens)) {
+      return refusedOrNot(poolVerdict, new RejectionOutcome.Refused(400, true, promptTokens));
     }
-    long promptTokens = RejectionJudge.promptTokens(observation, spec.effectiveMarginTokens());
     String fingerprint = role.getEngine().wireName() + "|" + promptTokens + "|" + spec.effectiveTimeoutSeconds();
     ProbeScheduler.Key rejectionKey = new ProbeScheduler.Key(key.modelDeployment(), key.podUid());
     ProbeScheduler.Result<RejectionOutcome> result = rejections.result(rejectionKey)
         .filter(r -> r.isFor(process.identity(), fingerprint)).orElse(null);
     if (result != null) {
-      return RejectionJudge.judge(poolVerdict, result.outcome());
+      return refusedOrNot(poolVerdict, result.outcome());
     }
     EngineEndpoint patient = new EngineEndpoint(endpoint.baseUri(),
         Duration.ofSeconds(spec.effectiveTimeoutSeconds()), endpoint.bearerToken());
     rejections.request(rejectionKey, process.identity(), fingerprint, 0, r -> true,
         () -> rejectionProbe.send(role.getEngine(), patient, promptTokens, md.getSpec().getModel()),
         (outcome, took) -> signals.rejectionProbed(md, role, outcome));
-    return PoolVerdict.awaitingProbe(poolVerdict.message() + "; rejection probe of a " + promptTokens
-        + "-token prompt pending");
+    return new Checked(PoolVerdict.awaitingProbe(poolVerdict.message() + "; rejection probe of a " + promptTokens
+        + "-token prompt pending"), null);
+  }
+
+  /** A verdict, and the prompt whose refusal it rests on (null when it rests on none). */
+  private record Checked(PoolVerdict verdict, Long refusedPromptTokens) {}
+
+  private static Checked refusedOrNot(PoolVerdict poolVerdict, RejectionOutcome outcome) {
+    PoolVerdict verdict = RejectionJudge.judge(poolVerdict, outcome);
+    boolean refusal = verdict.verified() && outcome instanceof RejectionOutcome.Refused;
+    return new Checked(verdict, refusal ? ((RejectionOutcome.Refused) outcome).promptTokens() : null);
   }
 
   /** A failed probe is retried sooner: a freshly started engine often is not listening yet. */
@@ -180,7 +200,7 @@ final class PodAssessor {
         + "|" + md.getSpec().effectiveProbe().effectiveTimeoutSeconds() + "|" + EngineProbes.configuration(role);
   }
 
-  private static boolean declaresGate(Pod pod) {
+  static boolean declaresGate(Pod pod) {
     List<PodReadinessGate> gates = pod.getSpec() == null ? null : pod.getSpec().getReadinessGates();
     return gates != null && gates.stream().anyMatch(g -> GateNames.CONDITION_TYPE.equals(g.getConditionType()));
   }

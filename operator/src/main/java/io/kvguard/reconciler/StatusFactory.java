@@ -43,12 +43,11 @@ final class StatusFactory {
     sorted.sort(Comparator.comparing(PodAssessment::podName));
     for (PodAssessment assessment : sorted) {
       PodVerdictStatus entry = podEntry(assessment, before.get(assessment.podName()), stamp);
-      if (md.getSpec().effectiveRejectionProbe().effectiveEnabled() && assessment.verdict().verified()
-          && assessment.observation() != null) {
-        // Verified with the rejection probe on means this container refused the over-limit prompt.
+      if (assessment.rejectionPromptTokens() != null && assessment.verdict().verified()) {
+        // Only a refusal this container gave (or one recorded for it and this very prompt) is written down:
+        // the record lets a restarted operator keep the gate open without sending the prompt again.
         entry.rejectionRefusedBy = assessment.containerID();
-        entry.rejectionPromptTokens = io.kvguard.verdict.RejectionJudge.promptTokens(assessment.observation(),
-            md.getSpec().effectiveRejectionProbe().effectiveMarginTokens());
+        entry.rejectionPromptTokens = assessment.rejectionPromptTokens();
       }
       status.pods.add(entry);
     }
@@ -57,7 +56,8 @@ final class StatusFactory {
     int verified = 0;
     List<String> shortRoles = new ArrayList<>();
     boolean noPods = true;
-    for (RoleSpec role : md.getSpec().getRoles()) {
+    List<RoleSpec> roles = md.getSpec() == null || md.getSpec().getRoles() == null ? List.of() : md.getSpec().getRoles();
+    for (RoleSpec role : roles) {
       RoleStatus entry = new RoleStatus();
       entry.name = role.getName();
       entry.minReadyPods = role.effectiveMinReadyPods();

@@ -113,6 +113,40 @@ class PolicyAndRestartIT extends EmbeddedClusterTest {
   }
 
   @Test
+  void aSpecEditedIntoOneKvguardCannotApplyHoldsItsPodsShutUntilThePolicyIsDeleted() {
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.pod("serve-1", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
+    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    awaitGate("serve-0", "True", "PoolSufficient");
+    awaitGate("serve-1", "False", "PoolTooSmall");
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("serve-0")).isTrue());
+
+    // A lower-case operator: the CRD takes any string, kvguard cannot apply it.
+    h.editSpec("glm", spec -> spec.getRoles().get(0).setSelector(new LabelSelectorBuilder().withMatchLabels(SERVE)
+        .withMatchExpressions(new LabelSelectorRequirementBuilder().withKey("tier").withOperator("in")
+            .withValues("gpu").build()).build()));
+
+    // Neither pod is handed back open: the verified one is shut and loses its label, the refused one stays shut.
+    awaitGate("serve-0", "False", "ProbeFailed");
+    assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("unknown operator in");
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("serve-0")).isFalse());
+    awaitGate("serve-1", "False", "ProbeFailed");
+    await().untilAsserted(() -> {
+      assertThat(h.status("glm").conditions).anySatisfy(c -> {
+        assertThat(c.getType()).isEqualTo("InvalidSpec");
+        assertThat(c.getStatus()).isEqualTo("True");
+      });
+      assertThat(h.status("glm").pods).extracting(p -> p.name).containsExactly("serve-0", "serve-1");
+    });
+
+    // Deleting the broken policy still hands both back, because it kept them listed.
+    h.client.resource(h.get("glm")).delete();
+    awaitGate("serve-0", "True", "PolicyRemoved");
+    awaitGate("serve-1", "True", "PolicyRemoved");
+    await().untilAsserted(() -> assertThat(h.get("glm")).isNull());
+  }
+
+  @Test
   void aRestartedOperatorDoesNotFlapTheGatesOfPodsVerifiedForTheirCurrentContainer() {
     h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
     h.pod("serve-1", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));

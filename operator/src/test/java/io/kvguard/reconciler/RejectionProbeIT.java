@@ -71,6 +71,30 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   }
 
   @Test
+  void turningTheRejectionProbeOnSendsThePromptEvenWhenTheSameEditChangesHowPoolsAreAsked() {
+    FakeEngine engine = h.engine(sglang(2_040_000, EngineShapes.answersOverLong(LEAK)));
+    h.pod("serve-0", SERVE, engine);
+    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    awaitGate("serve-0", "True", "PoolSufficient");
+
+    // One edit: the rejection probe on, and a new probe timeout (which makes the earlier pool answer stale).
+    h.editSpec("glm", spec -> {
+      RejectionProbeSpec rejection = new RejectionProbeSpec();
+      rejection.setEnabled(true);
+      rejection.setTimeoutSeconds(10);
+      spec.setRejectionProbe(rejection);
+      io.kvguard.customresource.ProbeSpec probe = new io.kvguard.customresource.ProbeSpec();
+      probe.setTimeoutSeconds(7);
+      spec.setProbe(probe);
+    });
+
+    // The pool recorded before the edit proves nothing about the over-limit prompt: it is sent, and answered.
+    awaitGate("serve-0", "False", "RejectionPathUnsafe");
+    assertThat(engine.hits("/generate")).isEqualTo(1);
+    await().untilAsserted(() -> assertThat(h.status("glm").pods.get(0).rejectionRefusedBy).isNull());
+  }
+
+  @Test
   void anEngineThatAnswersTheOverLimitPromptIsRefusedAndItsAnswerIsWrittenNowhere() {
     h.pod("serve-0", SERVE, h.engine(sglang(2_040_000, EngineShapes.answersOverLong(LEAK))));
     h.create(withRejectionProbe(Engine.SGLANG, 10));

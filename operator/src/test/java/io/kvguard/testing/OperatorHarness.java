@@ -114,6 +114,24 @@ public final class OperatorHarness implements AutoCloseable {
     return client.resources(ModelDeployment.class).inNamespace(NAMESPACE).resource(md).create();
   }
 
+  /**
+   * Edits a ModelDeployment's spec as a user would: read, change, write; a write refused because the operator
+   * wrote the status in between (409) is made again on the new version, as kubectl edit would have the user do.
+   */
+  public ModelDeployment editSpec(String name, java.util.function.Consumer<io.kvguard.customresource.ModelDeploymentSpec> change) {
+    for (int attempt = 1; ; attempt++) {
+      ModelDeployment md = get(name);
+      change.accept(md.getSpec());
+      try {
+        return client.resource(md).update();
+      } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+        if (e.getCode() != 409 || attempt == 10) {
+          throw e;
+        }
+      }
+    }
+  }
+
   public ModelDeployment get(String name) {
     return client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName(name).get();
   }
