@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.kvguard.verdict.GateDecision;
@@ -81,6 +82,20 @@ public final class GatePatchPlanner {
     if (wanted) {
       if ("true".equals(current)) {
         return Optional.empty();
+      }
+      // The label routes traffic at once: it goes on only while the pod still runs the containers that were
+      // judged (a restart between the two writes fails these tests, and the next pass judges the new one).
+      List<ContainerStatus> containers = pod.getStatus() == null ? null : pod.getStatus().getContainerStatuses();
+      if (containers != null) {
+        for (int i = 0; i < containers.size(); i++) {
+          ContainerStatus container = containers.get(i);
+          String at = "/status/containerStatuses/" + i;
+          patch.add(container.getContainerID() == null ? op("test", at + "/name").put("value", container.getName())
+              : test(at + "/containerID", container.getContainerID()));
+          if (container.getRestartCount() != null) {
+            patch.add(op("test", at + "/restartCount").put("value", container.getRestartCount()));
+          }
+        }
       }
       if (labels == null) {
         patch.add(op("add", "/metadata/labels").set("value", JSON.objectNode().put(GateNames.VERIFIED_LABEL, "true")));

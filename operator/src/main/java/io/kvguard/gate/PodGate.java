@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kvguard.verdict.GateDecision;
 import java.time.Clock;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.BiConsumer;
@@ -43,29 +44,47 @@ public final class PodGate {
    * one: a watch event for the first write then finds it known.
    */
   public Outcome apply(Pod cached, GateDecision decision, Runnable beforeWrite, BiConsumer<Pod, Pod> written) {
-    Pod pod = cached;
-    boolean conditionWritten = false;
     // Condition first: for a closing gate both writes close it; for an opening gate the label follows the
     // condition so a label-routed pod is never ahead of its condition.
-    Optional<Pod> afterCondition = write(pod, p -> GatePatchPlanner.conditionPatch(p, decision, clock.instant()),
-        beforeWrite, true);
-    if (afterCondition == null) {
-      return new Outcome(false, false, true);
+    Attempt condition = write(cached, cached, p -> GatePatchPlanner.conditionPatch(p, decision, clock.instant()),
+        beforeWrite, true, decision.open());
+    if (condition.stopped()) {
+      return new Outcome(false, false, condition.podGone());
     }
-    if (afterCondition.isPresent()) {
-      written.accept(afterCondition.get(), pod);
-      pod = afterCondition.get();
-      conditionWritten = true;
+    Pod pod = cached;
+    if (condition.written() != null) {
+      written.accept(condition.written(), pod);
+      pod = condition.written();
     }
-    Optional<Pod> afterLabel = write(pod, p -> GatePatchPlanner.labelPatch(p, decision), beforeWrite, false);
-    if (afterLabel == null) {
-      return new Outcome(conditionWritten, false, true);
+    Attempt label = write(cached, pod, p -> GatePatchPlanner.labelPatch(p, decision), beforeWrite, false,
+        decision.open());
+    if (label.written() != null) {
+      written.accept(label.written(), pod);
     }
-    if (afterLabel.isPresent()) {
-      written.accept(afterLabel.get(), pod);
-      pod = afterLabel.get();
+    return new Outcome(condition.written() != null, label.written() != null, label.podGone());
+  }
+
+  /**
+   * One write's end: the pod it wrote (null when nothing needed writing), or stopped because the pod is gone
+   * (or recreated under a new UID) or, for an opening decision, no longer runs the containers that were judged.
+   */
+  private record Attempt(Pod written, boolean stopped, boolean podGone) {
+    static final Attempt NOTHING_TO_WRITE = new Attempt(null, false, false);
+    static final Attempt GONE = new Attempt(null, true, true);
+    static final Attempt STALE = new Attempt(null, true, false);
+  }
+
+  /** Same containers, same starts: the judged process is the one running. */
+  static boolean sameContainers(Pod judged, Pod now) {
+    return Objects.equals(containers(judged), containers(now));
+  }
+
+  private static List<String> containers(Pod pod) {
+    if (pod.getStatus() == null || pod.getStatus().getContainerStatuses() == null) {
+      return List.of();
     }
-    return new Outcome(conditionWritten, afterLabel.isPresent(), false);
+    return pod.getStatus().getContainerStatuses().stream()
+        .map(c -> c.getName() + "|" + c.getContainerID() + "|" + c.getRestartCount()).toList();
   }
 
   /**
@@ -79,27 +98,30 @@ public final class PodGate {
   }
 
   /**
-   * Plans and writes one patch, re-reading on conflict. Returns the written pod, empty when nothing needed
-   * writing, or null when the pod no longer exists under its UID.
+   * Plans and writes one patch, re-reading on conflict. {@code judged} is the pod the decision was made on: an
+   * opening decision is not written onto containers it was not made for.
    */
-  private Optional<Pod> write(Pod pod, Function<Pod, Optional<String>> planner, Runnable beforeWrite,
-      boolean statusSubresource) {
+  private Attempt write(Pod judged, Pod pod, Function<Pod, Optional<String>> planner, Runnable beforeWrite,
+      boolean statusSubresource, boolean opening) {
     Pod current = pod;
     for (int attempt = 1; ; attempt++) {
+      if (opening && !sameContainers(judged, current)) {
+        // Opening now would open a container nobody judged. The pod's change triggers the pass that judges it.
+        return Attempt.STALE;
+      }
       Optional<String> patch = planner.apply(current);
       if (patch.isEmpty()) {
-        return Optional.empty();
+        return Attempt.NOTHING_TO_WRITE;
       }
       beforeWrite.run();
       PodResource resource = client.pods().inNamespace(current.getMetadata().getNamespace()).resource(address(current));
       try {
-        Pod written = statusSubresource
+        return new Attempt(statusSubresource
             ? resource.subresource("status").patch(JSON_PATCH, patch.get())
-            : resource.patch(JSON_PATCH, patch.get());
-        return Optional.of(written);
+            : resource.patch(JSON_PATCH, patch.get()), false, false);
       } catch (KubernetesClientException e) {
         if (e.getCode() == 404) {
-          return null;
+          return Attempt.GONE;
         }
         boolean conflict = e.getCode() == 409 || e.getCode() == 422;
         if (!conflict || attempt >= MAX_ATTEMPTS) {
@@ -110,7 +132,7 @@ public final class PodGate {
         Pod fresh = client.pods().inNamespace(current.getMetadata().getNamespace())
             .withName(current.getMetadata().getName()).get();
         if (fresh == null || !Objects.equals(fresh.getMetadata().getUid(), pod.getMetadata().getUid())) {
-          return null;
+          return Attempt.GONE;
         }
         current = fresh;
       }

@@ -100,24 +100,41 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     if (invalid.isEmpty()) {
       for (RoleSpec role : md.getSpec().getRoles()) {
         roleNotes.put(role.getName(), RoleNotes.of(role));
-        selectedPods(md, role).forEach(pod ->
-            assessments.add(assessor.assess(md, role, pod, before.get(pod.getMetadata().getName()), now)));
+        for (Pod pod : selectedPods(md, role)) {
+          try {
+            assessments.add(assessor.assess(md, role, pod, before.get(pod.getMetadata().getName()), now));
+          } catch (RuntimeException e) {
+            LOG.warn("cannot assess pod {}/{}: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(), e.toString());
+            assessments.add(ShutAssessments.failed(pod, role.getName(), e));
+          }
+        }
       }
     } else {
       // A spec that cannot be applied says nothing about which pods it means: the pods it gated stay its own,
       // shut, and listed, so neither a typo nor the deletion that follows it opens anything unverified.
       before.values().forEach(entry -> cachedPod(md.getMetadata().getNamespace(), entry.name)
-          .ifPresent(pod -> assessments.add(InvalidSpecHold.of(pod, entry, invalid.get()))));
+          .ifPresent(pod -> assessments.add(ShutAssessments.heldForInvalidSpec(pod, entry, invalid.get()))));
     }
     List<String> conflicts = new ArrayList<>();
-    List<PodAssessment> kept = gate(md, context, self, dedupe(assessments), conflicts);
-    releaseDeselected(md, context, self, before, kept);
+    List<RuntimeException> writeFailures = new ArrayList<>();
+    List<PodAssessment> kept = gate(md, context, self, dedupe(assessments), conflicts, writeFailures);
+    releaseDeselected(md, context, self, before, kept, writeFailures);
     ModelDeploymentStatus status = StatusFactory.build(md, kept, roleNotes, invalid, conflicts, now);
     signals.reconciled(md, before, status, kept);
     Duration next = nextPass(md, kept, now);
-    if (StatusComparison.same(md.getStatus(), status)) {
-      return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(next);
+    if (!StatusComparison.same(md.getStatus(), status)) {
+      writeStatus(md, context, status);
     }
+    if (!writeFailures.isEmpty()) {
+      // Every other pod was written and the status says what was decided; JOSDK retries this pass with backoff.
+      RuntimeException first = writeFailures.get(0);
+      writeFailures.stream().skip(1).forEach(first::addSuppressed);
+      throw first;
+    }
+    return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(next);
+  }
+
+  private static void writeStatus(ModelDeployment md, Context<ModelDeployment> context, ModelDeploymentStatus status) {
     // Not UpdateControl.patchStatus: without SSA that is a JSON diff against the cached copy, which lags behind
     // our own last write (JOSDK 5 does not cache it), so the patch fails (422) and events repeat. This reads the
     // current resource, writes a JSON patch against it, and puts the answer in the cache, so the next pass reads
@@ -126,7 +143,6 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       fresh.setStatus(status);
       return fresh;
     });
-    return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(next);
   }
 
   /**
@@ -134,7 +150,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    * with any conflict noted, and collects the conflicts for the status.
    */
   private List<PodAssessment> gate(ModelDeployment md, Context<ModelDeployment> context, ResourceID self,
-      List<PodAssessment> assessments, List<String> conflicts) {
+      List<PodAssessment> assessments, List<String> conflicts, List<RuntimeException> writeFailures) {
     boolean audit = md.getSpec() != null
         && md.getSpec().effectiveEnforcement() == io.kvguard.customresource.Enforcement.Audit;
     List<PodAssessment> kept = new ArrayList<>();
@@ -143,7 +159,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
           .filter(id -> !id.equals(self)).collect(Collectors.toSet());
       GateArbiter.Arbitration arbitration = arbiter.arbitrate(assessment.podUid(), self,
           GateDecision.of(assessment.verdict(), audit), others);
-      writeGate(md, context, assessment.role(), assessment.pod(), arbitration.decision());
+      isolated(assessment.pod(), writeFailures,
+          () -> writeGate(md, context, assessment.role(), assessment.pod(), arbitration.decision()));
       if (arbitration.conflicts().isEmpty()) {
         kept.add(assessment);
         continue;
@@ -201,14 +218,26 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   private void releaseDeselected(ModelDeployment md, Context<ModelDeployment> context, ResourceID self,
-      Map<String, PodVerdictStatus> before, List<PodAssessment> kept) {
+      Map<String, PodVerdictStatus> before, List<PodAssessment> kept, List<RuntimeException> writeFailures) {
     Set<String> selected = kept.stream().map(PodAssessment::podName).collect(Collectors.toSet());
     for (String name : before.keySet()) {
       if (!selected.contains(name)) {
         signals.forgetPod(md, before.get(name));
-        cachedPod(md.getMetadata().getNamespace(), name).ifPresent(pod -> release(md, context, self, pod,
-            GateDecision.released("no longer selected by ModelDeployment " + md.getMetadata().getName())));
+        cachedPod(md.getMetadata().getNamespace(), name).ifPresent(pod -> isolated(pod, writeFailures,
+            () -> release(md, context, self, pod,
+                GateDecision.released("no longer selected by ModelDeployment " + md.getMetadata().getName()))));
       }
+    }
+  }
+
+  /** One pod's write failing (a webhook refusing it, retries used up) must not leave the others unwritten. */
+  private static void isolated(Pod pod, List<RuntimeException> failures, Runnable write) {
+    try {
+      write.run();
+    } catch (RuntimeException e) {
+      LOG.warn("cannot write the gate of pod {}/{}: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(),
+          e.toString());
+      failures.add(e);
     }
   }
 

@@ -122,6 +122,26 @@ class ApiServerFaultIT {
   }
 
   @Test
+  void aPodWhoseLabelWriteIsAlwaysRefusedDoesNotStopThePassFromGatingTheOthers() {
+    h = new OperatorHarness();
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.pod("serve-1", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    // An admission webhook that refuses every label change of serve-0, which comes first in each pass.
+    FaultBudget refusals = new FaultBudget(r -> r.getMethod().equals("PATCH")
+        && r.getPath().split("\\?")[0].endsWith("/pods/serve-0"), times(10_000, status(403, "Forbidden")));
+    h.api.faults(refusals);
+    h.start();
+    createPolicy();
+
+    awaitGate("serve-1", "True", "PoolSufficient");
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(h.labelled("serve-1")).isTrue());
+    // serve-0's condition landed (it is written before the label); its label never does, and the pass is retried.
+    awaitGate("serve-0", "True", "PoolSufficient");
+    assertThat(h.labelled("serve-0")).isFalse();
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(refusals.injected()).isGreaterThan(1));
+  }
+
+  @Test
   void noPodIsWrittenUntilThePolicysFinalizerLands() {
     h = new OperatorHarness();
     createVerifiablePod();
