@@ -110,7 +110,13 @@ final class ProbeScheduler<T> implements AutoCloseable {
       LOG.warn("probe threw key={} error={}", key, e.getClass().getName());
     }
     Duration took = Duration.ofNanos(System.nanoTime() - startNanos);
-    listener.probed(outcome, took);
+    try {
+      listener.probed(outcome, took);
+    } catch (RuntimeException e) {
+      // Metrics and events must not keep the answer from being published: an entry left "in flight" would
+      // never be probed again, and its last answer would stand for the process forever.
+      LOG.warn("probe listener threw key={} error={}", key, e.toString());
+    }
     // Only the newest request for this key may publish; an older one was superseded by a process change.
     // Publishing and clearing "in flight" is one step under the key's lock, so a pass that looks in between
     // cannot see neither and start a second probe of the same process.
