@@ -43,6 +43,7 @@ public final class FakeEngine implements AutoCloseable {
   private final ExecutorService executor;
   private final Map<String, Answer> answers = new ConcurrentHashMap<>();
   private final Map<String, AtomicLong> hits = new ConcurrentHashMap<>();
+  private final Map<String, byte[]> lastBodies = new ConcurrentHashMap<>();
   private final AtomicLong total = new AtomicLong();
   private volatile String requiredBearer;
 
@@ -94,6 +95,11 @@ public final class FakeEngine implements AutoCloseable {
     return count == null ? 0 : count.get();
   }
 
+  /** The body of the last request to {@code path} (empty for a GET), or null before any: what kvguard sent. */
+  public byte[] lastBody(String path) {
+    return lastBodies.get(path);
+  }
+
   public long totalHits() {
     return total.get();
   }
@@ -109,7 +115,7 @@ public final class FakeEngine implements AutoCloseable {
     }
     try (exchange) {
       // Read the whole request first, as a real server does; an unread multi-MB body stalls the client.
-      exchange.getRequestBody().transferTo(OutputStream.nullOutputStream());
+      lastBodies.put(path, exchange.getRequestBody().readAllBytes());
       if (answer.delayMillis() > 0) {
         try {
           Thread.sleep(answer.delayMillis());

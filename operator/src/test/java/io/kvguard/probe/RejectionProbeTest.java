@@ -2,6 +2,8 @@ package io.kvguard.probe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvguard.customresource.Engine;
 import io.kvguard.demo.FakeEngine;
 import io.kvguard.verdict.RejectionOutcome;
@@ -44,7 +46,7 @@ class RejectionProbeTest {
       "vllm, /v1/completions, 'This model''s maximum context length is 4096 tokens. However, you requested 4097 tokens'",
       "llamacpp, /completion, 'the request exceeds the available context size, type exceed_context_size_error'",
       "tgi, /generate, 'Input validation error: inputs tokens + max_new_tokens must be <= 4096'"})
-  void aRefusalNamingTheLengthIsRecognisedForEveryEngine(String engineName, String path, String error) {
+  void aRefusalNamingTheLengthIsRecognisedForEveryEngine(String engineName, String path, String error) throws Exception {
     engine.answer(path, answer(path.equals("/generate") && engineName.equals("tgi") ? 422 : 400,
         "{\"error\":\"" + error.replace("\"", "'") + "\"}"));
     Engine kind = Engine.valueOf(engineName.toUpperCase(java.util.Locale.ROOT));
@@ -56,6 +58,23 @@ class RejectionProbeTest {
       assertThat(r.promptTokens()).isEqualTo(4_097);
     });
     assertThat(engine.hits(path)).isEqualTo(1);
+    // The engine was asked with a 4,097-token prompt for one output token.
+    JsonNode sent = new ObjectMapper().readTree(engine.lastBody(path));
+    if (kind == Engine.TGI) {
+      assertThat(sent.get("inputs").asText()).isEqualTo(" a".repeat(4_097));
+      assertThat(sent.at("/parameters/max_new_tokens").asInt()).isEqualTo(1);
+    } else {
+      JsonNode ids = sent.get(kind == Engine.SGLANG ? "input_ids" : "prompt");
+      assertThat(ids.isArray()).isTrue();
+      assertThat(ids.size()).isEqualTo(4_097);
+      ids.forEach(id -> assertThat(id.asInt()).isEqualTo(100));
+      String outputTokens = switch (kind) {
+        case SGLANG -> "/sampling_params/max_new_tokens";
+        case VLLM -> "/max_tokens";
+        default -> "/n_predict";
+      };
+      assertThat(sent.at(outputTokens).asInt()).isEqualTo(1);
+    }
   }
 
   @ParameterizedTest(name = "{0} answering 200 on {1} is unsafe")
@@ -69,7 +88,7 @@ class RejectionProbeTest {
     assertThat(outcome).isInstanceOfSatisfying(RejectionOutcome.Answered.class, a -> {
       assertThat(a.status()).isEqualTo(200);
       assertThat(a.bodyBytes()).isEqualTo(30);
-      assertThat(a.bodySha256()).hasSize(64);
+      assertThat(a.bodySha256()).isEqualTo(sha256("{\"text\":\"someone else's data\"}"));
     });
     assertThat(outcome.toString()).doesNotContain("someone else");
   }
@@ -102,5 +121,14 @@ class RejectionProbeTest {
     assertThat(probe.send(Engine.OLLAMA, endpoint(Duration.ofSeconds(1)), 10, "m"))
         .isInstanceOfSatisfying(RejectionOutcome.Failed.class, f -> assertThat(f.cause()).contains("no rejection probe"));
     assertThat(engine.totalHits()).isZero();
+  }
+
+  private static String sha256(String text) {
+    try {
+      return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+          .digest(text.getBytes(StandardCharsets.UTF_8)));
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
   }
 }

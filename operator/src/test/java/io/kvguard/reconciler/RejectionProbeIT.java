@@ -7,6 +7,8 @@ import static org.awaitility.Awaitility.await;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.Event;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
@@ -28,6 +30,7 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   private static final long WINDOW = 1_048_576;
   private static final String LEAK = "CUSTOMER-B invoice 4471 for ACME Corp, card ending 0099";
   private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
+  private static final ObjectMapper JSON = new ObjectMapper();
   private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
 
   @BeforeEach
@@ -58,7 +61,7 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   }
 
   @Test
-  void anEngineThatRefusesTheOverLimitPromptIsVerified() {
+  void anEngineThatRefusesTheOverLimitPromptIsVerified() throws Exception {
     FakeEngine engine = h.engine(sglang(2_040_000, EngineShapes.refusesOverLong(WINDOW + 1, WINDOW)));
     h.pod("serve-0", SERVE, engine);
     h.create(withRejectionProbe(Engine.SGLANG, 10));
@@ -67,6 +70,11 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     // min(pool 2,040,000, engine context 1,048,576) + 1 token, asked once.
     assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("a 1048577-token prompt was refused with HTTP 400");
     assertThat(engine.hits("/generate")).isEqualTo(1);
+    // What was sent is that prompt: 1,048,577 token IDs, one output token, no stream.
+    JsonNode sent = JSON.readTree(engine.lastBody("/generate"));
+    assertThat(tokenIds(sent.get("input_ids"))).isEqualTo(1_048_577);
+    assertThat(sent.at("/sampling_params/max_new_tokens").asInt()).isEqualTo(1);
+    assertThat(sent.get("stream").asBoolean(true)).isFalse();
     await().untilAsserted(() -> assertThat(h.status("glm").pods.get(0).rejectionPromptTokens).isEqualTo(1_048_577L));
   }
 
@@ -138,7 +146,7 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   }
 
   @Test
-  void vllmIsAskedWithATokenIdPromptOnTheCompletionsEndpoint() {
+  void vllmIsAskedWithATokenIdPromptOnTheCompletionsEndpoint() throws Exception {
     Map<String, FakeEngine.Answer> answers = new HashMap<>(EngineShapes.vllm(WINDOW, 40_000, 64, 2_000_000L));
     answers.put("/v1/completions", new FakeEngine.Answer(400, "application/json", ("{\"object\":\"error\",\"message\":"
         + "\"This model's maximum context length is 1048576 tokens. However, you requested 1048578 tokens\"}").getBytes(), 0));
@@ -148,5 +156,18 @@ class RejectionProbeIT extends EmbeddedClusterTest {
 
     awaitGate("serve-0", "True", "PoolSufficient");
     assertThat(engine.hits("/v1/completions")).isEqualTo(1);
+    JsonNode sent = JSON.readTree(engine.lastBody("/v1/completions"));
+    assertThat(sent.get("model").asText()).isEqualTo(h.get("glm").getSpec().getModel());
+    assertThat(tokenIds(sent.get("prompt"))).isEqualTo(1_048_577);
+    assertThat(sent.get("max_tokens").asInt()).isEqualTo(1);
+    assertThat(sent.get("stream").asBoolean(true)).isFalse();
+  }
+
+  /** The number of token IDs in a prompt array; fails unless every element is a token ID (a whole number). */
+  private static int tokenIds(JsonNode prompt) {
+    assertThat(prompt).isNotNull();
+    assertThat(prompt.isArray()).as("prompt is an array of token IDs").isTrue();
+    prompt.forEach(id -> assertThat(id.isInt()).as("token ID %s", id).isTrue());
+    return prompt.size();
   }
 }
