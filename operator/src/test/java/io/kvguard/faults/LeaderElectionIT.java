@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
-import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
 import io.kvguard.KvguardConfig;
 import io.kvguard.KvguardOperator;
 import io.kvguard.customresource.Engine;
@@ -31,8 +30,9 @@ class LeaderElectionIT {
   private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
   private static final String LEADER = OperatorHarness.productionConfig().identity();
   private static final String FOLLOWER = "kvguard-test-1";
+  private static final String FOLLOWER_AGENT = "kvguard-follower-under-test";
   private final OperatorHarness h = new OperatorHarness();
-  private NamespacedKubernetesClient followerClient;
+  private io.fabric8.kubernetes.client.KubernetesClient followerClient;
   private KvguardOperator follower;
 
   @AfterEach
@@ -60,9 +60,15 @@ class LeaderElectionIT {
         assertThat(h.gate(pod)).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo(status)));
   }
 
-  private long podWrites() {
-    return h.api.requests().stream().filter(r -> r.path().contains("/pods/")
-        && (r.method().equals("PATCH") || r.method().equals("PUT"))).count();
+  private long podWrites(java.util.Set<String> pods) {
+    return h.api.requests().stream().filter(r -> (r.method().equals("PATCH") || r.method().equals("PUT"))
+        && pods.stream().anyMatch(pod -> r.path().split("\\?")[0].matches(".*/pods/" + pod + "(/status)?"))).count();
+  }
+
+  /** Writes (anything but GET) the follower's client sent, leases aside: its User-Agent tells them apart. */
+  private long followerWrites() {
+    return h.api.requests().stream().filter(r -> FOLLOWER_AGENT.equals(r.userAgent()) && !r.method().equals("GET")
+        && !r.path().contains("/leases") && !r.path().contains("selfsubjectrulesreviews")).count();
   }
 
   @Test
@@ -78,7 +84,11 @@ class LeaderElectionIT {
     KvguardConfig production = OperatorHarness.productionConfig();
     KvguardConfig second = new KvguardConfig(production.namespaces(), production.metricsPort(), true,
         production.leaseNamespace(), production.probeConcurrency(), production.probeMaxBodyBytes(), FOLLOWER);
-    followerClient = h.api.client();
+    followerClient = new io.fabric8.kubernetes.client.KubernetesClientBuilder().withConfig(
+        new io.fabric8.kubernetes.client.ConfigBuilder(io.fabric8.kubernetes.client.Config.empty())
+            .withMasterUrl(h.api.url()).withNamespace(OperatorHarness.NAMESPACE).withHttp2Disable(true)
+            .withUserAgent(FOLLOWER_AGENT).build())
+        .build();
     follower = KvguardOperator.create(followerClient, second,
         new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC(), false);
     follower.start();
@@ -89,8 +99,11 @@ class LeaderElectionIT {
     await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
       assertThat(holder()).contains(LEADER);
       assertThat(eventsFrom(FOLLOWER)).isZero();
+      assertThat(followerWrites()).as("the follower writes nothing while the leader lives").isZero();
     });
     assertThat(eventsFrom(LEADER)).isPositive();
+    // The follower was there (its informers read under its own User-Agent), so "wrote nothing" means something.
+    assertThat(h.api.requests()).anyMatch(r -> FOLLOWER_AGENT.equals(r.userAgent()));
 
     h.api.clearRequests();
     h.stopOperator();
@@ -102,11 +115,12 @@ class LeaderElectionIT {
       assertThat(h.gate("serve-1")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False"));
       assertThat(h.labelled("serve-0")).isTrue();
     });
-    assertThat(podWrites()).as("failover writes no pod").isZero();
 
     // And it is the writer now: a new pod is gated, and the event says by whom.
     LatePods.add(h, "serve-3", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
     awaitGate("serve-3", "False");
+    // Checked once the new leader has surely acted (it gated serve-3): it wrote none of the pods it inherited.
+    assertThat(podWrites(java.util.Set.of("serve-0", "serve-1", "serve-2"))).as("failover writes no pod").isZero();
     await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(h.events()).anySatisfy((Event e) -> {
       assertThat(e.getReportingInstance()).isEqualTo(FOLLOWER);
       assertThat(e.getMessage()).contains("serve-3");

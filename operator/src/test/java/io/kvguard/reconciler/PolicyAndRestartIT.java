@@ -11,6 +11,7 @@ import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.RoleSpec;
 import io.kvguard.demo.EmbeddedApiServer;
 import io.kvguard.demo.EngineShapes;
+import io.kvguard.demo.FakeEngine;
 import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
 import java.time.Duration;
@@ -148,8 +149,10 @@ class PolicyAndRestartIT extends EmbeddedClusterTest {
 
   @Test
   void aRestartedOperatorDoesNotFlapTheGatesOfPodsVerifiedForTheirCurrentContainer() {
-    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
-    h.pod("serve-1", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
+    FakeEngine big = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+    FakeEngine small = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000));
+    h.pod("serve-0", SERVE, big);
+    h.pod("serve-1", SERVE, small);
     h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
     awaitGate("serve-0", "True", "PoolSufficient");
     awaitGate("serve-1", "False", "PoolTooSmall");
@@ -157,10 +160,15 @@ class PolicyAndRestartIT extends EmbeddedClusterTest {
 
     h.stopOperator();
     h.api.clearRequests();
+    long bigProbes = big.hits("/server_info");
+    long smallProbes = small.hits("/server_info");
     h.start();
-    // The new leader re-probes both engines; the only writes it may make are to the ModelDeployment.
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
-        assertThat(h.api.requests()).anyMatch(r -> r.method().equals("GET") && r.path().contains("/modeldeployments")));
+    // The new leader has acted once it re-probed both engines (its own probes, after the carried-over verdicts);
+    // the only writes it may make are to the ModelDeployment.
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+      assertThat(big.hits("/server_info")).isGreaterThan(bigProbes);
+      assertThat(small.hits("/server_info")).isGreaterThan(smallProbes);
+    });
     await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
       assertThat(h.gate("serve-0")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
       assertThat(h.labelled("serve-0")).isTrue();
