@@ -136,6 +136,8 @@ public abstract class AbstractGateScenarios {
     cluster.create(modelDeployment("mixed", role("serve", "mixed")));
     await().atMost(cluster.patience()).untilAsserted(() -> {
       assertThat(cluster.gate("mixed-big")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+      // The verified pod carries the label before the deletion, so its removal below is a change, not a given.
+      assertThat(cluster.labelled("mixed-big")).isTrue();
       assertThat(cluster.gate("mixed-small")).hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo("PoolTooSmall"));
     });
 

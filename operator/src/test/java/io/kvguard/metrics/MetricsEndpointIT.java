@@ -51,10 +51,10 @@ class MetricsEndpointIT extends EmbeddedClusterTest {
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
       String body = get("/metrics").body();
       assertThat(body)
-          .containsPattern("kvguard_pod_kv_pool_tokens\\{[^}]*pod=\"glm-prefill-0\"[^}]*role=\"prefill\"[^}]*\\} 681280")
-          .containsPattern("kvguard_pod_verified\\{[^}]*pod=\"glm-prefill-0\"[^}]*\\} 0")
-          .containsPattern("kvguard_context_window_tokens\\{[^}]*modeldeployment=\"glm\"[^}]*\\} 1048576")
-          .containsPattern("kvguard_gate_transitions_total\\{[^}]*status=\"False\"[^}]*\\} 1")
+          .containsPattern("(?m)^kvguard_pod_kv_pool_tokens\\{[^}]*pod=\"glm-prefill-0\"[^}]*role=\"prefill\"[^}]*\\} 681280(\\.0)?$")
+          .containsPattern("(?m)^kvguard_pod_verified\\{[^}]*pod=\"glm-prefill-0\"[^}]*\\} 0(\\.0)?$")
+          .containsPattern("(?m)^kvguard_context_window_tokens\\{[^}]*modeldeployment=\"glm\"[^}]*\\} 1048576(\\.0)?$")
+          .containsPattern("(?m)^kvguard_gate_transitions_total\\{[^}]*status=\"False\"[^}]*\\} 1(\\.0)?$")
           .containsPattern("kvguard_probe_duration_seconds_count\\{[^}]*engine=\"sglang\"[^}]*\\} [1-9]")
           .contains("kvguard_build_info")
           .contains("operator_sdk_");

@@ -153,6 +153,8 @@ class GateLifecycleIT extends EmbeddedClusterTest {
     awaitGate("serve-0", "False", "PoolTooSmall");
     awaitGate("serve-1", "True", "PoolSufficient");
     await().untilAsserted(() -> assertThat(h.get("glm").getMetadata().getFinalizers()).isNotEmpty());
+    // serve-1 carries the label before the deletion, so its removal below is a change, not a given.
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("serve-1")).isTrue());
 
     h.client.resource(h.get("glm")).delete();
 
