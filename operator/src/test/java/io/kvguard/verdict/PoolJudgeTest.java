@@ -103,11 +103,15 @@ class PoolJudgeTest {
 
     @Test
     void theMinimumVersionComesBeforeAnUnknownVersion() {
+      // A minimum that is no release (EngineVersionTooOld) and an advisory an unknown version cannot be checked
+      // against (EngineVersionUnknown), both at once: TooOld is the reason, and the message lists both.
       PoolPolicy policy = new PoolPolicy(WINDOW, 1.0, false, new VersionRules("sglang",
-          Optional.of(EngineVersion.parse("0.5.22")), false, List.of(new EngineAdvisories.Advisory("sglang",
+          Optional.of(EngineVersion.parse("latest")), false, List.of(new EngineAdvisories.Advisory("sglang",
               EngineVersion.release("0.5.22"), EngineAdvisories.Disaggregation.ANY, GateReason.KnownUnsafeEngine, "x"))));
-      assertThat(judge(policy, seen(2_040_000, WINDOW, "0.5.20", null)).reason()).isEqualTo(GateReason.KnownUnsafeEngine);
-      assertThat(judge(policy, seen(2_040_000, WINDOW, "b1", null)).reason()).isEqualTo(GateReason.EngineVersionUnknown);
+      PoolVerdict verdict = judge(policy, seen(2_040_000, WINDOW, "b1", null));
+      assertThat(verdict.reason()).isEqualTo(GateReason.EngineVersionTooOld);
+      assertThat(verdict.message()).contains("minEngineVersion is not a release version")
+          .contains("b1 is not a release version, so it cannot be checked against");
     }
   }
 
