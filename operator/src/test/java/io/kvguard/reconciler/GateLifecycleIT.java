@@ -35,6 +35,8 @@ class GateLifecycleIT extends EmbeddedClusterTest {
   void captureLogs() {
     Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
     root.setLevel(ch.qos.logback.classic.Level.DEBUG);
+    // logback.xml pins io.kvguard at INFO: "never in the logs" must cover its DEBUG lines too.
+    ((Logger) LoggerFactory.getLogger("io.kvguard")).setLevel(ch.qos.logback.classic.Level.DEBUG);
     logs.start();
     root.addAppender(logs);
   }
@@ -42,6 +44,8 @@ class GateLifecycleIT extends EmbeddedClusterTest {
   @AfterEach
   void releaseLogs() {
     ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(logs);
+    ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).setLevel(ch.qos.logback.classic.Level.WARN);
+    ((Logger) LoggerFactory.getLogger("io.kvguard")).setLevel(ch.qos.logback.classic.Level.INFO);
   }
 
   private ModelDeployment serving(RoleSpec role) {

@@ -36,6 +36,8 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   @BeforeEach
   void captureLogs() {
     Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    // "Written nowhere" must cover kvguard's DEBUG lines too (logback.xml pins io.kvguard at INFO).
+    ((Logger) LoggerFactory.getLogger("io.kvguard")).setLevel(ch.qos.logback.classic.Level.DEBUG);
     logs.start();
     root.addAppender(logs);
   }
@@ -43,6 +45,7 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   @AfterEach
   void releaseLogs() {
     ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(logs);
+    ((Logger) LoggerFactory.getLogger("io.kvguard")).setLevel(ch.qos.logback.classic.Level.INFO);
   }
 
   private ModelDeployment withRejectionProbe(Engine engine, int timeoutSeconds) {
