@@ -59,7 +59,8 @@ class PolicyAndRestartIT extends EmbeddedClusterTest {
     RoleSpec byExpression = role("batch", Engine.SGLANG, Map.of());
     byExpression.setSelector(new LabelSelectorBuilder().withMatchExpressions(new LabelSelectorRequirementBuilder()
         .withKey("role").withOperator("In").withValues("batch").build()).build());
-    h.create(h.modelDeployment("glm-batch", WINDOW, byExpression));
+    // The batch policy promises a larger window, so moving to it changes the verdict.
+    h.create(h.modelDeployment("glm-batch", 4 * WINDOW, byExpression));
 
     awaitGate("serve-0", "True", "PoolSufficient");
     awaitGate("batch-0", "False", "PoolTooSmall");
@@ -76,8 +77,10 @@ class PolicyAndRestartIT extends EmbeddedClusterTest {
     await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
       assertThat(h.status("glm-serve").pods).isEmpty();
       assertThat(h.status("glm-batch").pods).extracting(p -> p.name).containsExactly("batch-0", "serve-0");
+      assertThat(h.status("glm-batch").pods.get(1).reason).isEqualTo("PoolTooSmall");
     });
-    awaitGate("serve-0", "True", "PoolSufficient");
+    awaitGate("serve-0", "False", "PoolTooSmall");
+    assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("context window " + 4 * WINDOW);
   }
 
   @Test
