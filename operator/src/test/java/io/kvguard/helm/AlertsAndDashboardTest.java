@@ -141,15 +141,20 @@ class AlertsAndDashboardTest {
       assertThat(panel.get("datasource").get("uid").asText()).isEqualTo("${datasource}");
       assertThat(panel.get("gridPos").get("w").asInt()).isBetween(1, 24);
     }
+    int queryVariables = 0;
     for (JsonNode variable : dashboard.get("templating").get("list")) {
       if (variable.get("type").asText().equals("query")) {
+        queryVariables++;
         String query = variable.get("query").get("query").asText();
         Matcher m = Pattern.compile("^label_values\\((.*), *([a-z_]+)\\)$").matcher(query);
         assertThat(m.matches()).as(query).isTrue();
-        assertThat(PromQl.parse(m.group(1)).metrics()).allSatisfy(metric -> assertThat(scrapedMetrics).contains(metric));
+        assertThat(PromQl.parse(m.group(1)).metrics()).as(query).isNotEmpty()
+            .allSatisfy(metric -> assertThat(scrapedMetrics).contains(metric));
         assertThat(scrapedLabels).contains(m.group(2));
       }
     }
+    // The namespace and ModelDeployment filters every panel uses.
+    assertThat(queryVariables).isGreaterThanOrEqualTo(2);
   }
 
   @Test
