@@ -28,9 +28,14 @@ final class StrictJson {
     try {
       return MAPPER.readTree(response.body());
     } catch (JsonProcessingException e) {
-      // Jackson's message quotes the input; say only where it broke.
-      throw new ProbeException("GET " + response.path() + " answered malformed JSON (at "
-          + (e.getLocation() == null ? "?" : "byte " + e.getLocation().getByteOffset()) + ")");
+      // Jackson's message quotes the input; say only what broke and where.
+      String where = e.getLocation() == null ? "?" : "byte " + e.getLocation().getByteOffset();
+      if (e.getOriginalMessage() != null && e.getOriginalMessage().startsWith("Duplicate field")) {
+        // Two values for one key: which one the engine meant cannot be known.
+        throw new ProbeException("GET " + response.path() + " answered malformed JSON: a key appears twice (at "
+            + where + ")");
+      }
+      throw new ProbeException("GET " + response.path() + " answered malformed JSON (at " + where + ")");
     } catch (java.io.IOException e) {
       throw new ProbeException("GET " + response.path() + " could not be read as JSON");
     }

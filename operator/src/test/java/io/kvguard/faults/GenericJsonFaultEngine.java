@@ -114,7 +114,7 @@ final class GenericJsonFaultEngine implements FaultEngine {
       case NEGATIVE_INFINITY:
         return blocks("-Infinity", "malformed JSON");
       case DUPLICATE_SERIES_DISAGREE:
-        return blocks("127500,\"capacity_blocks\":37500", "malformed JSON");
+        return blocks("127500,\"capacity_blocks\":37500", "a key appears twice");
       case TRUNCATED_CONTENT: {
         String whole = stats("127500", "1048576");
         return withStats(whole.substring(0, whole.indexOf("capacity_blocks") + 20), "malformed JSON");

@@ -96,7 +96,7 @@ final class LlamaCppFaultEngine implements FaultEngine {
       case NEGATIVE_INFINITY:
         return nCtx("-Infinity", "malformed JSON");
       case DUPLICATE_SERIES_DISAGREE:
-        return nCtx("2040000,\"n_ctx\":600000", "malformed JSON");
+        return nCtx("2040000,\"n_ctx\":600000", "a key appears twice");
       case TRUNCATED_CONTENT: {
         String whole = props(settings("2040000"));
         return withProps(whole.substring(0, whole.indexOf("n_ctx") + 10), "malformed JSON");

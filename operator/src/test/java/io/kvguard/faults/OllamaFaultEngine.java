@@ -104,7 +104,7 @@ final class OllamaFaultEngine implements FaultEngine {
       case NEGATIVE_INFINITY:
         return length("-Infinity", "malformed JSON");
       case DUPLICATE_SERIES_DISAGREE:
-        return length("2040000,\"context_length\":600000", "malformed JSON");
+        return length("2040000,\"context_length\":600000", "a key appears twice");
       case RANK_MISSING_CAPACITY:
         return withPs(ps("2040000", JsonLiterals.OMIT), "/api/ps models[1] reports no context_length");
       case TRUNCATED_CONTENT: {

@@ -110,7 +110,7 @@ final class SglangFaultEngine implements FaultEngine {
       case NEGATIVE_INFINITY:
         return serverInfo(info("-Infinity", "2040000", "2040000", "2"), "malformed JSON");
       case DUPLICATE_SERIES_DISAGREE:
-        return serverInfo(info("2040000,\"token_capacity\":600000", "2040000", "2040000", "2"), "malformed JSON");
+        return serverInfo(info("2040000,\"token_capacity\":600000", "2040000", "2040000", "2"), "a key appears twice");
       case RANK_MISSING_CAPACITY:
         return serverInfo(info("2040000", OMIT, "2040000", "2"), "only 1 of 2 internal_states ranks report memory_usage.token_capacity");
       case TRUNCATED_CONTENT: {
@@ -125,7 +125,7 @@ final class SglangFaultEngine implements FaultEngine {
       case RANKS_DISAGREE_WITH_COUNT:
         return serverInfo(info("2040000", "2040000", "2040000", "4"), "internal_states lists 2 ranks but dp_size is 4");
       case RANK_ZERO_ONLY:
-        return serverInfo(info(OMIT, OMIT, "2040000", "2"), "rank 0");
+        return serverInfo(info(OMIT, OMIT, "2040000", "2"), "reports only max_total_num_tokens (rank 0) for 2 data-parallel ranks");
       default:
         return Optional.empty();
     }

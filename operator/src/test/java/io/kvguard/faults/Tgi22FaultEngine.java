@@ -99,7 +99,7 @@ final class Tgi22FaultEngine implements FaultEngine {
       case NEGATIVE_INFINITY:
         return pool("-Infinity", "malformed JSON");
       case DUPLICATE_SERIES_DISAGREE:
-        return pool("2040000,\"max_batch_total_tokens\":600000", "malformed JSON");
+        return pool("2040000,\"max_batch_total_tokens\":600000", "a key appears twice");
       case TRUNCATED_CONTENT: {
         String whole = info("1048576", "2040000");
         return withInfo(whole.substring(0, whole.indexOf("max_batch_total_tokens") + 26), "malformed JSON");
