@@ -28,10 +28,10 @@ import java.util.function.Function;
  */
 public final class EmbeddedApiServer implements AutoCloseable {
 
-  /** One request as the server saw it. */
-  public record Request(String method, String path, int status, String userAgent) {
+  /** One request as the server saw it, and when (System.nanoTime, for the gaps between retries). */
+  public record Request(String method, String path, int status, String userAgent, long atNanos) {
     public Request(String method, String path, int status) {
-      this(method, path, status, null);
+      this(method, path, status, null, 0);
     }
   }
 
@@ -69,7 +69,8 @@ public final class EmbeddedApiServer implements AutoCloseable {
   }
 
   private synchronized void record(RecordedRequest request, int status) {
-    requests.add(new Request(request.getMethod(), request.getPath(), status, request.getHeader("User-Agent")));
+    requests.add(new Request(request.getMethod(), request.getPath(), status, request.getHeader("User-Agent"),
+        System.nanoTime()));
   }
 
   /** Requests seen so far (a copy). */

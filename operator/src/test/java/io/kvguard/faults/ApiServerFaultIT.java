@@ -117,6 +117,18 @@ class ApiServerFaultIT {
     System.out.println("api-faults errors: pod patches=" + settled + " (500 x3 and 429 x3 injected)");
     // Six faults, two writes that land (condition, then label), and at most one re-planned retry per fault.
     assertThat(settled).isLessThanOrEqualTo(6 + 2 + 6);
+    // Backoff: no retry follows its fault at once, and each waits longer than the one before (fabric8's
+    // exponential backoff, from 100 ms).
+    List<EmbeddedApiServer.Request> patches = h.api.requests().stream()
+        .filter(r -> r.method().equals("PATCH") && r.path().split("\\?")[0].matches(".*/pods/serve-0(/status)?")).toList();
+    List<Long> gapsAfterFaultsMillis = new ArrayList<>();
+    for (int i = 0; i + 1 < patches.size(); i++) {
+      if (patches.get(i).status() >= 429) {
+        gapsAfterFaultsMillis.add((patches.get(i + 1).atNanos() - patches.get(i).atNanos()) / 1_000_000);
+      }
+    }
+    System.out.println("api-faults errors: ms from each fault to the next attempt " + gapsAfterFaultsMillis);
+    assertThat(gapsAfterFaultsMillis).hasSize(6).isSorted().allSatisfy(gap -> assertThat(gap).isGreaterThanOrEqualTo(50L));
     await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).untilAsserted(() ->
         assertThat(count("PATCH", "/pods/serve-0")).isEqualTo(settled));
   }
