@@ -23,6 +23,9 @@ public final class PoolJudge {
       GateReason.EngineContextExceedsPool, GateReason.KnownUnsafeEngine, GateReason.EngineVersionTooOld,
       GateReason.EngineVersionUnknown);
 
+  /** 2^40 tokens: a thousand times today's largest pools, and far below where sums and ratios overflow. */
+  static final long PLAUSIBLE_TOKENS = 1L << 40;
+
   private PoolJudge() {}
 
   private record Finding(GateReason reason, String message) {}
@@ -35,6 +38,12 @@ public final class PoolJudge {
     long pool = seen.poolTokens();
     if (pool < 1) {
       return new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, "engine reported a KV pool of " + pool + " tokens");
+    }
+    // Figures no engine holds are garbage, not capacity: a pool or context of 2^63 - 1 would pass every check.
+    if (pool > PLAUSIBLE_TOKENS || seen.engineContextTokens().orElse(0) > PLAUSIBLE_TOKENS) {
+      return new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, "engine reported a KV pool of " + pool
+          + " tokens" + seen.engineContextTokens().stream().mapToObj(c -> " and a context of " + c + " tokens")
+              .findFirst().orElse("") + ", beyond what any engine holds (2^40 tokens): not a measurement");
     }
     List<Finding> findings = new ArrayList<>(seen.poolExposed() ? capacity(policy, seen) : contextOnly(policy, seen));
     StringBuilder versionClause = new StringBuilder();

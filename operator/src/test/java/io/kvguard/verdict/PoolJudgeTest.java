@@ -32,6 +32,17 @@ class PoolJudgeTest {
     private final PoolPolicy policy = new PoolPolicy(WINDOW, 1.0, false);
 
     @Test
+    void figuresBeyondAnyEngineAreNotAMeasurement() {
+      PoolVerdict hugePool = judge(policy, seen(Long.MAX_VALUE, WINDOW, "0.5.22", null));
+      assertThat(hugePool.reason()).isEqualTo(GateReason.ProbeFailed);
+      assertThat(hugePool.message()).contains("beyond what any engine holds");
+      PoolVerdict hugeContext = judge(policy, seen(2_040_000, Long.MAX_VALUE, "0.5.22", null));
+      assertThat(hugeContext.reason()).isEqualTo(GateReason.ProbeFailed);
+      // 2^40 itself is still a figure, judged as one.
+      assertThat(judge(policy, seen(PoolJudge.PLAUSIBLE_TOKENS, WINDOW, "0.5.22", null)).verified()).isTrue();
+    }
+
+    @Test
     void theIncidentPrefillPoolIsTooSmall() {
       PoolVerdict verdict = judge(policy, seen(681_280, WINDOW, "0.5.22", "prefill"));
       assertThat(verdict.verdict()).isEqualTo(Verdict.Refused);
@@ -54,7 +65,7 @@ class PoolJudgeTest {
       assertThat(judge(headroom, seen(4, null, null, null)).reason()).isEqualTo(GateReason.PoolTooSmall);
       assertThat(judge(headroom, seen(5, null, null, null)).reason()).isEqualTo(GateReason.PoolSufficient);
       PoolPolicy huge = new PoolPolicy(Long.MAX_VALUE, 2.0, false);
-      assertThat(judge(huge, seen(Long.MAX_VALUE, null, null, null)).reason()).isEqualTo(GateReason.PoolTooSmall);
+      assertThat(judge(huge, seen(PoolJudge.PLAUSIBLE_TOKENS, null, null, null)).reason()).isEqualTo(GateReason.PoolTooSmall);
     }
 
     @Test
