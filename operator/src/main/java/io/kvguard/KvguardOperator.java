@@ -1,6 +1,7 @@
 package io.kvguard;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
@@ -17,27 +18,50 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The operator as production runs it; tests, the demo and the benchmark build it through here too, so they
  * exercise the same patch strategy (JSON patches, no server-side apply) and the same wiring.
  */
 public final class KvguardOperator implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(KvguardOperator.class);
   private final Operator operator;
   private final ModelDeploymentReconciler reconciler;
+  private final AtomicBoolean stopping;
+  private final Runnable releaseLease;
 
-  private KvguardOperator(Operator operator, ModelDeploymentReconciler reconciler) {
+  private KvguardOperator(Operator operator, ModelDeploymentReconciler reconciler, AtomicBoolean stopping,
+      Runnable releaseLease) {
     this.operator = operator;
     this.reconciler = reconciler;
+    this.stopping = stopping;
+    this.releaseLease = releaseLease;
   }
 
   /**
    * @param exitOnStopLeading production exits when it loses the lease (Kubernetes restarts it as a follower);
-   *     tests pass false because JOSDK would call System.exit
+   *     tests pass false, which only logs
    */
   public static KvguardOperator create(KubernetesClient client, KvguardConfig config, MeterRegistry registry,
       Clock clock, boolean exitOnStopLeading) {
+    // On a thread of its own: the elector's thread must return for the shutdown that exit starts to finish.
+    Runnable exit = () -> new Thread(() -> System.exit(1), "kvguard-lost-lease").start();
+    return create(client, config, registry, clock, exitOnStopLeading ? exit : () -> { });
+  }
+
+  /**
+   * @param onLeaseLost what a replica that lost the lease while running does (production: exit, so nothing it
+   *     still holds in flight writes beside the new leader). Never run when the replica itself is stopping: JOSDK's
+   *     own exit-on-stop-leading would call System.exit from inside the shutdown hook that stops it, which blocks
+   *     until the kubelet kills the pod at the end of its grace period (and the lease is not handed over early).
+   */
+  public static KvguardOperator create(KubernetesClient client, KvguardConfig config, MeterRegistry registry,
+      Clock clock, Runnable onLeaseLost) {
+    AtomicBoolean stopping = new AtomicBoolean();
     Operator operator = new Operator(o -> {
       o.withKubernetesClient(client)
           .withMetrics(MicrometerMetrics.withoutPerResourceMetrics(registry))
@@ -45,9 +69,15 @@ public final class KvguardOperator implements AutoCloseable {
           .withSSABasedCreateUpdateMatchForDependentResources(false)
           .withCloseClientOnStop(false);
       if (config.leaderElection()) {
+        LeaderCallbacks callbacks = new LeaderCallbacks(() -> { }, () -> {
+          if (!stopping.get()) {
+            LOG.error("lost the lease {} while running; stepping down", KvguardConfig.LEASE_NAME);
+            onLeaseLost.run();
+          }
+        }, leader -> { });
         o.withLeaderElectionConfiguration(new LeaderElectionConfiguration(KvguardConfig.LEASE_NAME,
             config.leaseNamespace(), Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2),
-            config.identity(), null, exitOnStopLeading));
+            config.identity(), callbacks, false));
       }
     });
     EngineHttp engineHttp = new EngineHttp(EngineHttp.newHttpClient(), config.probeMaxBodyBytes());
@@ -62,7 +92,11 @@ public final class KvguardOperator implements AutoCloseable {
         c.settingNamespaces(config.namespaces());
       }
     });
-    return new KvguardOperator(operator, reconciler);
+    String leaseNamespace = config.leaseNamespace() != null ? config.leaseNamespace() : client.getNamespace();
+    Runnable releaseLease = config.leaderElection()
+        ? () -> LeaseRelease.release(client, leaseNamespace, KvguardConfig.LEASE_NAME, config.identity())
+        : () -> { };
+    return new KvguardOperator(operator, reconciler, stopping, releaseLease);
   }
 
   private static ExecutorService probeExecutor(int threads) {
@@ -89,7 +123,11 @@ public final class KvguardOperator implements AutoCloseable {
 
   @Override
   public void close() {
+    // Stopping gives the lease up on purpose: that is no loss to react to.
+    stopping.set(true);
     operator.stop();
     reconciler.shutdown();
+    // Only once nothing of ours reconciles any more may the next leader start.
+    releaseLease.run();
   }
 }

@@ -126,4 +126,38 @@ class LeaderElectionIT {
       assertThat(e.getMessage()).contains("serve-3");
     }));
   }
+
+  @Test
+  void stoppingGivesTheLeaseUpQuietlyAndOnlyALeaseLostWhileRunningStepsDown() {
+    KvguardConfig production = OperatorHarness.productionConfig();
+    KvguardConfig config = new KvguardConfig(production.namespaces(), production.metricsPort(), true,
+        production.leaseNamespace(), production.probeConcurrency(), production.probeMaxBodyBytes(), FOLLOWER);
+    followerClient = h.api.client();
+    java.util.concurrent.atomic.AtomicInteger stepDowns = new java.util.concurrent.atomic.AtomicInteger();
+
+    // A replica stopped while leading (SIGTERM in a rollout) does not react to its own step-down.
+    KvguardOperator first = KvguardOperator.create(followerClient, config,
+        new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC(), stepDowns::incrementAndGet);
+    first.start();
+    await().atMost(Duration.ofSeconds(20)).until(() -> holder().equals(Optional.of(FOLLOWER)));
+    first.close();
+    assertThat(stepDowns).hasValue(0);
+    // And it hands the lease back: the next replica takes over within its retry period, not the lease's 15 s.
+    assertThat(holder()).isEmpty();
+    KvguardConfig next = new KvguardConfig(config.namespaces(), config.metricsPort(), true, config.leaseNamespace(),
+        config.probeConcurrency(), config.probeMaxBodyBytes(), "kvguard-test-2");
+    follower = KvguardOperator.create(followerClient, next,
+        new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC(), stepDowns::incrementAndGet);
+    follower.start();
+    await().atMost(Duration.ofSeconds(8)).until(() -> holder().equals(Optional.of("kvguard-test-2")));
+
+    // One whose lease someone else takes while it runs steps down (production: exits, Kubernetes restarts it).
+    h.client.leases().inNamespace(OperatorHarness.OPERATOR_NAMESPACE).withName(KvguardConfig.LEASE_NAME).edit(lease -> {
+      lease.getSpec().setHolderIdentity("another-operator");
+      lease.getSpec().setRenewTime(java.time.ZonedDateTime.now());
+      lease.getSpec().setAcquireTime(java.time.ZonedDateTime.now());
+      return lease;
+    });
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(stepDowns).hasValue(1));
+  }
 }
