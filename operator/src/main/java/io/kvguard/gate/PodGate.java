@@ -46,8 +46,11 @@ public final class PodGate {
   public Outcome apply(Pod cached, GateDecision decision, Runnable beforeWrite, BiConsumer<Pod, Pod> written) {
     // Condition first: for a closing gate both writes close it; for an opening gate the label follows the
     // condition so a label-routed pod is never ahead of its condition.
+    // Handing a pod back is about no container (its label goes, whatever runs); every other opening decision is
+    // about the containers it was judged on.
+    boolean judgedOpening = decision.open() && decision.reason() != io.kvguard.verdict.GateReason.PolicyRemoved;
     Attempt condition = write(cached, cached, p -> GatePatchPlanner.conditionPatch(p, decision, clock.instant()),
-        beforeWrite, true, decision.open());
+        beforeWrite, true, judgedOpening);
     if (condition.stopped()) {
       return new Outcome(false, false, condition.podGone());
     }
@@ -57,7 +60,7 @@ public final class PodGate {
       pod = condition.written();
     }
     Attempt label = write(cached, pod, p -> GatePatchPlanner.labelPatch(p, decision), beforeWrite, false,
-        decision.open());
+        judgedOpening);
     if (label.written() != null) {
       written.accept(label.written(), pod);
     }

@@ -119,6 +119,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     List<RuntimeException> writeFailures = new ArrayList<>();
     List<PodAssessment> kept = gate(md, context, self, dedupe(assessments), conflicts, writeFailures);
     releaseDeselected(md, context, self, before, kept, writeFailures);
+    // What this policy remembers of pods it no longer has (deleted, or recreated under a new UID) goes now.
+    Set<String> keptUids = kept.stream().map(PodAssessment::podUid).collect(Collectors.toSet());
+    scheduler.retainOnly(self, keptUids);
+    rejections.retainOnly(self, keptUids);
+    arbiter.retainOnly(self, keptUids);
     ModelDeploymentStatus status = StatusFactory.build(md, kept, roleNotes, invalid, conflicts, now);
     signals.reconciled(md, before, status, kept);
     Duration next = nextPass(md, kept, now);
@@ -157,10 +162,12 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     for (PodAssessment assessment : assessments) {
       Set<ResourceID> others = policiesConcerning(assessment.pod()).stream().map(ResourceID::fromResource)
           .filter(id -> !id.equals(self)).collect(Collectors.toSet());
-      GateArbiter.Arbitration arbitration = arbiter.arbitrate(assessment.podUid(), self,
-          GateDecision.of(assessment.verdict(), audit), others);
-      isolated(assessment.pod(), writeFailures,
-          () -> writeGate(md, context, assessment.role(), assessment.pod(), arbitration.decision()));
+      GateArbiter.Arbitration arbitration;
+      synchronized (arbiter.lockFor(assessment.podUid())) {
+        arbitration = arbiter.arbitrate(assessment.podUid(), self, GateDecision.of(assessment.verdict(), audit), others);
+        isolated(assessment.pod(), writeFailures,
+            () -> writeGate(md, context, assessment.role(), assessment.pod(), arbitration.decision()));
+      }
       if (arbitration.conflicts().isEmpty()) {
         kept.add(assessment);
         continue;
@@ -205,14 +212,15 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   /** A pod that left this policy (deleted policy or changed labels) is handed back open, unless another policy holds it. */
   private void release(ModelDeployment md, Context<ModelDeployment> context, ResourceID self, Pod pod,
       GateDecision released) {
-    arbiter.forget(pod.getMetadata().getUid(), self);
     Set<ResourceID> others = policiesConcerning(pod).stream().map(ResourceID::fromResource)
         .filter(id -> !id.equals(self)).collect(Collectors.toSet());
-    if (others.isEmpty()) {
-      writeGate(md, context, null, pod, released);
-    } else {
-      others.forEach(probeEvents::probeFinished);
+    synchronized (arbiter.lockFor(pod.getMetadata().getUid())) {
+      arbiter.forget(pod.getMetadata().getUid(), self);
+      if (others.isEmpty()) {
+        writeGate(md, context, null, pod, released);
+      }
     }
+    others.forEach(probeEvents::probeFinished);
     scheduler.forget(new ProbeScheduler.Key(self, pod.getMetadata().getUid()));
     rejections.forget(new ProbeScheduler.Key(self, pod.getMetadata().getUid()));
   }

@@ -136,14 +136,23 @@ final class ProbeScheduler<T> implements AutoCloseable {
     }
   }
 
+  // "In flight" goes first: a probe finishing in between then finds no entry and publishes nothing back.
   void forget(Key key) {
-    results.remove(key);
     pending.remove(key);
+    results.remove(key);
   }
 
   void forgetAll(ResourceID modelDeployment) {
-    results.keySet().removeIf(key -> key.modelDeployment().equals(modelDeployment));
     pending.keySet().removeIf(key -> key.modelDeployment().equals(modelDeployment));
+    results.keySet().removeIf(key -> key.modelDeployment().equals(modelDeployment));
+  }
+
+  /** Forgets every pod of the policy but {@code podUids}: pods deleted, or recreated under a new UID. */
+  void retainOnly(ResourceID modelDeployment, java.util.Set<String> podUids) {
+    java.util.function.Predicate<Key> gone = key -> key.modelDeployment().equals(modelDeployment)
+        && !podUids.contains(key.podUid());
+    pending.keySet().removeIf(gone);
+    results.keySet().removeIf(gone);
   }
 
 

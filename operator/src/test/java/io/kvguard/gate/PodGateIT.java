@@ -80,6 +80,22 @@ class PodGateIT {
     assertThat(created.getMetadata().getUid()).isEqualTo(judged.getMetadata().getUid());
   }
 
+  @Test
+  void handingAPodBackTakesItsLabelWhateverItsContainersDidSince() {
+    Pod created = pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
+    gate.apply(created, OPEN, () -> { }, (written, previous) -> { });
+    Pod judged = client.pods().inNamespace(NS).withName("serve-0").get();
+    assertThat(labels()).containsKey(GateNames.VERIFIED_LABEL);
+    pods.restartEngine(NS, "serve-0");
+
+    PodGate.Outcome outcome = gate.apply(judged, GateDecision.released("no longer selected by ModelDeployment glm"),
+        () -> { }, (written, previous) -> { });
+
+    assertThat(outcome.labelWritten()).isTrue();
+    assertThat(labels()).doesNotContainKey(GateNames.VERIFIED_LABEL);
+    assertThat(gateCondition().getReason()).isEqualTo("PolicyRemoved");
+  }
+
   private io.fabric8.kubernetes.api.model.PodCondition gateCondition() {
     return client.pods().inNamespace(NS).withName("serve-0").get().getStatus().getConditions().stream()
         .filter(c -> GateNames.CONDITION_TYPE.equals(c.getType())).findFirst().orElse(null);
