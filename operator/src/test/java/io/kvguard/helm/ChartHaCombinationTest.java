@@ -120,6 +120,8 @@ class ChartHaCombinationTest {
     assertThat(endpoint.get("port").asText()).isEqualTo(service.getSpec().getPorts().get(0).getName());
     assertThat(endpoint.get("path").asText()).isEqualTo("/metrics");
     assertThat(endpoint.get("interval").asText()).isEqualTo("15s");
+    // The series' namespace and pod labels name the engine pod, and the alerts and panels group by them.
+    assertThat(endpoint.get("honorLabels").asBoolean()).isTrue();
   }
 
   @Test
