@@ -30,6 +30,7 @@ import java.util.Map;
  * @param steadyReconcilesPerModelDeploymentPeriod reconciles per ModelDeployment per probe period, steady window
  * @param heapBaselineMiB the operator JVM's heap after full GC before the operator started (the JVM alone)
  * @param heapFinalMiB the operator JVM's heap after full GC at the end of the run
+ * @param residentMiB the operator JVM's resident memory at the end and at its peak (what a memory limit sees)
  * @param cpuSeconds the operator JVM's CPU per phase: startup, restarts, steady
  * @param serverCpuSeconds the benchmark JVM's CPU (API server, engines, watches) in the same phases
  * @param threadCpu the operator JVM's CPU seconds by thread group over the whole run (threads alive at the end)
@@ -42,7 +43,7 @@ public record BenchFigures(BenchOptions options, long floorMillis, long contract
     Map<ApiWrites.Kind, Long> restartWrites, long rejectedPodStatus, long rejectedPodLabel, long rejectedCrStatus,
     long failedReconciles, double steadySeconds, Map<ApiWrites.Kind, Long> steadyWrites,
     double startupReconcilesPerModelDeployment, double steadyReconcilesPerModelDeploymentPeriod, double steadyShortestProbeGapMillis, double steadyProbesPerPeriodMax, double steadyProbesPerPeriodMean,
-    int steadyProbeOverruns, int restartProbeOverruns, double heapBaselineMiB, double heapFinalMiB,
+    int steadyProbeOverruns, int restartProbeOverruns, double heapBaselineMiB, double heapFinalMiB, double[] residentMiB,
     double[] cpuSeconds, double[] serverCpuSeconds, List<Map.Entry<String, Double>> threadCpu,
     List<Map.Entry<String, Double>> serverThreadCpu) {
 
@@ -145,6 +146,8 @@ public record BenchFigures(BenchOptions options, long floorMillis, long contract
     row(out, "(4) pods over 1/period (+1/start) steady / restarts", steadyProbeOverruns + " / " + restartProbeOverruns, "0 / 0");
     row(out, "(5) operator JVM heap after full GC: before the operator started", String.format("%.0f MiB", heapBaselineMiB), "");
     row(out, "(5) operator JVM heap after full GC: at the end", String.format("%.0f MiB", operatorHeapMiB()), "< 256 MiB at N = 5,000");
+    row(out, "(5) for scale: operator JVM resident memory at the end / peak (the chart's limit is 512 MiB)",
+        String.format("%.0f / %.0f MiB", residentMiB[0], residentMiB[1]), "");
     row(out, "(5) operator JVM CPU: startup / restarts / steady",
         String.format("%.1f / %.1f / %.1f s", cpuSeconds[0], cpuSeconds[1], cpuSeconds[2]), "");
     row(out, "(5) for scale: benchmark JVM CPU (API server, engines, watches): startup / restarts / steady",

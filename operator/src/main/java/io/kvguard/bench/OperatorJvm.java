@@ -58,6 +58,12 @@ final class OperatorJvm implements AutoCloseable {
     return Double.parseDouble(ask("heap", null));
   }
 
+  /** Resident memory now and at its peak, MiB ({@code -1} without /proc). */
+  double[] residentMiB() throws IOException {
+    String[] both = ask("memory", null).trim().split(" ");
+    return new double[] {Double.parseDouble(both[0]), Double.parseDouble(both[1])};
+  }
+
   double cpuSeconds() throws IOException {
     return Double.parseDouble(ask("cpu", null));
   }

@@ -24,7 +24,7 @@ import java.util.Map;
  * operator's alone, not shared with the mock API server, the fake engines and the benchmark's watches.
  *
  * <p>Driven line by line over stdin/stdout by {@link OperatorJvm}: {@code start} (the operator),
- * {@code floor NAMESPACE} or {@code contract-floor NAMESPACE}, then {@code heap}, {@code cpu}, {@code reconciles started|failed}, {@code threads},
+ * {@code floor NAMESPACE} or {@code contract-floor NAMESPACE}, then {@code heap}, {@code memory}, {@code cpu}, {@code reconciles started|failed}, {@code threads},
  * {@code stop}. Each command answers one line ({@code threads}: lines up to {@code end}).
  */
 public final class OperatorJvmMain {
@@ -67,6 +67,7 @@ public final class OperatorJvmMain {
           out.println("floor done");
         }
         case "heap" -> out.println(heapAfterGcMiB());
+        case "memory" -> out.println(residentMiB("VmRSS") + " " + residentMiB("VmHWM"));
         case "cpu" -> out.println(processCpuSeconds());
         case "reconciles" -> out.println(registry.find("operator.sdk.reconciliations." + command[1]).counters().stream()
             .mapToDouble(io.micrometer.core.instrument.Counter::count).sum());
@@ -95,6 +96,23 @@ public final class OperatorJvmMain {
       Waits.sleep(200);
     }
     return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / (1024.0 * 1024.0);
+  }
+
+  /**
+   * The process's resident memory (VmRSS now, VmHWM its peak) from /proc, in MiB; -1 where there is no /proc.
+   * Heap is not what the container's memory limit sees: metaspace, code, thread stacks and direct buffers are too.
+   */
+  static double residentMiB(String field) {
+    try {
+      for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+        if (line.startsWith(field + ":")) {
+          return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0;
+        }
+      }
+    } catch (java.io.IOException | NumberFormatException e) {
+      return -1;
+    }
+    return -1;
   }
 
   static double processCpuSeconds() {

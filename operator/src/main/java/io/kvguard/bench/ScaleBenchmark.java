@@ -204,11 +204,12 @@ public final class ScaleBenchmark implements AutoCloseable {
       double failedReconciles = operator.reconciles("failed") - failedBefore;
       api.clearRequests();
       drainRecordedRequests();
+      double[] resident = operator.residentMiB();
       double heapFinal = operator.heapAfterGcMiB();
       return new BenchFigures(options, floorMillis, contractFloorMillis, startupMillis, firstProbes, startupWrites, startupRejected, restarts.latencies(), restarts.restartRoundTrips(), flips,
           restartWrites, rejected.podStatus(), rejected.podLabel(), rejected.crStatus(), (long) failedReconciles,
           steadySeconds, steadyWrites, startupReconciles, steadyReconciles / (n / 10.0) / periods, shortestGap, max, sum / n, steadyOverruns, restartOverruns,
-          heapBaseline, heapFinal, new double[] {cpuStartup, cpuRestarts, cpuSteady},
+          heapBaseline, heapFinal, resident, new double[] {cpuStartup, cpuRestarts, cpuSteady},
           new double[] {serverCpuStartup, serverCpuRestarts, serverCpuSteady}, operator.threadCpu(), ThreadCpu.byGroup(10));
     }
   }
