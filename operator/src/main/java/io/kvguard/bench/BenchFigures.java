@@ -97,7 +97,7 @@ public record BenchFigures(BenchOptions options, long floorMillis, long contract
     int n = options.pods();
     out.printf("%nkvguard scale benchmark: N=%d pods, %d ModelDeployments (SGLang, 1 pod in 10 refused), probe period %d s,"
         + " probeConcurrency %d, leader election on%n", n, n / 10, options.periodSeconds(), options.probeConcurrency());
-    out.printf("machine: %d cores, %s %s. The operator runs in a JVM of its own (-Xmx%s, the chart's default is 384m), as"
+    out.printf("machine: %d cores, %s %s. The operator runs in a JVM of its own (-Xmx%s, the chart's default is 256m), as"
         + " does the floor; the API server, the fake engines and the watches share the benchmark's JVM (max heap %d MiB);"
         + " all share the cores.%n", Runtime.getRuntime().availableProcessors(), System.getProperty("java.vm.name"),
         System.getProperty("java.version"), options.operatorHeap(), Runtime.getRuntime().maxMemory() >> 20);

@@ -14,7 +14,7 @@ import java.util.Map;
  * @param restartsPerSecond how fast restarts are issued (each to a pod whose gate is open)
  * @param probeConcurrency KvguardConfig.probeConcurrency, used by the operator and the floor alike
  * @param operatorHeap -Xmx of the operator's (and the floor's) JVM; the default is what the Helm chart gives
- *     the operator: 75 % (jvmOptions MaxRAMPercentage) of its 512Mi memory limit. The child JVMs also get the
+ *     the operator: 50 % (jvmOptions MaxRAMPercentage) of its 512Mi memory limit. The child JVMs also get the
  *     chart's {@link #CHART_JVM_OPTIONS}; -Xmx takes precedence over its MaxRAMPercentage.
  * @param timelineMillis bucket of the start-up timeline (operator requests and probes per bucket); 0 prints none
  */
@@ -22,13 +22,13 @@ public record BenchOptions(int pods, int periodSeconds, int steadySeconds, int r
     int probeConcurrency, String operatorHeap, int timelineMillis) {
 
   public static final int DEFAULT_PROBE_CONCURRENCY = 32;
-  public static final String CHART_HEAP = "384m";
+  public static final String CHART_HEAP = "256m";
   /** {@code --timeline} without {@code --timeline-ms}: half a second per line. */
   public static final int DEFAULT_TIMELINE_MILLIS = 500;
   private static final List<String> VALUED = List.of("--pods", "--period", "--steady", "--restarts", "--restart-rate",
       "--probe-concurrency", "--operator-heap", "--timeline-ms");
   /** The Helm chart's default {@code jvmOptions} (a test keeps the two equal). */
-  public static final String CHART_JVM_OPTIONS = "-XX:+ExitOnOutOfMemoryError -XX:MaxRAMPercentage=75 -XX:TieredStopAtLevel=1";
+  public static final String CHART_JVM_OPTIONS = "-XX:+ExitOnOutOfMemoryError -XX:MaxRAMPercentage=50 -XX:TieredStopAtLevel=1";
 
   public BenchOptions {
     if (pods < 10 || pods % 10 != 0) {

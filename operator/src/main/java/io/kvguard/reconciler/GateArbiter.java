@@ -21,7 +21,7 @@ final class GateArbiter {
   /** The decision to write and, when other policies are involved, what to say about them. */
   record Arbitration(GateDecision decision, List<String> conflicts, boolean changedMine) {}
 
-  private static final int STRIPES = 256;
+  private static final int STRIPES = 4096;
 
   private final ConcurrentMap<String, ConcurrentMap<ResourceID, GateDecision>> byPod = new ConcurrentHashMap<>();
   private final Object[] stripes = new Object[STRIPES];
@@ -35,7 +35,7 @@ final class GateArbiter {
   /**
    * The lock a policy holds from arbitrating a pod until its write is done. Passes of different policies run
    * at once: without it, one could decide "open" from another's old decision and write after that other shut
-   * the pod. Striped, so it costs nothing per pod; contention is between pods sharing a stripe only.
+   * the pod. Striped (4,096, so passes of different policies writing different pods rarely share one while a write is on its way), so it costs nothing per pod.
    */
   Object lockFor(String podUid) {
     return stripes[Math.floorMod(podUid == null ? 0 : podUid.hashCode(), STRIPES)];
@@ -73,16 +73,6 @@ final class GateArbiter {
     GateDecision decision = new GateDecision(winning.open(), winning.reason(),
         "ModelDeployment " + winner.getName() + ": " + winning.message());
     return new Arbitration(decision, conflicts, changed);
-  }
-
-  /** Forgets the policy's decisions on every pod but {@code podUids}: pods deleted, or recreated under a new UID. */
-  void retainOnly(ResourceID self, Set<String> podUids) {
-    byPod.entrySet().removeIf(entry -> {
-      if (!podUids.contains(entry.getKey())) {
-        entry.getValue().remove(self);
-      }
-      return entry.getValue().isEmpty();
-    });
   }
 
   void forget(String podUid, ResourceID self) {

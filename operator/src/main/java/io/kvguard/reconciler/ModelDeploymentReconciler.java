@@ -57,6 +57,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private final PodAssessor assessor;
   private final PodGate gate;
   private final GateArbiter arbiter = new GateArbiter();
+  private final KeptPods keptPods = new KeptPods();
   private final Signals signals;
   private volatile InformerEventSource<Pod, ModelDeployment> pods;
   private volatile IndexerResourceCache<ModelDeployment> policies;
@@ -120,10 +121,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     List<PodAssessment> kept = gate(md, context, self, dedupe(assessments), conflicts, writeFailures);
     releaseDeselected(md, context, self, before, kept, writeFailures);
     // What this policy remembers of pods it no longer has (deleted, or recreated under a new UID) goes now.
-    Set<String> keptUids = kept.stream().map(PodAssessment::podUid).collect(Collectors.toSet());
-    scheduler.retainOnly(self, keptUids);
-    rejections.retainOnly(self, keptUids);
-    arbiter.retainOnly(self, keptUids);
+    for (String gone : keptPods.gone(self, kept.stream().map(PodAssessment::podUid).collect(Collectors.toSet()))) {
+      scheduler.forget(new ProbeScheduler.Key(self, gone));
+      rejections.forget(new ProbeScheduler.Key(self, gone));
+      arbiter.forget(gone, self);
+    }
     ModelDeploymentStatus status = StatusFactory.build(md, kept, roleNotes, invalid, conflicts, now);
     signals.reconciled(md, before, status, kept);
     Duration next = nextPass(md, kept, now);
@@ -203,6 +205,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     }
     scheduler.forgetAll(self);
     rejections.forgetAll(self);
+    keptPods.forget(self);
     signals.forget(md);
     if (!context.isPrimaryResourceDeleted()) {
       PolicyFinalizer.release(context.getClient(), md);

@@ -147,13 +147,6 @@ final class ProbeScheduler<T> implements AutoCloseable {
     results.keySet().removeIf(key -> key.modelDeployment().equals(modelDeployment));
   }
 
-  /** Forgets every pod of the policy but {@code podUids}: pods deleted, or recreated under a new UID. */
-  void retainOnly(ResourceID modelDeployment, java.util.Set<String> podUids) {
-    java.util.function.Predicate<Key> gone = key -> key.modelDeployment().equals(modelDeployment)
-        && !podUids.contains(key.podUid());
-    pending.keySet().removeIf(gone);
-    results.keySet().removeIf(gone);
-  }
 
 
   @Override

@@ -64,7 +64,7 @@ class DockerfileTest {
   @Test
   void jvmOptionsAndPortMatchTheChart() throws IOException {
     String env = instruction("ENV");
-    assertThat(env).contains("-XX:+ExitOnOutOfMemoryError").contains("-XX:MaxRAMPercentage=75");
+    assertThat(env).contains("-XX:+ExitOnOutOfMemoryError").contains("-XX:MaxRAMPercentage=50");
     JsonNode values = new YAMLMapper().readTree(RenderedChart.CHART.resolve("values.yaml").toFile());
     assertThat(env).contains("JAVA_TOOL_OPTIONS=\"" + values.get("jvmOptions").asText() + "\"");
     // The scale benchmark runs the operator's JVM with these same options.

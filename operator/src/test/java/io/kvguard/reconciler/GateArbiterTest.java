@@ -26,13 +26,12 @@ class GateArbiterTest {
   }
 
   @Test
-  void decisionsOnPodsAPolicyNoLongerHasAreForgotten() {
+  void aForgottenDecisionNoLongerCounts() {
     arbiter.arbitrate("uid-gone", BATCH, OPEN, Set.of());
     arbiter.arbitrate("uid-kept", BATCH, OPEN, Set.of());
 
-    arbiter.retainOnly(BATCH, Set.of("uid-kept"));
+    arbiter.forget("uid-gone", BATCH);
 
-    // BATCH's old "open" on the deleted pod no longer counts: a pod reusing that UID slot starts undecided.
     assertThat(arbiter.arbitrate("uid-gone", SERVE, OPEN, Set.of(BATCH)).decision().reason())
         .isEqualTo(GateReason.AwaitingProbe);
     assertThat(arbiter.arbitrate("uid-kept", SERVE, OPEN, Set.of(BATCH)).decision().open()).isTrue();

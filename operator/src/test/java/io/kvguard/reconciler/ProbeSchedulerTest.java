@@ -39,20 +39,4 @@ class ProbeSchedulerTest {
     await().atMost(Duration.ofSeconds(5)).until(() -> scheduler.result(key).orElseThrow().isFor("container-b", "f"));
     assertThat(scheduler.result(key).orElseThrow().outcome()).isEqualTo("pool of b #2");
   }
-
-  @Test
-  void aPolicyForgetsThePodsItNoLongerHas() {
-    ProbeScheduler.Key kept = new ProbeScheduler.Key(key.modelDeployment(), "uid-kept");
-    ProbeScheduler.Key other = new ProbeScheduler.Key(new ResourceID("other", "inference"), "uid-1");
-    for (ProbeScheduler.Key k : java.util.List.of(key, kept, other)) {
-      scheduler.request(k, "container-a", "f", 1, r -> true, () -> "pool", (outcome, took) -> { });
-      await().atMost(Duration.ofSeconds(5)).until(() -> scheduler.result(k).isPresent());
-    }
-
-    scheduler.retainOnly(key.modelDeployment(), java.util.Set.of("uid-kept"));
-
-    assertThat(scheduler.result(key)).as("a pod the policy no longer has").isEmpty();
-    assertThat(scheduler.result(kept)).isPresent();
-    assertThat(scheduler.result(other)).as("another policy's pods").isPresent();
-  }
 }
