@@ -49,6 +49,7 @@ import org.slf4j.LoggerFactory;
 public final class ModelDeploymentReconciler implements Reconciler<ModelDeployment> {
   public static final String NAME = "modeldeployment";
   private static final Logger LOG = LoggerFactory.getLogger(ModelDeploymentReconciler.class);
+  private static final Duration WRITE_RETRY = Duration.ofSeconds(5);
 
   private final Clock clock;
   private final ProbeEventSource probeEvents = new ProbeEventSource();
@@ -132,11 +133,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     if (!StatusComparison.same(md.getStatus(), status)) {
       writeStatus(md, context, status);
     }
-    if (!writeFailures.isEmpty()) {
-      // Every other pod was written and the status says what was decided; JOSDK retries this pass with backoff.
-      RuntimeException first = writeFailures.get(0);
-      writeFailures.stream().skip(1).forEach(first::addSuppressed);
-      throw first;
+    if (!writeFailures.isEmpty() && next.compareTo(WRITE_RETRY) > 0) {
+      // Every other pod was written and the status says what was decided; the failed writes are tried again
+      // soon. Not by throwing: JOSDK's retries end after a few attempts, and with them this policy's periodic
+      // passes, which must go on (re-probes, restarts) however long a webhook keeps refusing one pod.
+      return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(WRITE_RETRY);
     }
     return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(next);
   }
