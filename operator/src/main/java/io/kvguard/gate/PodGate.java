@@ -78,7 +78,7 @@ public final class PodGate {
   }
 
   /** Same containers, same starts: the judged process is the one running. */
-  static boolean sameContainers(Pod judged, Pod now) {
+  private static boolean sameContainers(Pod judged, Pod now) {
     return Objects.equals(containers(judged), containers(now));
   }
 
