@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
 
 /** Where the generic probe reads an engine's figures: one HTTP path, and a source per figure. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -12,6 +13,7 @@ public class GenericProbeSpec {
   static final String PATH_PATTERN = "^/([A-Za-z0-9._~!$&'()*+,;=:@%-][A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?$";
 
   @Required
+  @Size(max = SchemaBounds.HTTP_PATH)
   @Pattern(PATH_PATTERN)
   @JsonPropertyDescription("HTTP path (GET) the figures are read from, e.g. /metrics or /stats; a source may override it.")
   private String path;

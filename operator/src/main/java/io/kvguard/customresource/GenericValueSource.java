@@ -5,6 +5,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
 import java.util.Map;
 import java.util.TreeMap;
@@ -14,14 +15,17 @@ import java.util.TreeMap;
 @ValidationRule(value = "has(self.jsonPointer) != has(self.metric)", message = "set exactly one of jsonPointer or metric")
 @ValidationRule(value = "!has(self.labels) || has(self.metric)", message = "labels select Prometheus series: they need metric")
 public class GenericValueSource {
+  @Size(max = SchemaBounds.HTTP_PATH)
   @Pattern(GenericProbeSpec.PATH_PATTERN)
   @JsonPropertyDescription("Overrides the generic path for this figure.")
   private String path;
 
+  @Size(max = SchemaBounds.JSON_POINTER)
   @Pattern("^(/([^~/]|~[01])*)+$")
   @JsonPropertyDescription("RFC 6901 JSON pointer to a whole positive number in the JSON answer, e.g. /kv/capacity_tokens.")
   private String jsonPointer;
 
+  @Size(max = SchemaBounds.METRIC_NAME)
   @Pattern("^[a-zA-Z_:][a-zA-Z0-9_:]*$")
   @JsonPropertyDescription("Prometheus metric name in a text-format answer; its sample value is read.")
   private String metric;
@@ -29,7 +33,8 @@ public class GenericValueSource {
   @JsonPropertyDescription("Label values a series must carry (exact match). For the pool, the smallest matching"
       + " series counts (one per rank); for the engine context exactly one series must match. A label name"
       + " no series carries matches nothing, and the probe fails.")
-  private Map<String, String> labels;
+  @Size(max = SchemaBounds.METRIC_LABELS)
+  private Map<String, @Size(max = SchemaBounds.METRIC_LABEL_VALUE) String> labels;
 
   @Min(1)
   @Default("1")

@@ -6,14 +6,13 @@ import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
-import io.fabric8.generator.annotation.ValidationRule;
 import java.util.ArrayList;
 import java.util.List;
 
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class ModelDeploymentSpec {
   @Required
-  @Size(min = 1)
+  @Size(min = 1, max = SchemaBounds.MODEL)
   @JsonPropertyDescription("The served model's name, as clients address it.")
   private String model;
 
@@ -37,11 +36,8 @@ public class ModelDeploymentSpec {
   private AdvisoryMode engineAdvisories = AdvisoryMode.Enabled;
 
   @Required
-  @Size(min = 1)
-  @ValidationRule(
-      value = "self.all(r, self.exists_one(s, s.name == r.name))",
-      message = "role names must be unique")
-  @JsonPropertyDescription("The pod roles that serve the model (e.g. prefill, decode, serve).")
+  @Size(min = 1, max = SchemaBounds.ROLES)
+  @JsonPropertyDescription("The pod roles that serve the model (e.g. prefill, decode, serve); role names are unique.")
   private List<RoleSpec> roles = new ArrayList<>();
 
   @JsonPropertyDescription("How often and how patiently engines are probed.")

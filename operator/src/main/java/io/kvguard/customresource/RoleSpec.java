@@ -6,6 +6,7 @@ import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelector;
@@ -19,6 +20,7 @@ public class RoleSpec {
   static final String RELEASE_VERSION_PATTERN = "^v?[0-9]{1,9}(\\.[0-9]{1,9}){0,3}(\\.post[0-9]{1,9})?$";
 
   @Required
+  @Size(max = SchemaBounds.ROLE_NAME)
   @Pattern("^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
   @JsonPropertyDescription("Role name, e.g. prefill, decode or serve (a DNS label).")
   private String name;
@@ -53,6 +55,7 @@ public class RoleSpec {
           + " over-pool rejection path; prefer fixing the engine's --context-length.")
   private Boolean allowEngineContextAbovePool = false;
 
+  @Size(max = SchemaBounds.VERSION)
   @Pattern(RELEASE_VERSION_PATTERN)
   @JsonPropertyDescription("Oldest engine release accepted, e.g. 0.5.22; older engines are refused (EngineVersionTooOld).")
   private String minEngineVersion;

@@ -24,8 +24,8 @@ import java.util.Map;
 
 /**
  * What a real API server would reject, approximated without one: the generated CRD's openAPIV3Schema checked
- * with a JSON-schema validator (types, bounds, enums, required, patterns) and every x-kubernetes-validations
- * rule evaluated with CEL against the value at its place. Unknown fields are not caught (no pruning here).
+ * with a JSON-schema validator (types, bounds, enums, required, patterns), every x-kubernetes-validations
+ * rule evaluated with CEL against the value at its place, and list-map keys unique. Unknown fields are not caught (no pruning here).
  */
 final class CrdRules {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
@@ -78,8 +78,29 @@ final class CrdRules {
         celRules(field.getValue(), value.get(field.getKey()), path + "." + field.getKey(), problems);
       }
     } else if (value.isArray()) {
+      listMapKeys(schema, value, path, problems);
       for (int i = 0; i < value.size(); i++) {
         celRules(schema.path("items"), value.get(i), path + "[" + i + "]", problems);
+      }
+    }
+  }
+
+  /**
+   * A list-map admits each key tuple once: kubernetes/apiextensions-apiserver v0.36.3
+   * pkg/apiserver/schema/listtype/validation.go (validateListMap) answers "Duplicate value" for the second.
+   */
+  private static void listMapKeys(JsonNode schema, JsonNode list, String path, List<String> problems) {
+    if (!schema.path("x-kubernetes-list-type").asText().equals("map")) {
+      return;
+    }
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    for (int i = 0; i < list.size(); i++) {
+      Map<String, JsonNode> key = new LinkedHashMap<>();
+      for (JsonNode name : schema.path("x-kubernetes-list-map-keys")) {
+        key.put(name.asText(), list.get(i).path(name.asText()));
+      }
+      if (!seen.add(key.toString())) {
+        problems.add(path + "[" + i + "]: Duplicate value: " + key);
       }
     }
   }
