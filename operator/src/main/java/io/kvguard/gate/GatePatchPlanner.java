@@ -78,7 +78,10 @@ public final class GatePatchPlanner {
     String current = labels == null ? null : labels.get(GateNames.VERIFIED_LABEL);
     String path = "/metadata/labels/" + GateNames.VERIFIED_LABEL.replace("~", "~0").replace("/", "~1");
     boolean wanted = decision.open() && !isPolicyRemoval(decision);
+    // The resourceVersion test fences the label like the condition: a writer whose read is older than the pod
+    // (a deposed leader, a pass behind another's write) is refused instead of undoing a newer decision.
     ArrayNode patch = guards(pod);
+    patch.add(test("/metadata/resourceVersion", pod.getMetadata().getResourceVersion()));
     if (wanted) {
       if ("true".equals(current)) {
         return Optional.empty();
@@ -110,6 +113,23 @@ public final class GatePatchPlanner {
       patch.add(op("remove", path));
     }
     return Optional.of(write(patch));
+  }
+
+  /**
+   * What kvguard owns on a pod: its condition's status, reason and message, and the label. Two reads with the
+   * same gate saw the same decision; a write planned on one and refused on the other was overtaken by a newer one.
+   */
+  public record Gate(String status, String reason, String message, String label) {}
+
+  public static Gate gateOf(Pod pod) {
+    PodCondition condition = null;
+    if (pod.getStatus() != null && pod.getStatus().getConditions() != null) {
+      condition = pod.getStatus().getConditions().stream()
+          .filter(c -> GateNames.CONDITION_TYPE.equals(c.getType())).findFirst().orElse(null);
+    }
+    Map<String, String> labels = pod.getMetadata().getLabels();
+    return new Gate(condition == null ? null : condition.getStatus(), condition == null ? null : condition.getReason(),
+        condition == null ? null : condition.getMessage(), labels == null ? null : labels.get(GateNames.VERIFIED_LABEL));
   }
 
   /** A deleted policy opens the gate but takes its label away: the label means "verified", nothing less. */

@@ -18,8 +18,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes one pod's gate. A conflict (the pod changed since it was read) re-reads the pod and re-plans, so a
- * write is never based on a stale view; a pod that is gone, or was recreated with a new UID, is left alone.
+ * Writes one pod's gate. Every write is fenced: it tests the pod's UID and the resourceVersion it was planned
+ * on, so a writer whose read is older than the pod is refused. On such a conflict the pod is read again: when
+ * only others' fields changed (the kubelet's), the write is planned anew on the fresh pod; when the gate itself
+ * changed, a newer decision was written meanwhile (another pass, or a second replica that briefly believed it
+ * led) and this one, made without seeing it, is dropped: the pod's change triggers the pass that decides again.
+ * A pod that is gone, recreated with a new UID, or terminating is left alone.
  */
 public final class PodGate {
   private static final Logger LOG = LoggerFactory.getLogger(PodGate.class);
@@ -34,8 +38,11 @@ public final class PodGate {
     this.clock = clock;
   }
 
-  /** What a call wrote. */
-  public record Outcome(boolean conditionWritten, boolean labelWritten, boolean podGone) {}
+  /**
+   * What a call wrote. {@code superseded}: a write was dropped because the pod's gate changed after the read it
+   * was planned on; the caller should decide again from a fresh read.
+   */
+  public record Outcome(boolean conditionWritten, boolean labelWritten, boolean podGone, boolean superseded) {}
 
   /**
    * Writes the condition, then the label. {@code beforeWrite} runs before each patch is sent (never when the pod
@@ -52,7 +59,7 @@ public final class PodGate {
     Attempt condition = write(cached, cached, p -> GatePatchPlanner.conditionPatch(p, decision, clock.instant()),
         beforeWrite, true, judgedOpening);
     if (condition.stopped()) {
-      return new Outcome(false, false, condition.podGone());
+      return new Outcome(false, false, condition.podGone(), condition.superseded());
     }
     Pod pod = cached;
     if (condition.written() != null) {
@@ -64,17 +71,27 @@ public final class PodGate {
     if (label.written() != null) {
       written.accept(label.written(), pod);
     }
-    return new Outcome(condition.written() != null, label.written() != null, label.podGone());
+    return new Outcome(condition.written() != null, label.written() != null, label.podGone(), label.superseded());
   }
 
   /**
    * One write's end: the pod it wrote (null when nothing needed writing), or stopped because the pod is gone
    * (or recreated under a new UID) or, for an opening decision, no longer runs the containers that were judged.
    */
-  private record Attempt(Pod written, boolean stopped, boolean podGone) {
-    static final Attempt NOTHING_TO_WRITE = new Attempt(null, false, false);
-    static final Attempt GONE = new Attempt(null, true, true);
-    static final Attempt STALE = new Attempt(null, true, false);
+  private record Attempt(Pod written, boolean stopped, boolean podGone, boolean superseded) {
+    static final Attempt NOTHING_TO_WRITE = new Attempt(null, false, false, false);
+    static final Attempt GONE = new Attempt(null, true, true, false);
+    static final Attempt STALE = new Attempt(null, true, false, false);
+    static final Attempt SUPERSEDED = new Attempt(null, true, false, true);
+
+    static Attempt wrote(Pod pod) {
+      return new Attempt(pod, false, false, false);
+    }
+  }
+
+  /** A pod being deleted keeps the gate it has: its containers cannot restart, and writes to it are wasted. */
+  public static boolean terminating(Pod pod) {
+    return pod.getMetadata().getDeletionTimestamp() != null;
   }
 
   /** Same containers, same starts: the judged process is the one running. */
@@ -108,6 +125,9 @@ public final class PodGate {
       boolean statusSubresource, boolean opening) {
     Pod current = pod;
     for (int attempt = 1; ; attempt++) {
+      if (terminating(current)) {
+        return Attempt.GONE;
+      }
       if (opening && !sameContainers(judged, current)) {
         // Opening now would open a container nobody judged. The pod's change triggers the pass that judges it.
         return Attempt.STALE;
@@ -119,9 +139,9 @@ public final class PodGate {
       beforeWrite.run();
       PodResource resource = client.pods().inNamespace(current.getMetadata().getNamespace()).resource(address(current));
       try {
-        return new Attempt(statusSubresource
+        return Attempt.wrote(statusSubresource
             ? resource.subresource("status").patch(JSON_PATCH, patch.get())
-            : resource.patch(JSON_PATCH, patch.get()), false, false);
+            : resource.patch(JSON_PATCH, patch.get()));
       } catch (KubernetesClientException e) {
         if (e.getCode() == 404) {
           return Attempt.GONE;
@@ -136,6 +156,12 @@ public final class PodGate {
             .withName(current.getMetadata().getName()).get();
         if (fresh == null || !Objects.equals(fresh.getMetadata().getUid(), pod.getMetadata().getUid())) {
           return Attempt.GONE;
+        }
+        if (!GatePatchPlanner.gateOf(fresh).equals(GatePatchPlanner.gateOf(current))) {
+          // Someone wrote the gate after the read this decision was made on: never overwrite what we did not see.
+          LOG.info("gate write dropped pod={}/{}: the gate changed since it was read (now {})",
+              current.getMetadata().getNamespace(), current.getMetadata().getName(), GatePatchPlanner.gateOf(fresh));
+          return Attempt.SUPERSEDED;
         }
         current = fresh;
       }

@@ -25,8 +25,10 @@ public final class KvguardMetrics {
   public static final String PROBE_FAILURES_TOTAL = "kvguard_probe_failures_total";
   public static final String BUILD_INFO = "kvguard_build_info";
   public static final String REJECTION_PROBES_TOTAL = "kvguard_rejection_probes_total";
+  public static final String GATE_WRITE_FAILURES_TOTAL = "kvguard_gate_write_failures_total";
   public static final List<String> ALL = List.of(POD_KV_POOL_TOKENS, POD_VERIFIED, CONTEXT_WINDOW_TOKENS,
-      GATE_TRANSITIONS_TOTAL, PROBE_DURATION_SECONDS, PROBE_FAILURES_TOTAL, BUILD_INFO, REJECTION_PROBES_TOTAL);
+      GATE_TRANSITIONS_TOTAL, PROBE_DURATION_SECONDS, PROBE_FAILURES_TOTAL, BUILD_INFO, REJECTION_PROBES_TOTAL,
+      GATE_WRITE_FAILURES_TOTAL);
 
   private final MeterRegistry registry;
   private final Map<Tags, AtomicLong> poolTokens = new ConcurrentHashMap<>();
@@ -115,6 +117,18 @@ public final class KvguardMetrics {
         .tags(roleTags)
         .tag("engine", engine)
         .tag("result", result)
+        .register(registry)
+        .increment();
+  }
+
+  /**
+   * A pod write the API server refused for good. {@code during} is {@code pass} (the gate stays as it was and the
+   * write is tried again) or {@code handback} (the policy was deleted anyway: the pod keeps the gate it had).
+   */
+  public void gateWriteFailure(String namespace, String modelDeployment, String during) {
+    Counter.builder("kvguard.gate.write.failures")
+        .description("Pod gate writes the API server refused after retries")
+        .tags("namespace", namespace, "modeldeployment", modelDeployment, "during", during)
         .register(registry)
         .increment();
   }

@@ -115,12 +115,13 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       // A spec that cannot be applied says nothing about which pods it means: the pods it gated stay its own,
       // shut, and listed, so neither a typo nor the deletion that follows it opens anything unverified.
       before.values().forEach(entry -> cachedPod(md.getMetadata().getNamespace(), entry.name)
+          .filter(pod -> !PodGate.terminating(pod))
           .ifPresent(pod -> assessments.add(ShutAssessments.heldForInvalidSpec(pod, entry, invalid.get()))));
     }
     List<String> conflicts = new ArrayList<>();
-    List<RuntimeException> writeFailures = new ArrayList<>();
-    List<PodAssessment> kept = gate(md, context, self, dedupe(assessments), conflicts, writeFailures);
-    releaseDeselected(md, context, self, before, kept, writeFailures);
+    List<String> unwritten = new ArrayList<>();
+    List<PodAssessment> kept = gate(md, context, self, dedupe(assessments), conflicts, unwritten);
+    releaseDeselected(md, context, self, before, kept, unwritten);
     // What this policy remembers of pods it no longer has (deleted, or recreated under a new UID) goes now.
     for (String gone : keptPods.gone(self, kept.stream().map(PodAssessment::podUid).collect(Collectors.toSet()))) {
       scheduler.forget(new ProbeScheduler.Key(self, gone));
@@ -133,10 +134,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     if (!StatusComparison.same(md.getStatus(), status)) {
       writeStatus(md, context, status);
     }
-    if (!writeFailures.isEmpty() && next.compareTo(WRITE_RETRY) > 0) {
-      // Every other pod was written and the status says what was decided; the failed writes are tried again
-      // soon. Not by throwing: JOSDK's retries end after a few attempts, and with them this policy's periodic
-      // passes, which must go on (re-probes, restarts) however long a webhook keeps refusing one pod.
+    if (!unwritten.isEmpty() && next.compareTo(WRITE_RETRY) > 0) {
+      // Every other pod was written and the status says what was decided; the failed writes (and those dropped
+      // because the pod's gate changed under them) are decided again soon. Not by throwing: JOSDK's retries end
+      // after a few attempts, and with them this policy's periodic passes, which must go on (re-probes,
+      // restarts) however long a webhook keeps refusing one pod.
       return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(WRITE_RETRY);
     }
     return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(next);
@@ -158,7 +160,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    * with any conflict noted, and collects the conflicts for the status.
    */
   private List<PodAssessment> gate(ModelDeployment md, Context<ModelDeployment> context, ResourceID self,
-      List<PodAssessment> assessments, List<String> conflicts, List<RuntimeException> writeFailures) {
+      List<PodAssessment> assessments, List<String> conflicts, List<String> unwritten) {
     boolean audit = md.getSpec() != null
         && md.getSpec().effectiveEnforcement() == io.kvguard.customresource.Enforcement.Audit;
     List<PodAssessment> kept = new ArrayList<>();
@@ -168,7 +170,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       GateArbiter.Arbitration arbitration;
       synchronized (arbiter.lockFor(assessment.podUid())) {
         arbitration = arbiter.arbitrate(assessment.podUid(), self, GateDecision.of(assessment.verdict(), audit), others);
-        isolated(assessment.pod(), writeFailures,
+        isolated(md, assessment.pod(), unwritten,
             () -> writeGate(md, context, assessment.role(), assessment.pod(), arbitration.decision()));
       }
       if (arbitration.conflicts().isEmpty()) {
@@ -202,7 +204,23 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     previousPods(md).keySet().forEach(name -> cachedPod(md.getMetadata().getNamespace(), name)
         .ifPresent(pod -> concerned.putIfAbsent(name, pod)));
     for (Pod pod : concerned.values()) {
-      release(md, context, self, pod, GateDecision.policyRemoved(md.getMetadata().getName()));
+      try {
+        GateDecision removed = GateDecision.policyRemoved(md.getMetadata().getName());
+        if (!release(md, context, self, pod, removed)) {
+          // The gate changed under the write: hand back what the pod shows now (this decision needs no verdict).
+          Pod fresh = context.getClient().pods().inNamespace(pod.getMetadata().getNamespace())
+              .withName(pod.getMetadata().getName()).get();
+          if (fresh != null && java.util.Objects.equals(fresh.getMetadata().getUid(), pod.getMetadata().getUid())
+              && !release(md, context, self, fresh, removed)) {
+            throw new IllegalStateException("the pod's gate kept changing under the hand-back");
+          }
+        }
+      } catch (RuntimeException e) {
+        // Never keep the finalizer for a pod: when a namespace is deleted, its policies go with the RoleBinding
+        // that lets kvguard write its pods (403) and with the pods themselves (404, terminating), and a kept
+        // finalizer would hold the whole namespace in Terminating. Said loudly instead; the pod keeps its gate.
+        signals.handBackFailed(md, pod, e);
+      }
     }
     scheduler.forgetAll(self);
     rejections.forgetAll(self);
@@ -213,53 +231,72 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     }
   }
 
-  /** A pod that left this policy (deleted policy or changed labels) is handed back open, unless another policy holds it. */
-  private void release(ModelDeployment md, Context<ModelDeployment> context, ResourceID self, Pod pod,
+  /**
+   * A pod that left this policy (deleted policy or changed labels) is handed back open, unless another policy holds
+   * it. False when the write was dropped because the pod's gate changed after it was read.
+   */
+  private boolean release(ModelDeployment md, Context<ModelDeployment> context, ResourceID self, Pod pod,
       GateDecision released) {
+    if (PodGate.terminating(pod)) {
+      // A pod being deleted needs nothing back; two writes to it would be wasted (often answered 404 or 422).
+      forgetPod(self, pod.getMetadata().getUid());
+      return true;
+    }
+    boolean written = true;
     Set<ResourceID> others = policiesConcerning(pod).stream().map(ResourceID::fromResource)
         .filter(id -> !id.equals(self)).collect(Collectors.toSet());
     synchronized (arbiter.lockFor(pod.getMetadata().getUid())) {
       arbiter.forget(pod.getMetadata().getUid(), self);
       if (others.isEmpty()) {
-        writeGate(md, context, null, pod, released);
+        written = writeGate(md, context, null, pod, released);
       }
     }
     others.forEach(probeEvents::probeFinished);
-    scheduler.forget(new ProbeScheduler.Key(self, pod.getMetadata().getUid()));
-    rejections.forget(new ProbeScheduler.Key(self, pod.getMetadata().getUid()));
+    forgetPod(self, pod.getMetadata().getUid());
+    return written;
+  }
+
+  private void forgetPod(ResourceID self, String podUid) {
+    scheduler.forget(new ProbeScheduler.Key(self, podUid));
+    rejections.forget(new ProbeScheduler.Key(self, podUid));
   }
 
   private void releaseDeselected(ModelDeployment md, Context<ModelDeployment> context, ResourceID self,
-      Map<String, PodVerdictStatus> before, List<PodAssessment> kept, List<RuntimeException> writeFailures) {
+      Map<String, PodVerdictStatus> before, List<PodAssessment> kept, List<String> unwritten) {
     Set<String> selected = kept.stream().map(PodAssessment::podName).collect(Collectors.toSet());
     for (String name : before.keySet()) {
       if (!selected.contains(name)) {
         signals.forgetPod(md, before.get(name));
-        cachedPod(md.getMetadata().getNamespace(), name).ifPresent(pod -> isolated(pod, writeFailures,
+        cachedPod(md.getMetadata().getNamespace(), name).ifPresent(pod -> isolated(md, pod, unwritten,
             () -> release(md, context, self, pod,
                 GateDecision.released("no longer selected by ModelDeployment " + md.getMetadata().getName()))));
       }
     }
   }
 
-  /** One pod's write failing (a webhook refusing it, retries used up) must not leave the others unwritten. */
-  private static void isolated(Pod pod, List<RuntimeException> failures, Runnable write) {
+  /**
+   * One pod's write failing (a webhook refusing it, retries used up) must not leave the others unwritten; a write
+   * dropped because the pod's gate changed under it is decided again too.
+   */
+  private void isolated(ModelDeployment md, Pod pod, List<String> unwritten, java.util.function.BooleanSupplier write) {
     try {
-      write.run();
+      if (!write.getAsBoolean()) {
+        unwritten.add(pod.getMetadata().getName());
+      }
     } catch (RuntimeException e) {
-      LOG.warn("cannot write the gate of pod {}/{}: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(),
-          e.toString());
-      failures.add(e);
+      signals.gateWriteFailed(md, pod, e);
+      unwritten.add(pod.getMetadata().getName());
     }
   }
 
-  private void writeGate(ModelDeployment md, Context<ModelDeployment> context, String role, Pod pod,
+  /** Writes the decision; false when the write was dropped because the pod's gate changed after it was read. */
+  private boolean writeGate(ModelDeployment md, Context<ModelDeployment> context, String role, Pod pod,
       GateDecision decision) {
     Boolean wasOpen = GateState.conditionOpen(pod);
     if (wasOpen == null && decision.reason() == io.kvguard.verdict.GateReason.AwaitingProbe && !GateState.labelled(pod)) {
       // A pod that never had a kvguard condition or label is already shut (its readiness gate has no
       // condition, routers see no label): writing "awaiting" would only double the writes of every new pod.
-      return;
+      return true;
     }
     // Whatever kvguard writes to a pod, deleting the policy must be able to undo, so the finalizer goes on first
     // (a policy already gone is handing its pods back, which needs no undoing).
@@ -271,6 +308,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     if (outcome.conditionWritten() && role != null && (wasOpen == null || wasOpen != decision.open())) {
       signals.gateFlipped(md, role, decision.open());
     }
+    return !outcome.superseded();
   }
 
   /** A pod selected by two roles of one policy is judged once, by the first role that selects it. */
@@ -290,8 +328,10 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
         assessment.rejectionPromptTokens());
   }
 
+  /** The pods a role selects, leaving out those being deleted: nothing is probed or written for them. */
   private List<Pod> selectedPods(ModelDeployment md, RoleSpec role) {
-    return SelectionIndex.selected(pods, md.getMetadata().getNamespace(), role.getSelector());
+    return SelectionIndex.selected(pods, md.getMetadata().getNamespace(), role.getSelector()).stream()
+        .filter(pod -> !PodGate.terminating(pod)).toList();
   }
 
   private Optional<Pod> cachedPod(String namespace, String name) {

@@ -102,6 +102,30 @@ public final class Signals {
         role.getName()), role.getEngine().wireName(), result);
   }
 
+  /** A gate write the API server refused; the gate stays as it was and the pass comes again. */
+  void gateWriteFailed(ModelDeployment md, io.fabric8.kubernetes.api.model.Pod pod, RuntimeException error) {
+    LOG.warn("cannot write the gate of pod {}/{}: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(),
+        error.toString());
+    metrics.gateWriteFailure(md.getMetadata().getNamespace(), md.getMetadata().getName(), "pass");
+  }
+
+  /**
+   * A pod the deleted policy could not hand back (its namespace going, its RoleBinding gone, a webhook): the policy
+   * is let go regardless, so the pod keeps the gate it had. Said in the log, an event (which a namespace being
+   * deleted may refuse too) and a metric (which lives with the operator).
+   */
+  void handBackFailed(ModelDeployment md, io.fabric8.kubernetes.api.model.Pod pod, RuntimeException error) {
+    String code = error instanceof io.fabric8.kubernetes.client.KubernetesClientException k && k.getCode() > 0
+        ? "HTTP " + k.getCode() : error.getClass().getSimpleName();
+    LOG.warn("cannot hand pod {}/{} back from deleted ModelDeployment {} ({}); the finalizer is removed anyway and the"
+        + " pod keeps its gate: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(),
+        md.getMetadata().getName(), code, error.toString());
+    metrics.gateWriteFailure(md.getMetadata().getNamespace(), md.getMetadata().getName(), "handback");
+    events.warning(md, "HandBackFailed", "pod " + pod.getMetadata().getName() + ": the gate could not be handed back ("
+        + code + "); the ModelDeployment is deleted anyway and the pod keeps the gate it had: remove the condition "
+        + "kvguard.io/pool-verified and the label kvguard.io/verified by hand if the pod stays");
+  }
+
   void gateFlipped(ModelDeployment md, String role, boolean open) {
     metrics.gateTransition(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), role), open);
   }

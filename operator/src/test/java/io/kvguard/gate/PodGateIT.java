@@ -96,6 +96,95 @@ class PodGateIT {
     assertThat(gateCondition().getReason()).isEqualTo("PolicyRemoved");
   }
 
+  @Test
+  void aStaleWriterCannotPutTheLabelBackOnAPodANewerDecisionShut() {
+    Pod created = pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
+    gate.apply(created, OPEN, () -> { }, (written, previous) -> { });
+    // A replica that still believes it leads read the pod between an earlier pass's condition and label writes:
+    // condition open, no label yet.
+    client.pods().inNamespace(NS).withName("serve-0").edit(p -> {
+      p.getMetadata().getLabels().remove(GateNames.VERIFIED_LABEL);
+      return p;
+    });
+    Pod staleRead = client.pods().inNamespace(NS).withName("serve-0").get();
+    // The new leader shuts the pod (its engine was re-probed and refused).
+    Pod current = client.pods().inNamespace(NS).withName("serve-0").get();
+    gate.apply(current, new GateDecision(false, GateReason.PoolTooSmall, "pool 600000 tokens"), () -> { },
+        (written, previous) -> { });
+    api.clearRequests();
+
+    // The deposed leader writes the decision it made from its old read: the label it would add is refused.
+    PodGate.Outcome outcome = gate.apply(staleRead, OPEN, () -> { }, (written, previous) -> { });
+    java.util.List<EmbeddedApiServer.Request> sent = api.requests();
+
+    assertThat(outcome.labelWritten()).isFalse();
+    assertThat(outcome.superseded()).isTrue();
+    assertThat(labels()).doesNotContainKey(GateNames.VERIFIED_LABEL);
+    assertThat(gateCondition().getStatus()).isEqualTo("False");
+    assertThat(gateCondition().getReason()).isEqualTo("PoolTooSmall");
+    // One refused patch and the re-read that showed the newer decision; nothing written.
+    assertThat(sent).extracting(EmbeddedApiServer.Request::method).containsExactly("PATCH", "GET");
+    assertThat(sent.get(0).status()).isEqualTo(422);
+  }
+
+  @Test
+  void aStaleWriterCannotOverwriteANewerConditionDecision() {
+    Pod created = pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
+    gate.apply(created, new GateDecision(false, GateReason.PoolTooSmall, "pool 600000 tokens"), () -> { },
+        (written, previous) -> { });
+    Pod staleRead = client.pods().inNamespace(NS).withName("serve-0").get();
+    // A newer decision, made on a newer read: the pod was re-probed after an engine change and passed.
+    gate.apply(client.pods().inNamespace(NS).withName("serve-0").get(), OPEN, () -> { }, (written, previous) -> { });
+
+    // The stale writer's decision (shut, for another reason) was made without seeing it.
+    PodGate.Outcome outcome = gate.apply(staleRead,
+        new GateDecision(false, GateReason.ProbeFailed, "GET /server_info timed out"), () -> { }, (written, previous) -> { });
+
+    assertThat(outcome.conditionWritten()).isFalse();
+    assertThat(outcome.superseded()).isTrue();
+    assertThat(gateCondition().getStatus()).isEqualTo("True");
+    assertThat(gateCondition().getReason()).isEqualTo("PoolSufficient");
+    assertThat(labels()).containsEntry(GateNames.VERIFIED_LABEL, "true");
+  }
+
+  @Test
+  void aWriteOnAPodThatChangedOnlyElsewhereIsPlannedAgainAndMade() {
+    Pod judged = pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
+    // The kubelet touches the pod after the read (another condition): not a decision about the gate.
+    client.pods().inNamespace(NS).withName("serve-0").editStatus(p -> {
+      p.getStatus().getConditions().get(0).setStatus("True");
+      return p;
+    });
+
+    PodGate.Outcome outcome = gate.apply(judged, OPEN, () -> { }, (written, previous) -> { });
+
+    assertThat(outcome.conditionWritten()).isTrue();
+    assertThat(outcome.labelWritten()).isTrue();
+    assertThat(gateCondition().getStatus()).isEqualTo("True");
+    assertThat(client.pods().inNamespace(NS).withName("serve-0").get().getStatus().getConditions().get(0).getStatus())
+        .as("the kubelet's condition is kept").isEqualTo("True");
+  }
+
+  @Test
+  void aTerminatingPodIsNeverWritten() {
+    pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
+    client.pods().inNamespace(NS).withName("serve-0").edit(p -> {
+      p.getMetadata().setFinalizers(java.util.List.of("example.com/hold"));
+      return p;
+    });
+    client.pods().inNamespace(NS).withName("serve-0").delete();
+    Pod terminating = client.pods().inNamespace(NS).withName("serve-0").get();
+    assertThat(terminating.getMetadata().getDeletionTimestamp()).isNotNull();
+    api.clearRequests();
+
+    PodGate.Outcome outcome = gate.apply(terminating, new GateDecision(false, GateReason.AwaitingProbe, "pod is terminating"),
+        () -> { }, (written, previous) -> { });
+
+    assertThat(outcome.conditionWritten()).isFalse();
+    assertThat(outcome.labelWritten()).isFalse();
+    assertThat(api.requests()).isEmpty();
+  }
+
   private io.fabric8.kubernetes.api.model.PodCondition gateCondition() {
     return client.pods().inNamespace(NS).withName("serve-0").get().getStatus().getConditions().stream()
         .filter(c -> GateNames.CONDITION_TYPE.equals(c.getType())).findFirst().orElse(null);

@@ -60,6 +60,7 @@ class AlertsAndDashboardTest {
     metrics.gateTransition(KvguardMetrics.roleTags("inference", "glm", "prefill"), false);
     metrics.probe(KvguardMetrics.roleTags("inference", "glm", "prefill"), "sglang", Duration.ofMillis(40), true);
     metrics.rejectionProbe(KvguardMetrics.roleTags("inference", "glm", "prefill"), "sglang", "answered");
+    metrics.gateWriteFailure("inference", "glm", "handback");
     scrapedMetrics = new TreeSet<>();
     scrapedLabels = new TreeSet<>();
     Pattern sample = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{([^}]*)\\})? .*$");
