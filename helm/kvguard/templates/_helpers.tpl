@@ -76,11 +76,12 @@ modeldeployments.kvguard.io
 
 {{/*
 The rules kvguard needs in every namespace it watches (a ClusterRole, or a Role per namespace).
-Every verb here is used: the test RbacCoversOperatorRequestsIT records the operator's requests and
-ChartRbacTest pins the exact list.
+Every verb here is used, and nothing else is granted: RbacCoversOperatorRequestsIT records the operator's
+requests, fails on a request these rules refuse and on a verb no request uses; ChartRbacTest pins the list.
 */}}
 {{- define "kvguard.watchRules" -}}
-# Pods: watched to find each role's pods; the verified label is written with a JSON patch.
+# Pods: watched to find each role's pods; the verified label is written with a JSON patch; a conflicting
+# write re-reads the pod (get).
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["get", "list", "watch", "patch"]
@@ -88,20 +89,18 @@ ChartRbacTest pins the exact list.
 - apiGroups: [""]
   resources: ["pods/status"]
   verbs: ["patch"]
-# Events on ModelDeployments when a verdict changes: created today; patch lets repeats be aggregated.
+# Events on ModelDeployments when a verdict changes.
 - apiGroups: [""]
   resources: ["events"]
-  verbs: ["create", "patch"]
+  verbs: ["create"]
+# ModelDeployments: watched; the finalizer that hands pods back (reason PolicyRemoved) is added and removed
+# with a JSON patch, re-read (get) on a conflict. No update: nothing is ever written whole.
 - apiGroups: ["kvguard.io"]
   resources: ["modeldeployments"]
-  verbs: ["get", "list", "watch", "patch", "update"]
+  verbs: ["get", "list", "watch", "patch"]
 - apiGroups: ["kvguard.io"]
   resources: ["modeldeployments/status"]
-  verbs: ["patch", "update"]
-# The finalizer that opens the gates (reason PolicyRemoved) when a ModelDeployment is deleted.
-- apiGroups: ["kvguard.io"]
-  resources: ["modeldeployments/finalizers"]
-  verbs: ["update"]
+  verbs: ["patch"]
 {{- if .Values.probeCredentials.enabled }}
 # Probe credentials: only the named Secrets, only get.
 - apiGroups: [""]

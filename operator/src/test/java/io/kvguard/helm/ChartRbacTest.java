@@ -24,10 +24,9 @@ class ChartRbacTest {
   private static final List<String> WATCH_RULES = List.of(
       "core pods verbs=[get, list, watch, patch]",
       "core pods/status verbs=[patch]",
-      "core events verbs=[create, patch]",
-      "kvguard.io modeldeployments verbs=[get, list, watch, patch, update]",
-      "kvguard.io modeldeployments/status verbs=[patch, update]",
-      "kvguard.io modeldeployments/finalizers verbs=[update]");
+      "core events verbs=[create]",
+      "kvguard.io modeldeployments verbs=[get, list, watch, patch]",
+      "kvguard.io modeldeployments/status verbs=[patch]");
 
   private static final List<String> LEADER_ELECTION_RULES = List.of(
       "coordination.k8s.io leases verbs=[create]",
@@ -145,7 +144,7 @@ class ChartRbacTest {
     RenderedChart chart = RenderedChart.renderWithHooks("");
     ClusterRole hook = chart.named(ClusterRole.class, "kvguard-crd-upgrade");
     assertThat(describe(hook.getRules())).containsExactly(
-        "apiextensions.k8s.io customresourcedefinitions names=[modeldeployments.kvguard.io] verbs=[get, create, patch, update]");
+        "apiextensions.k8s.io customresourcedefinitions names=[modeldeployments.kvguard.io] verbs=[get, create, patch]");
     ClusterRoleBinding binding = chart.named(ClusterRoleBinding.class, "kvguard-crd-upgrade");
     assertThat(binding.getSubjects()).singleElement().satisfies(s -> {
       assertThat(s.getName()).isEqualTo("kvguard-crd-upgrade");
@@ -157,6 +156,8 @@ class ChartRbacTest {
     assertThat(rbac.allows(RenderedRbac.access("GET", crd + "modeldeployments.kvguard.io"))).isTrue();
     assertThat(rbac.allows(RenderedRbac.access("PATCH", crd + "certificates.cert-manager.io"))).isFalse();
     assertThat(rbac.allows(RenderedRbac.access("DELETE", crd + "modeldeployments.kvguard.io"))).isFalse();
+    // Server-side apply never sends a PUT.
+    assertThat(rbac.allows(RenderedRbac.access("PUT", crd + "modeldeployments.kvguard.io"))).isFalse();
     assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/namespaces/inference/pods"))).isFalse();
     // The hook's account is not the operator's, and the operator gets nothing on CRDs.
     RenderedRbac operator = RenderedRbac.forServiceAccount(chart.all(), RenderedChart.NAMESPACE, SA);

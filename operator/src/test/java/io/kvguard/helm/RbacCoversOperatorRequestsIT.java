@@ -14,6 +14,8 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.kvguard.KvguardConfig;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.kvguard.demo.EmbeddedApiServer;
 import io.kvguard.demo.EmbeddedApiServer.Request;
 import io.kvguard.demo.EngineShapes;
 import io.kvguard.demo.FakeEngine;
@@ -28,18 +30,26 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
  * The mock API server enforces no RBAC, so this runs the operator with the exact configuration the chart's
- * Deployment gives it, records every request it makes through a gate's whole life (verify, open, policy deleted,
- * gates opened by the finalizer, shutdown), and checks each one against the RBAC the chart renders. A request the
- * chart does not allow would be a 403 in a real cluster.
+ * Deployment gives it, records every request it makes through a gate's whole life (verify, open, a conflict on a
+ * pod write and on the finalizer, policy deleted, gates opened by the finalizer, shutdown), and checks each one
+ * against the RBAC the chart renders. A request the chart does not allow would be a 403 in a real cluster; a verb
+ * the chart grants and no request uses fails the test too (least privilege).
  */
 class RbacCoversOperatorRequestsIT {
   private static final String TEST_AGENT = "kvguard-rbac-it";
   private static final String NS = OperatorHarness.NAMESPACE;
   private static final long WINDOW = 131_072;
+  /**
+   * Granted verbs the scenario cannot exercise, each with where the operator uses it. Empty: every verb the chart
+   * grants by default is used by a request recorded here. (Probe credentials' get on named Secrets is rendered
+   * only when probeCredentials.enabled; ProbeCredentialsIT uses it.)
+   */
+  private static final Map<String, String> USED_WHERE_THIS_SCENARIO_CANNOT_REACH = Map.of();
 
   @Test
   void clusterWideInstallAllowsEveryRequestTheOperatorMakes() {
@@ -69,11 +79,25 @@ class RbacCoversOperatorRequestsIT {
       FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 262_144));
       h.pod("llm-0", Map.of("app", "llm"), engine);
       List<Request> own = new ArrayList<>();
+      AtomicBoolean gateConflict = new AtomicBoolean();
+      AtomicBoolean finalizerConflict = new AtomicBoolean();
       h.api.faults(request -> {
         if (TEST_AGENT.equals(request.getHeader("User-Agent"))) {
           synchronized (own) {
             own.add(new Request(request.getMethod(), request.getPath(), 0));
           }
+          return null;
+        }
+        // One conflict on the first gate write and one on the finalizer's patch, as on a real cluster whenever the
+        // kubelet or another writer moved first: their retries re-read the object, so the scenario needs (and
+        // proves) get on pods and on ModelDeployments.
+        String path = request.getPath();
+        if (request.getMethod().equals("PATCH")
+            && (path.startsWith("/api/v1/namespaces/" + NS + "/pods/llm-0/status") && gateConflict.compareAndSet(false, true)
+            || path.split("\\?")[0].equals("/apis/kvguard.io/v1alpha1/namespaces/" + NS + "/modeldeployments/llm")
+            && finalizerConflict.compareAndSet(false, true))) {
+          return new MockResponse().setResponseCode(409)
+              .setBody(EmbeddedApiServer.status(409, "Conflict", "injected by the test"));
         }
         return null;
       });
@@ -113,10 +137,14 @@ class RbacCoversOperatorRequestsIT {
     }
     System.out.println("accesses the operator used with values {" + values + "}:\n  " + String.join("\n  ", used));
     assertThat(rbac.denied(operatorRequests)).as("requests the chart's RBAC would refuse").isEmpty();
+    assertThat(rbac.unused(operatorRequests)).as("verbs the chart grants that no request of the operator used")
+        .isSubsetOf(USED_WHERE_THIS_SCENARIO_CANNOT_REACH.keySet());
     // The scenario reached every kind of write the operator makes, so the check above covered them.
     assertThat(used).contains(
         "patch core/pods/status name=llm-0 in " + NS,
         "patch core/pods name=llm-0 in " + NS,
+        "get core/pods name=llm-0 in " + NS,
+        "get kvguard.io/modeldeployments name=llm in " + NS,
         "create core/events in " + NS,
         "get coordination.k8s.io/leases name=kvguard-operator in " + RenderedChart.NAMESPACE,
         "create coordination.k8s.io/leases in " + RenderedChart.NAMESPACE);

@@ -100,6 +100,42 @@ public final class RenderedRbac {
   }
 
   /**
+   * Every verb the rules grant that none of {@code requests} used, one entry per group, resource, verb and
+   * resourceNames, as "verb group/resource[ names=[..]] in namespace" or "... (cluster-wide)". A request uses a
+   * grant when that grant alone would allow it. Least privilege: a granted verb no request needs is one a
+   * compromised operator could use and the operator itself never does.
+   */
+  public List<String> unused(List<EmbeddedApiServer.Request> requests) {
+    List<Access> accesses = requests.stream().map(r -> access(r.method(), r.path())).filter(Access::isResource).toList();
+    List<String> unused = new ArrayList<>();
+    collectUnused(clusterRules, null, accesses, unused);
+    namespaceRules.forEach((namespace, rules) -> collectUnused(rules, namespace, accesses, unused));
+    return unused;
+  }
+
+  private static void collectUnused(List<PolicyRule> rules, String namespace, List<Access> accesses,
+      List<String> unused) {
+    for (PolicyRule rule : rules) {
+      for (String group : rule.getApiGroups()) {
+        for (String resource : rule.getResources()) {
+          for (String verb : rule.getVerbs()) {
+            PolicyRule grant = new io.fabric8.kubernetes.api.model.rbac.PolicyRuleBuilder().withApiGroups(group)
+                .withResources(resource).withVerbs(verb).withResourceNames(rule.getResourceNames()).build();
+            boolean used = accesses.stream()
+                .anyMatch(a -> (namespace == null || namespace.equals(a.namespace())) && matches(grant, a, true));
+            if (!used) {
+              String names = rule.getResourceNames() == null || rule.getResourceNames().isEmpty() ? ""
+                  : " names=" + rule.getResourceNames();
+              unused.add(verb + " " + (group.isEmpty() ? "core" : group) + "/" + resource + names
+                  + (namespace == null ? " (cluster-wide)" : " in " + namespace));
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /**
    * Kubernetes' default ClusterRoles grant these to every authenticated user: system:basic-user the self reviews
    * (JOSDK asks a SelfSubjectRulesReview before it elects a leader), system:discovery the discovery paths.
    */

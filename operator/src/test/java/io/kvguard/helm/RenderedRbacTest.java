@@ -113,6 +113,22 @@ class RenderedRbacTest {
             + "PUT /apis/coordination.k8s.io/v1/namespaces/inference/leases/kvguard-operator");
   }
 
+  @Test
+  void listsTheGrantedVerbsNoRecordedRequestUsed() {
+    PolicyRule pods = rule("", "pods", List.of(), "get", "patch", "update");
+    PolicyRule lease = rule("coordination.k8s.io", "leases", List.of("kvguard-operator"), "get", "update");
+    RenderedRbac rbac = RenderedRbac.ofClusterRoleRules(List.of(pods, lease));
+    List<String> unused = rbac.unused(List.of(
+        new Request("PATCH", "/api/v1/namespaces/inference/pods/p", 200),
+        // A request on another name does not use a grant limited to kvguard-operator.
+        new Request("GET", "/apis/coordination.k8s.io/v1/namespaces/a/leases/other", 200),
+        new Request("PUT", "/apis/coordination.k8s.io/v1/namespaces/a/leases/kvguard-operator", 200),
+        // A subresource request does not use a grant on the resource.
+        new Request("GET", "/api/v1/namespaces/inference/pods/p/status", 200)));
+    assertThat(unused).containsExactly("get core/pods (cluster-wide)", "update core/pods (cluster-wide)",
+        "get coordination.k8s.io/leases names=[kvguard-operator] (cluster-wide)");
+  }
+
   private static PolicyRule rule(String group, String resource, List<String> names, String... verbs) {
     return new PolicyRuleBuilder().withApiGroups(group).withResources(resource).withResourceNames(names)
         .withVerbs(verbs).build();
