@@ -25,6 +25,10 @@ public class PodVerdictStatus {
   public String rejectionRefusedBy;
   /** Size of that prompt, in tokens. */
   public Long rejectionPromptTokens;
+  /** The HTTP status the engine refused that prompt with (absent when no refusal was seen). */
+  public Integer rejectionRefusalStatus;
+  /** The engine's error class for that refusal (e.g. validation, exceed_context_size_error), in kvguard's words. */
+  public String rejectionRefusalError;
   /** When verdict or reason last changed (RFC 3339). */
   public String lastTransitionTime;
   public List<String> notes = new ArrayList<>();

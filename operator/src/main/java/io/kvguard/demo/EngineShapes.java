@@ -186,11 +186,15 @@ public final class EngineShapes {
         + "\"owned_by\":\"sglang\",\"root\":\"zai-org/GLM-5.3\",\"max_model_len\":" + maxModelLen + "}]}");
   }
 
-  /** What a healthy engine answers to an over-long prompt (SGLang's validate_input_length wording). */
-  public static Answer refusesOverLong(long promptTokens, long limit) {
-    return new Answer(400, "application/json", ("{\"object\":\"error\",\"message\":\"Input length (" + promptTokens
-        + " tokens) exceeds the maximum allowed length (" + limit + " tokens). Use a shorter input or enable"
-        + " --allow-auto-truncate.\",\"type\":\"BadRequestError\",\"code\":400}").getBytes(java.nio.charset.StandardCharsets.UTF_8), 0);
+  /**
+   * What a healthy SGLang answers on {@code /generate} to a prompt at or above its context length: its
+   * tokenizer's refusal, HTTP 400 {@code {"error": {"message": …}}} (sgl-project/sglang 0.5.6
+   * {@code tokenizer_manager.py} {@code _validate_one_request}, {@code http_server.py} {@code _create_error_response}).
+   */
+  public static Answer refusesOverLong(long promptTokens, long contextLength) {
+    return new Answer(400, "application/json", ("{\"error\":{\"message\":\"The input (" + promptTokens
+        + " tokens) is longer than the model's context length (" + contextLength + " tokens).\"}}")
+        .getBytes(java.nio.charset.StandardCharsets.UTF_8), 0);
   }
 
   /** The incident's engine: an over-long prompt answered with HTTP 200 and somebody else's text. */

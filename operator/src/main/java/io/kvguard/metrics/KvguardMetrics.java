@@ -110,7 +110,7 @@ public final class KvguardMetrics {
     }
   }
 
-  /** One rejection probe; {@code result} is refused (safe), answered (unsafe) or failed. */
+  /** One rejection probe; {@code result} is refused (safe), answered (unsafe), inconclusive or failed. */
   public void rejectionProbe(Tags roleTags, String engine, String result) {
     Counter.builder("kvguard.rejection.probes")
         .description("Over-limit prompts sent by the rejection probe, by what the engine did")

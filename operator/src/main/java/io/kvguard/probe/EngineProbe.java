@@ -10,4 +10,9 @@ public interface EngineProbe {
 
   /** Never throws: every failure is a {@link ProbeOutcome.Failed} naming its cause. */
   ProbeOutcome probe(EngineEndpoint endpoint);
+
+  /** What this engine does with an over-long prompt, where kvguard knows it from the engine's source. */
+  default java.util.Optional<EngineRejection> rejection() {
+    return java.util.Optional.empty();
+  }
 }

@@ -9,11 +9,13 @@ import java.util.List;
 import java.util.OptionalLong;
 
 /**
- * llama.cpp server, from {@code GET /props}: {@code default_generation_settings.n_ctx} is the context of one
- * slot, which is both the KV a single request can use and the longest request the server admits, so it is
- * the pool and the engine context. The whole cache is n_ctx × {@code total_slots} unless it is unified;
- * that product is reported, not judged. {@code build_info} ("b4567-abc") is the version: a build id, never a
- * release version.
+ * llama.cpp server, from {@code GET /props} ({@code get_props} in {@code tools/server/server-context.cpp}):
+ * {@code default_generation_settings.n_ctx} is the context of one slot ({@code slots[0].n_ctx}), which is
+ * both the KV a single request can use and the longest request the server admits (a prompt of n_ctx tokens
+ * or more is refused), so it is the pool and the engine context. {@code total_slots} is the slot count;
+ * {@code /props} does not say whether the slots share one unified cache (the default since PR #16736,
+ * October 2025, where every slot's n_ctx is the whole cache) or each hold n_ctx, so no total is derived from
+ * them. {@code build_info} ("b4567-abc") is the version: a build id, never a release version.
  */
 public final class LlamaCppProbe implements EngineProbe {
   static final String PROPS = "/props";
@@ -30,6 +32,11 @@ public final class LlamaCppProbe implements EngineProbe {
   }
 
   @Override
+  public java.util.Optional<EngineRejection> rejection() {
+    return java.util.Optional.of(new LlamaCppRejection());
+  }
+
+  @Override
   public ProbeOutcome probe(EngineEndpoint endpoint) {
     try {
       JsonNode props = StrictJson.requireObject(StrictJson.parse(http.getOk(endpoint, PROPS)), PROPS);
@@ -43,12 +50,15 @@ public final class LlamaCppProbe implements EngineProbe {
       }
       long perSlot = slotContext.getAsLong();
       List<String> notes = new ArrayList<>();
-      notes.add("pool = n_ctx of one slot (" + perSlot + " tokens): the KV one request can use");
+      notes.add("pool = n_ctx of one slot (" + perSlot + " tokens): the longest prompt the server admits and the"
+          + " most KV one request can use");
       OptionalLong slots = StrictJson.optionalTokens(props, "total_slots", PROPS);
       if (slots.isPresent()) {
-        String total = slots.getAsLong() > Long.MAX_VALUE / perSlot ? "more than 2^63"
-            : String.valueOf(perSlot * slots.getAsLong());
-        notes.add(slots.getAsLong() + " slots: the whole KV cache holds " + total + " tokens unless it is unified");
+        // Never n_ctx x total_slots: since PR #16736 the default is one unified cache that every slot's n_ctx
+        // already spans, and /props does not say which layout runs.
+        notes.add("total_slots " + slots.getAsLong() + ": /props does not say whether the slots share one"
+            + " unified KV cache of n_ctx tokens (llama.cpp's default since October 2025 when --parallel is not"
+            + " given; concurrent requests then compete for it) or each hold their own");
       } else {
         notes.add(PROPS + " reports no total_slots");
       }

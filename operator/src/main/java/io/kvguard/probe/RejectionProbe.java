@@ -1,50 +1,48 @@
 package io.kvguard.probe;
 
-import io.kvguard.customresource.Engine;
+import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.RejectionOutcome;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 /**
- * Sends one prompt just above an engine's admission limit and reports what the engine did. The body of an
- * answer is hashed and dropped at once: it may carry another tenant's data, so it is never logged or kept.
+ * Sends one prompt just above an engine's admission limit and reports what the engine did. Only the engine's
+ * own admission refusal, as its {@link EngineRejection} recognises it, counts as a refusal; any other 4xx is
+ * inconclusive. The body of an answer is hashed and dropped at once: it may carry another tenant's data, so it
+ * is never logged or kept.
  */
 public final class RejectionProbe {
-  /**
-   * A refusal must say why: length, context, tokens (TGI: "inputs tokens + max_new_tokens must be <= N"), or
-   * llama.cpp's documented error type.
-   */
-  private static final Pattern NAMES_LENGTH = Pattern.compile(
-      "length|context|too long|too many tokens|exceed|max_model_len|maximum|exceed_context_size_error"
-          + "|tokens[^\"]{0,40}must be <= ?[0-9]+|less than [0-9]+ tokens");
-
   private final EngineHttp http;
 
   public RejectionProbe(EngineHttp http) {
     this.http = http;
   }
 
-  public static boolean supports(Engine engine) {
-    return OverLimitPrompt.forEngine(engine, 1, "m").isPresent();
-  }
-
-  public RejectionOutcome send(Engine engine, EngineEndpoint endpoint, long promptTokens, String model) {
-    Optional<OverLimitPrompt> prompt;
+  /**
+   * @param engine the engine's rejection knowledge, or empty when kvguard has none for it (fails closed)
+   * @param observation what the pool probe of the same process saw
+   */
+  public RejectionOutcome send(Optional<EngineRejection> engine, String engineName, EngineEndpoint endpoint,
+      long promptTokens, String model, PoolObservation observation, EngineRejection.Route route) {
+    if (engine.isEmpty()) {
+      return new RejectionOutcome.Failed("kvguard has no rejection probe for engine " + engineName);
+    }
+    EngineRejection.Plan plan;
     try {
-      prompt = OverLimitPrompt.forEngine(engine, promptTokens, model);
+      plan = engine.get().plan(promptTokens, model, observation, route);
     } catch (ArithmeticException | OutOfMemoryError e) {
       return new RejectionOutcome.Failed("a " + promptTokens + "-token prompt is too large to build");
     }
-    if (prompt.isEmpty()) {
-      return new RejectionOutcome.Failed("kvguard has no rejection probe for engine " + engine.wireName());
+    if (plan instanceof EngineRejection.Plan.Skip skip) {
+      return new RejectionOutcome.Inconclusive("not sent: " + skip.reason(), promptTokens);
     }
+    OverLimitPrompt prompt = ((EngineRejection.Plan.Send) plan).prompt();
     EngineResponse response;
     try {
-      response = http.postJson(endpoint, prompt.get().path(), prompt.get().body());
+      response = http.postJson(endpoint, prompt.path(), prompt.body());
     } catch (ProbeException e) {
       return new RejectionOutcome.Failed(e.getMessage());
     }
@@ -52,14 +50,26 @@ public final class RejectionProbe {
     boolean streamed = response.contentType() != null
         && response.contentType().toLowerCase(Locale.ROOT).startsWith("text/event-stream");
     if (status >= 400 && status < 500 && !streamed) {
-      String body = response.text().toLowerCase(Locale.ROOT);
-      return new RejectionOutcome.Refused(status, NAMES_LENGTH.matcher(body).find(), promptTokens);
+      Optional<String> refusal = engine.get().refusal(response);
+      if (refusal.isPresent()) {
+        return new RejectionOutcome.Refused(status, refusal.get(), promptTokens);
+      }
+      return new RejectionOutcome.Inconclusive(notARefusal(engine.get(), response, prompt), promptTokens);
     }
     if (status >= 300 && status < 400) {
-      return new RejectionOutcome.Failed("POST " + prompt.get().path() + " answered HTTP " + status
+      return new RejectionOutcome.Failed("POST " + prompt.path() + " answered HTTP " + status
           + " (redirects are not followed)");
     }
-    return new RejectionOutcome.Answered(status, response.body().length, sha256(response.body()), promptTokens, streamed);
+    return new RejectionOutcome.Answered(status, response.body().length, sha256(response.body()), promptTokens,
+        streamed, engine.get().answerMeaning());
+  }
+
+  private static String notARefusal(EngineRejection engine, EngineResponse response, OverLimitPrompt prompt) {
+    return "POST " + prompt.path() + " answered HTTP " + response.status() + " ("
+        + EngineText.safe(response.contentType()) + "), which is not " + engine.refusalShape() + "; "
+        + engine.fixFor(response, prompt).orElse("something other than the engine answered (a proxy, an"
+            + " authentication layer) or an engine build kvguard does not know: point the role's port at the"
+            + " engine itself and check which component answered in the engine's and the proxy's logs");
   }
 
   private static String sha256(byte[] body) {

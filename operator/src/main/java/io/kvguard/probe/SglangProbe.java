@@ -29,6 +29,11 @@ public final class SglangProbe implements EngineProbe {
   }
 
   @Override
+  public java.util.Optional<EngineRejection> rejection() {
+    return java.util.Optional.of(new SglangRejection());
+  }
+
+  @Override
   public ProbeOutcome probe(EngineEndpoint endpoint) {
     try {
       JsonNode info = serverInfo(endpoint);

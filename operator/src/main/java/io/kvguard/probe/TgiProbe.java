@@ -31,6 +31,11 @@ public final class TgiProbe implements EngineProbe {
   }
 
   @Override
+  public java.util.Optional<EngineRejection> rejection() {
+    return java.util.Optional.of(new TgiRejection());
+  }
+
+  @Override
   public ProbeOutcome probe(EngineEndpoint endpoint) {
     try {
       EngineResponse response = http.getOk(endpoint, INFO);

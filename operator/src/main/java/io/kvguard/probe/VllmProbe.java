@@ -34,6 +34,11 @@ public final class VllmProbe implements EngineProbe {
   }
 
   @Override
+  public java.util.Optional<EngineRejection> rejection() {
+    return java.util.Optional.of(new VllmRejection());
+  }
+
+  @Override
   public ProbeOutcome probe(EngineEndpoint endpoint) {
     try {
       EngineResponse metrics = http.getOk(endpoint, METRICS);

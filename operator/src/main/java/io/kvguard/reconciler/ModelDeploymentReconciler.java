@@ -325,7 +325,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     extra.forEach(conflict -> notes.add("ConflictingPolicies: " + conflict));
     return new PodAssessment(assessment.pod(), assessment.role(), assessment.labelOnly(), assessment.containerID(),
         assessment.restartCount(), assessment.verdict(), assessment.observation(), notes, assessment.nextProbeAt(),
-        assessment.rejectionPromptTokens());
+        assessment.refusal());
   }
 
   /** The pods a role selects, leaving out those being deleted: nothing is probed or written for them. */

@@ -3,6 +3,7 @@ package io.kvguard.reconciler;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.PoolVerdict;
+import io.kvguard.verdict.RejectionOutcome;
 import java.util.List;
 
 /**
@@ -11,8 +12,9 @@ import java.util.List;
  * @param observation the figures the verdict was judged from, or null when none are known
  * @param labelOnly the pod's spec lacks the kvguard.io/pool-verified readiness gate
  * @param nextProbeAt when the current answer falls due for a periodic re-probe, null when not known
- * @param rejectionPromptTokens the over-limit prompt this container refused, when the verdict rests on that
- *     refusal (seen now, or recorded in status for this very container and prompt); null otherwise
+ * @param refusal the over-limit prompt this container refused, with the status and error class it answered,
+ *     when the verdict rests on that refusal (seen now, or recorded in status for this very container and
+ *     prompt); null otherwise
  */
 record PodAssessment(
     Pod pod,
@@ -24,7 +26,7 @@ record PodAssessment(
     PoolObservation observation,
     List<String> notes,
     java.time.Instant nextProbeAt,
-    Long rejectionPromptTokens) {
+    RejectionOutcome.Refused refusal) {
 
   PodAssessment {
     notes = List.copyOf(notes);

@@ -8,6 +8,7 @@ import io.kvguard.customresource.PodVerdictStatus;
 import io.kvguard.customresource.RoleSpec;
 import io.kvguard.gate.GateNames;
 import io.kvguard.probe.EngineEndpoint;
+import io.kvguard.probe.EngineRejection;
 import io.kvguard.probe.EngineProbe;
 import io.kvguard.probe.EngineProbes;
 import io.kvguard.probe.RejectionProbe;
@@ -27,6 +28,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
@@ -102,7 +104,7 @@ final class PodAssessor {
           PoolJudge.judge(policy, result.outcome()), observation, before);
       addObservationNotes(role, observation, notes);
       return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
-          checked.verdict(), observation, notes, due ? null : result.completedAt().plus(wait), checked.refusedPromptTokens());
+          checked.verdict(), observation, notes, due ? null : result.completedAt().plus(wait), checked.refusal());
     }
     // No probe of this process yet in this operator's memory. If the status recorded a verdict for this very
     // container (the operator restarted), re-judge those figures instead of flapping the gate shut.
@@ -114,7 +116,7 @@ final class PodAssessor {
       Checked checked = withRejectionCheck(md, role, process, key, endpoint,
           PoolJudge.judge(policy, ProbeOutcome.observed(recorded)), recorded, before);
       return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
-          checked.verdict(), recorded, notes, null, checked.refusedPromptTokens());
+          checked.verdict(), recorded, notes, null, checked.refusal());
     }
     return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
         PoolVerdict.awaitingProbe("probing engine container " + process.containerName() + " (" + process.containerID()
@@ -143,8 +145,11 @@ final class PodAssessor {
     }
     if (before != null && process.containerID().equals(before.rejectionRefusedBy)
         && Objects.equals(before.restartCount, process.restartCount())
-        && Long.valueOf(promptTokens).equals(before.rejectionPromptTokens)) {
-      return refusedOrNot(poolVerdict, new RejectionOutcome.Refused(400, true, promptTokens));
+        && Long.valueOf(promptTokens).equals(before.rejectionPromptTokens)
+        && before.rejectionRefusalStatus != null && before.rejectionRefusalError != null) {
+      // The refusal as the engine gave it; a record without its status (older kvguard) is sent again instead.
+      return refusedOrNot(poolVerdict, new RejectionOutcome.Refused(before.rejectionRefusalStatus,
+          before.rejectionRefusalError, promptTokens));
     }
     String fingerprint = role.getEngine().wireName() + "|" + promptTokens + "|" + spec.effectiveTimeoutSeconds();
     ProbeScheduler.Key rejectionKey = new ProbeScheduler.Key(key.modelDeployment(), key.podUid());
@@ -155,20 +160,22 @@ final class PodAssessor {
     }
     EngineEndpoint patient = new EngineEndpoint(endpoint.baseUri(),
         Duration.ofSeconds(spec.effectiveTimeoutSeconds()), endpoint.bearerToken());
+    Optional<EngineRejection> engine = probes.forRole(role).rejection();
     rejections.request(rejectionKey, process.identity(), fingerprint, 0, r -> true,
-        () -> rejectionProbe.send(role.getEngine(), patient, promptTokens, md.getSpec().getModel()),
+        () -> rejectionProbe.send(engine, role.getEngine().wireName(), patient, promptTokens, md.getSpec().getModel(),
+            observation, EngineRejection.Route.POD),
         (outcome, took) -> signals.rejectionProbed(md, role, outcome));
     return new Checked(PoolVerdict.awaitingProbe(poolVerdict.message() + "; rejection probe of a " + promptTokens
         + "-token prompt pending"), null);
   }
 
-  /** A verdict, and the prompt whose refusal it rests on (null when it rests on none). */
-  private record Checked(PoolVerdict verdict, Long refusedPromptTokens) {}
+  /** A verdict, and the refusal it rests on (null when it rests on none). */
+  private record Checked(PoolVerdict verdict, RejectionOutcome.Refused refusal) {}
 
   private static Checked refusedOrNot(PoolVerdict poolVerdict, RejectionOutcome outcome) {
     PoolVerdict verdict = RejectionJudge.judge(poolVerdict, outcome);
     boolean refusal = verdict.verified() && outcome instanceof RejectionOutcome.Refused;
-    return new Checked(verdict, refusal ? ((RejectionOutcome.Refused) outcome).promptTokens() : null);
+    return new Checked(verdict, refusal ? (RejectionOutcome.Refused) outcome : null);
   }
 
   /** A failed probe is retried sooner: a freshly started engine often is not listening yet. */

@@ -23,7 +23,7 @@ public final class Signals {
   private static final Set<String> WARNINGS = Set.of(GateReason.PoolTooSmall.name(),
       GateReason.EngineContextTooShort.name(), GateReason.EngineContextExceedsPool.name(), GateReason.ProbeFailed.name(),
       GateReason.RejectionPathUnsafe.name(), GateReason.KnownUnsafeEngine.name(), GateReason.EngineVersionTooOld.name(),
-      GateReason.EngineVersionUnknown.name());
+      GateReason.EngineVersionUnknown.name(), GateReason.RejectionProbeInconclusive.name());
   private static final Set<String> PASSES = Set.of(GateReason.PoolSufficient.name(), GateReason.ContextLengthSufficient.name());
 
   private final ModelDeploymentEvents events;
@@ -97,7 +97,8 @@ public final class Signals {
 
   void rejectionProbed(ModelDeployment md, RoleSpec role, io.kvguard.verdict.RejectionOutcome outcome) {
     String result = outcome instanceof io.kvguard.verdict.RejectionOutcome.Refused ? "refused"
-        : outcome instanceof io.kvguard.verdict.RejectionOutcome.Answered ? "answered" : "failed";
+        : outcome instanceof io.kvguard.verdict.RejectionOutcome.Answered ? "answered"
+        : outcome instanceof io.kvguard.verdict.RejectionOutcome.Inconclusive ? "inconclusive" : "failed";
     metrics.rejectionProbe(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(),
         role.getName()), role.getEngine().wireName(), result);
   }

@@ -43,11 +43,14 @@ final class StatusFactory {
     sorted.sort(Comparator.comparing(PodAssessment::podName));
     for (PodAssessment assessment : sorted) {
       PodVerdictStatus entry = podEntry(assessment, before.get(assessment.podName()), stamp);
-      if (assessment.rejectionPromptTokens() != null && assessment.verdict().verified()) {
-        // Only a refusal this container gave (or one recorded for it and this very prompt) is written down:
-        // the record lets a restarted operator keep the gate open without sending the prompt again.
+      if (assessment.refusal() != null && assessment.verdict().verified()) {
+        // Only a refusal this container gave (or one recorded for it and this very prompt) is written down,
+        // with the status and error class the engine really answered: the record lets a restarted operator
+        // keep the gate open without sending the prompt again, and say what was seen.
         entry.rejectionRefusedBy = assessment.containerID();
-        entry.rejectionPromptTokens = assessment.rejectionPromptTokens();
+        entry.rejectionPromptTokens = assessment.refusal().promptTokens();
+        entry.rejectionRefusalStatus = assessment.refusal().status();
+        entry.rejectionRefusalError = assessment.refusal().errorClass();
       }
       status.pods.add(entry);
     }

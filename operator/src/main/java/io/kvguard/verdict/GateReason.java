@@ -25,5 +25,11 @@ public enum GateReason {
   AwaitingProbe,
   Audit,
   PolicyRemoved,
-  RejectionPathUnsafe
+  RejectionPathUnsafe,
+  /**
+   * The rejection probe proved nothing: the answer was not the engine's own admission refusal (a proxy's or
+   * an HTTP layer's 4xx, an unrecognised body), or the prompt could not reach the engine's rejection path
+   * from where it was sent. The gate stays shut; the message names what to change.
+   */
+  RejectionProbeInconclusive
 }

@@ -1,8 +1,9 @@
 package io.kvguard.verdict;
 
 /**
- * Judges the over-limit request of the rejection probe: only a refusal that names the length passes. The
- * incident's engine answered such a prompt with HTTP 200 and other customers' data.
+ * Judges the over-limit request of the rejection probe: only the engine's own admission refusal passes (each
+ * engine's probe recognises it by status and error shape). The incident's engine answered such a prompt with
+ * HTTP 200 and other customers' data.
  */
 public final class RejectionJudge {
   private RejectionJudge() {}
@@ -18,19 +19,23 @@ public final class RejectionJudge {
     return Math.addExact(limit, marginTokens);
   }
 
+  /** How a verified message states the refusal: the status and error class the engine really answered. */
+  public static String refusal(RejectionOutcome.Refused refused) {
+    return "a " + refused.promptTokens() + "-token prompt was refused with HTTP " + refused.status() + " ("
+        + refused.errorClass() + ")";
+  }
+
   /** The verdict for a pod whose pool already passed, given what its engine did with the over-limit prompt. */
   public static PoolVerdict judge(PoolVerdict poolVerdict, RejectionOutcome outcome) {
     if (!poolVerdict.verified()) {
       return poolVerdict;
     }
     if (outcome instanceof RejectionOutcome.Refused refused) {
-      if (refused.namesLength()) {
-        return new PoolVerdict(Verdict.Verified, GateReason.PoolSufficient, poolVerdict.message()
-            + "; a " + refused.promptTokens() + "-token prompt was refused with HTTP " + refused.status());
-      }
-      return new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, "rejection probe: a " + refused.promptTokens()
-          + "-token prompt got HTTP " + refused.status() + " without naming the length; cannot tell a length"
-          + " refusal from another error");
+      return new PoolVerdict(Verdict.Verified, GateReason.PoolSufficient, poolVerdict.message() + "; " + refusal(refused));
+    }
+    if (outcome instanceof RejectionOutcome.Inconclusive inconclusive) {
+      return new PoolVerdict(Verdict.Unknown, GateReason.RejectionProbeInconclusive,
+          "rejection probe: a " + inconclusive.promptTokens() + "-token prompt proved nothing: " + inconclusive.cause());
     }
     if (outcome instanceof RejectionOutcome.Answered answered) {
       String what = "rejection probe: a " + answered.promptTokens() + "-token prompt, above the engine's admission"
@@ -42,7 +47,8 @@ public final class RejectionJudge {
         return new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, what + "; the engine did not refuse it");
       }
       return new PoolVerdict(Verdict.Refused, GateReason.RejectionPathUnsafe,
-          what + "; an over-long prompt must be refused, never answered");
+          what + "; an over-long prompt must be refused, never answered" + (answered.meaning().isEmpty() ? ""
+              : " (" + answered.meaning() + ")"));
     }
     return new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed,
         "rejection probe: " + ((RejectionOutcome.Failed) outcome).cause());

@@ -33,8 +33,13 @@ class LlamaCppProbeTest {
     assertThat(seen.poolTokens()).isEqualTo(WINDOW);
     assertThat(seen.engineContextTokens()).hasValue(WINDOW);
     assertThat(seen.engineVersion()).isEqualTo("b5500-0d4a1c2");
-    assertThat(seen.notes()).containsExactly("pool = n_ctx of one slot (32768 tokens): the KV one request can use",
-        "4 slots: the whole KV cache holds 131072 tokens unless it is unified");
+    assertThat(seen.notes()).containsExactly("pool = n_ctx of one slot (32768 tokens): the longest prompt the server"
+        + " admits and the most KV one request can use", "total_slots 4: /props does not say whether the slots share"
+        + " one unified KV cache of n_ctx tokens (llama.cpp's default since October 2025 when --parallel is not given;"
+        + " concurrent requests then compete for it) or each hold their own");
+    // Since PR #16736 four slots share one unified cache and each slot's n_ctx is all of it: n_ctx x total_slots
+    // (131072 here) would overstate it four times, and /props cannot tell the two layouts apart.
+    assertThat(String.join(" ", seen.notes())).doesNotContain("131072");
     PoolVerdict verdict = judge(Engine.LLAMACPP, WINDOW, outcome);
     assertThat(verdict.reason()).isEqualTo(GateReason.PoolSufficient);
     assertThat(verdict.message()).endsWith(", engine version b5500-0d4a1c2 (not a release version)");

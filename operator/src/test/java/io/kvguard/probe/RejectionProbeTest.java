@@ -4,20 +4,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.kvguard.customresource.Engine;
 import io.kvguard.demo.FakeEngine;
+import io.kvguard.testing.EngineFixtures;
+import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.RejectionOutcome;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The over-limit request per engine, against fake engines that refuse, answer, or hang. */
+/**
+ * The over-limit request per engine, against fake engines that answer as the engines' own source does
+ * (fixtures under src/test/resources/engines), as a proxy does, or hang.
+ */
 class RejectionProbeTest {
+  private static final EngineHttp HTTP = EngineHttp.createDefault();
   private final FakeEngine engine = newEngine();
-  private final RejectionProbe probe = new RejectionProbe(EngineHttp.createDefault());
+  private final RejectionProbe probe = new RejectionProbe(HTTP);
 
   private static FakeEngine newEngine() {
     try {
@@ -36,54 +44,128 @@ class RejectionProbeTest {
     return EngineEndpoint.of("http", "127.0.0.1", engine.port(), timeout);
   }
 
-  private static FakeEngine.Answer answer(int status, String body) {
-    return new FakeEngine.Answer(status, "application/json", body.getBytes(StandardCharsets.UTF_8), 0);
+  private static Optional<EngineRejection> rejectionOf(String engineName) {
+    return switch (engineName) {
+      case "sglang" -> new SglangProbe(HTTP).rejection();
+      case "vllm" -> new VllmProbe(HTTP).rejection();
+      case "tgi" -> new TgiProbe(HTTP).rejection();
+      case "llamacpp" -> new LlamaCppProbe(HTTP).rejection();
+      default -> new OllamaProbe(HTTP).rejection();
+    };
   }
 
-  @ParameterizedTest(name = "{0} refuses on {1}")
-  @CsvSource({
-      "sglang, /generate, 'Input length (4097 tokens) exceeds the maximum allowed length (4096 tokens)'",
-      "vllm, /v1/completions, 'This model''s maximum context length is 4096 tokens. However, you requested 4097 tokens'",
-      "llamacpp, /completion, 'the request exceeds the available context size, type exceed_context_size_error'",
-      "tgi, /generate, 'Input validation error: inputs tokens + max_new_tokens must be <= 4096'"})
-  void aRefusalNamingTheLengthIsRecognisedForEveryEngine(String engineName, String path, String error) throws Exception {
-    engine.answer(path, answer(path.equals("/generate") && engineName.equals("tgi") ? 422 : 400,
-        "{\"error\":\"" + error.replace("\"", "'") + "\"}"));
-    Engine kind = Engine.valueOf(engineName.toUpperCase(java.util.Locale.ROOT));
+  private static PoolObservation unified(long pool, long context) {
+    return new PoolObservation(pool, OptionalLong.of(context), "1.0.0", null, List.of());
+  }
 
-    RejectionOutcome outcome = probe.send(kind, endpoint(Duration.ofSeconds(5)), 4_097, "m");
+  private RejectionOutcome send(String engineName, long promptTokens) {
+    return send(engineName, promptTokens, unified(2_000_000, promptTokens - 1), EngineRejection.Route.POD);
+  }
 
-    assertThat(outcome).isInstanceOfSatisfying(RejectionOutcome.Refused.class, r -> {
-      assertThat(r.namesLength()).isTrue();
-      assertThat(r.promptTokens()).isEqualTo(4_097);
-    });
+  private RejectionOutcome send(String engineName, long promptTokens, PoolObservation seen, EngineRejection.Route route) {
+    return probe.send(rejectionOf(engineName), engineName, endpoint(Duration.ofSeconds(5)), promptTokens, "m", seen, route);
+  }
+
+  private static FakeEngine.Answer answer(int status, String contentType, String body) {
+    return new FakeEngine.Answer(status, contentType, body.getBytes(StandardCharsets.UTF_8), 0);
+  }
+
+  @ParameterizedTest(name = "{0} refusal {2} is recognised as HTTP {3} {4}")
+  @CsvSource(delimiter = '|', value = {
+      "sglang   | /generate       | sglang-0.5.6/generate-400-context-length.http          | 400 | context-length check",
+      "sglang   | /generate       | sglang-0.5.6/generate-400-validate-input-length.http   | 400 | validate_input_length",
+      "tgi      | /generate       | tgi-3.3.7/generate-422-validation.http                 | 422 | validation",
+      "llamacpp | /completion     | llamacpp-b7062/completion-400-exceed-context-size.http | 400 | exceed_context_size_error"})
+  void eachEnginesOwnRefusalIsRecognisedWithItsStatusAndErrorClass(String engineName, String path, String fixture,
+      int status, String errorClass) throws Exception {
+    engine.answer(path, EngineFixtures.answer(fixture));
+
+    RejectionOutcome outcome = send(engineName, 4_097);
+
+    assertThat(outcome).isEqualTo(new RejectionOutcome.Refused(status, errorClass, 4_097));
     assertThat(engine.hits(path)).isEqualTo(1);
-    // The engine was asked with a 4,097-token prompt for one output token.
     JsonNode sent = new ObjectMapper().readTree(engine.lastBody(path));
-    if (kind == Engine.TGI) {
-      assertThat(sent.get("inputs").asText()).isEqualTo(" a".repeat(4_097));
-      assertThat(sent.at("/parameters/max_new_tokens").asInt()).isEqualTo(1);
-    } else {
-      JsonNode ids = sent.get(kind == Engine.SGLANG ? "input_ids" : "prompt");
-      assertThat(ids.isArray()).isTrue();
-      assertThat(ids.size()).isEqualTo(4_097);
-      ids.forEach(id -> assertThat(id.asInt()).isEqualTo(100));
-      String outputTokens = switch (kind) {
-        case SGLANG -> "/sampling_params/max_new_tokens";
-        case VLLM -> "/max_tokens";
-        default -> "/n_predict";
-      };
-      assertThat(sent.at(outputTokens).asInt()).isEqualTo(1);
+    switch (engineName) {
+      case "tgi" -> {
+        assertThat(sent.get("inputs").asText()).isEqualTo(" a".repeat(4_097));
+        assertThat(sent.at("/parameters/max_new_tokens").asInt()).isEqualTo(1);
+      }
+      case "sglang" -> {
+        assertTokenIds(sent.get("input_ids"), 4_097);
+        assertThat(sent.at("/sampling_params/max_new_tokens").asInt()).isEqualTo(1);
+      }
+      default -> {
+        assertTokenIds(sent.get("prompt"), 4_097);
+        assertThat(sent.at("/n_predict").asInt()).isEqualTo(1);
+      }
     }
+  }
+
+  @ParameterizedTest(name = "vLLM envelope {0}")
+  @CsvSource(delimiter = '|', value = {
+      "{\"object\":\"error\",\"message\":\"This model's maximum context length is 4096 tokens. However, you requested 4098 tokens (4097 in the messages, 1 in the completion). Please reduce the length of the messages or completion.\",\"type\":\"BadRequestError\",\"param\":null,\"code\":400}",
+      "{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens. However, your request has 4097 input tokens. Please reduce the length of the input messages.\",\"type\":\"BadRequestError\",\"param\":\"input_tokens\",\"code\":400}}"})
+  void vllmsRefusalIsRecognisedInBothOfItsEnvelopes(String body) throws Exception {
+    engine.answer("/v1/completions", answer(400, "application/json", body));
+
+    assertThat(send("vllm", 4_097)).isEqualTo(new RejectionOutcome.Refused(400, "BadRequestError: maximum context length", 4_097));
+    JsonNode sent = new ObjectMapper().readTree(engine.lastBody("/v1/completions"));
+    assertThat(sent.get("model").asText()).isEqualTo("m");
+    assertTokenIds(sent.get("prompt"), 4_097);
+    assertThat(sent.get("max_tokens").asInt()).isEqualTo(1);
+  }
+
+  @Test
+  void tgisBodyLimitIsNoRefusalAndNamesThePayloadLimitToRaise() {
+    engine.answer("/generate", EngineFixtures.answer("tgi-3.3.7/generate-413-payload-limit.http"));
+
+    RejectionOutcome outcome = send("tgi", 1_048_577);
+
+    // 11 + 2 × 1,048,577 + 36 bytes of JSON: above TGI's default 2,000,000-byte --payload-limit.
+    long bodyBytes = engine.lastBody("/generate").length;
+    assertThat(bodyBytes).isEqualTo(2_097_201);
+    assertThat(outcome).isInstanceOfSatisfying(RejectionOutcome.Inconclusive.class, i -> {
+      assertThat(i.promptTokens()).isEqualTo(1_048_577);
+      assertThat(i.cause()).startsWith("POST /generate answered HTTP 413 (text/plain; charset=utf-8), which is not TGI's"
+          + " length refusal (HTTP 422 with error_type \"validation\"")
+          .contains("--payload-limit (default 2000000 bytes)")
+          .endsWith("raise the engine's --payload-limit above 2097201 bytes");
+    });
+  }
+
+  @Test
+  void aProxysAnswerThatMentionsTheLengthIsNoRefusal() {
+    engine.answer("/v1/completions", answer(400, "text/html",
+        "<html><body><h1>400 Bad Request</h1>Request header or Content-Length exceeds the maximum allowed</body></html>"));
+
+    assertThat(send("vllm", 4_097)).isInstanceOfSatisfying(RejectionOutcome.Inconclusive.class, i ->
+        assertThat(i.cause()).isEqualTo("POST /v1/completions answered HTTP 400 (text/html), which is not vLLM's length"
+            + " refusal (HTTP 400 whose error message says \"maximum context length is N tokens\"); something other"
+            + " than the engine answered (a proxy, an authentication layer) or an engine build kvguard does not"
+            + " know: point the role's port at the engine itself and check which component answered in the"
+            + " engine's and the proxy's logs"));
+  }
+
+  @Test
+  void anotherEnginesRefusalIsNotThisEnginesRefusal() {
+    // A vLLM role whose port reaches an SGLang server: SGLang's refusal proves nothing about vLLM.
+    engine.answer("/v1/completions", EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http"));
+    assertThat(send("vllm", 1_048_577)).isInstanceOf(RejectionOutcome.Inconclusive.class);
+  }
+
+  @Test
+  void anUnauthorisedAnswerIsNoRefusal() {
+    engine.answer("/generate", answer(401, "application/json", "{\"error\":\"unauthorized\"}"));
+    assertThat(send("sglang", 10)).isInstanceOfSatisfying(RejectionOutcome.Inconclusive.class, i ->
+        assertThat(i.cause()).startsWith("POST /generate answered HTTP 401 (application/json), which is not SGLang's"));
   }
 
   @ParameterizedTest(name = "{0} answering 200 on {1} is unsafe")
   @CsvSource({"sglang, /generate", "vllm, /v1/completions", "llamacpp, /completion", "tgi, /generate"})
   void anAnswerIsReportedByLengthAndHashOnly(String engineName, String path) {
-    engine.answer(path, answer(200, "{\"text\":\"someone else's data\"}"));
-    Engine kind = Engine.valueOf(engineName.toUpperCase(java.util.Locale.ROOT));
+    engine.answer(path, answer(200, "application/json", "{\"text\":\"someone else's data\"}"));
 
-    RejectionOutcome outcome = probe.send(kind, endpoint(Duration.ofSeconds(5)), 4_097, "m");
+    RejectionOutcome outcome = send(engineName, 4_097);
 
     assertThat(outcome).isInstanceOfSatisfying(RejectionOutcome.Answered.class, a -> {
       assertThat(a.status()).isEqualTo(200);
@@ -94,33 +176,76 @@ class RejectionProbeTest {
   }
 
   @Test
-  void aServerErrorIsAnAnswerNotARefusal() {
-    engine.answer("/generate", answer(500, "{\"error\":\"CUDA error: an illegal memory access\"}"));
-    assertThat(probe.send(Engine.SGLANG, endpoint(Duration.ofSeconds(5)), 10, "m"))
-        .isInstanceOf(RejectionOutcome.Answered.class);
+  void aLlamaCppBuildThatTruncatesTheOverLongPromptIsNamedAsSuch() {
+    engine.answer("/completion", EngineFixtures.answer("llamacpp-b4735/completion-200-truncated.http"));
+
+    assertThat(send("llamacpp", 16_385)).isInstanceOfSatisfying(RejectionOutcome.Answered.class, a -> {
+      assertThat(a.status()).isEqualTo(200);
+      assertThat(a.meaning()).startsWith("llama.cpp builds before PR #15416 (August 2025) shift the context by default:"
+          + " they truncate an over-long prompt and answer it");
+    });
   }
 
   @Test
-  void aRefusalThatDoesNotNameTheLengthCannotPass() {
-    engine.answer("/generate", answer(401, "{\"error\":\"unauthorized\"}"));
-    assertThat(probe.send(Engine.SGLANG, endpoint(Duration.ofSeconds(5)), 10, "m"))
-        .isInstanceOfSatisfying(RejectionOutcome.Refused.class, r -> assertThat(r.namesLength()).isFalse());
+  void aServerErrorIsAnAnswerNotARefusal() {
+    engine.answer("/generate", answer(500, "application/json", "{\"error\":\"CUDA error: an illegal memory access\"}"));
+    assertThat(send("sglang", 10)).isInstanceOf(RejectionOutcome.Answered.class);
+  }
+
+  @Test
+  void aPrefillServerIsNotSentAPromptThatWouldWaitForABootstrapPeer() {
+    // SGLang 0.5.6 prefill: a prompt the tokenizer passes waits for a decode peer, then answers 500.
+    engine.answer("/generate", EngineFixtures.answer("sglang-0.5.6/generate-500-bootstrap-timeout.http"));
+    PoolObservation prefill = new PoolObservation(681_280, OptionalLong.of(1_048_576), "0.5.22", "prefill", List.of());
+
+    RejectionOutcome outcome = send("sglang", 681_281, prefill, EngineRejection.Route.POD);
+
+    assertThat(outcome).isInstanceOfSatisfying(RejectionOutcome.Inconclusive.class, i -> assertThat(i.cause())
+        .startsWith("not sent: the engine runs in disaggregation mode prefill and the 681281-token prompt is shorter"
+            + " than its context length of 1048576 tokens")
+        .contains("bootstrap_host and bootstrap_room").contains("--context-length").contains("--pd-router"));
+    assertThat(engine.totalHits()).isZero();
+  }
+
+  @Test
+  void aPrefillServerRefusesAPromptAboveItsContextLengthBeforeDisaggregation() {
+    engine.answer("/generate", EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http"));
+    PoolObservation prefill = new PoolObservation(2_040_000, OptionalLong.of(1_048_576), "0.5.22", "prefill", List.of());
+
+    assertThat(send("sglang", 1_048_577, prefill, EngineRejection.Route.POD))
+        .isEqualTo(new RejectionOutcome.Refused(400, "context-length check", 1_048_577));
+  }
+
+  @Test
+  void throughThePrefillDecodeRouterTheShorterPromptIsSent() {
+    engine.answer("/generate", EngineFixtures.answer("sglang-0.5.6/generate-400-validate-input-length.http"));
+    PoolObservation prefill = new PoolObservation(681_280, OptionalLong.of(1_048_576), "0.5.22", "prefill", List.of());
+
+    assertThat(send("sglang", 681_281, prefill, EngineRejection.Route.PD_ROUTER))
+        .isEqualTo(new RejectionOutcome.Refused(400, "validate_input_length", 681_281));
   }
 
   @Test
   void aHangingEngineFailsWithinTheTimeout() {
     engine.answer("/generate", new FakeEngine.Answer(200, "application/json", "{}".getBytes(StandardCharsets.UTF_8), 10_000));
     long started = System.nanoTime();
-    RejectionOutcome outcome = probe.send(Engine.SGLANG, endpoint(Duration.ofMillis(500)), 10, "m");
+    RejectionOutcome outcome = probe.send(rejectionOf("sglang"), "sglang", endpoint(Duration.ofMillis(500)), 10, "m",
+        unified(100, 9), EngineRejection.Route.POD);
     assertThat(outcome).isInstanceOf(RejectionOutcome.Failed.class);
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(3));
   }
 
   @Test
   void enginesWithoutAnOverLimitFormFailClosed() {
-    assertThat(probe.send(Engine.OLLAMA, endpoint(Duration.ofSeconds(1)), 10, "m"))
-        .isInstanceOfSatisfying(RejectionOutcome.Failed.class, f -> assertThat(f.cause()).contains("no rejection probe"));
+    assertThat(send("ollama", 10)).isInstanceOfSatisfying(RejectionOutcome.Failed.class,
+        f -> assertThat(f.cause()).isEqualTo("kvguard has no rejection probe for engine ollama"));
     assertThat(engine.totalHits()).isZero();
+  }
+
+  private static void assertTokenIds(JsonNode ids, int count) {
+    assertThat(ids.isArray()).isTrue();
+    assertThat(ids.size()).isEqualTo(count);
+    ids.forEach(id -> assertThat(id.asInt()).isEqualTo(100));
   }
 
   private static String sha256(String text) {

@@ -16,6 +16,7 @@ import io.kvguard.customresource.RejectionProbeSpec;
 import io.kvguard.demo.EngineShapes;
 import io.kvguard.demo.FakeEngine;
 import io.kvguard.testing.EmbeddedClusterTest;
+import io.kvguard.testing.EngineFixtures;
 import io.kvguard.testing.OperatorHarness;
 import java.time.Duration;
 import java.util.HashMap;
@@ -49,7 +50,11 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   }
 
   private ModelDeployment withRejectionProbe(Engine engine, int timeoutSeconds) {
-    ModelDeployment md = h.modelDeployment("glm", WINDOW, role("serve", engine, SERVE));
+    return withRejectionProbe(WINDOW, role("serve", engine, SERVE), timeoutSeconds);
+  }
+
+  private ModelDeployment withRejectionProbe(long window, io.kvguard.customresource.RoleSpec role, int timeoutSeconds) {
+    ModelDeployment md = h.modelDeployment("glm", window, role);
     RejectionProbeSpec probe = new RejectionProbeSpec();
     probe.setEnabled(true);
     probe.setTimeoutSeconds(timeoutSeconds);
@@ -71,14 +76,98 @@ class RejectionProbeIT extends EmbeddedClusterTest {
 
     awaitGate("serve-0", "True", "PoolSufficient");
     // min(pool 2,040,000, engine context 1,048,576) + 1 token, asked once.
-    assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("a 1048577-token prompt was refused with HTTP 400");
+    assertThat(h.gate("serve-0").orElseThrow().getMessage())
+        .contains("a 1048577-token prompt was refused with HTTP 400 (context-length check)");
     assertThat(engine.hits("/generate")).isEqualTo(1);
     // What was sent is that prompt: 1,048,577 token IDs, one output token, no stream.
     JsonNode sent = JSON.readTree(engine.lastBody("/generate"));
     assertThat(tokenIds(sent.get("input_ids"))).isEqualTo(1_048_577);
     assertThat(sent.at("/sampling_params/max_new_tokens").asInt()).isEqualTo(1);
     assertThat(sent.get("stream").asBoolean(true)).isFalse();
-    await().untilAsserted(() -> assertThat(h.status("glm").pods.get(0).rejectionPromptTokens).isEqualTo(1_048_577L));
+    await().untilAsserted(() -> assertThat(h.status("glm").pods.get(0)).satisfies(pod -> {
+      assertThat(pod.rejectionPromptTokens).isEqualTo(1_048_577L);
+      assertThat(pod.rejectionRefusalStatus).isEqualTo(400);
+      assertThat(pod.rejectionRefusalError).isEqualTo("context-length check");
+    }));
+  }
+
+  private static Map<String, FakeEngine.Answer> tgi(FakeEngine.Answer generate) {
+    Map<String, FakeEngine.Answer> answers = new HashMap<>(EngineShapes.tgi3(WINDOW, 2_040_000, "3.3.7"));
+    answers.put("/generate", generate);
+    return answers;
+  }
+
+  @Test
+  void tgisBodyLimitIsNoRefusalAndKeepsTheGateShutNamingThePayloadLimit() {
+    // TGI >= 2.4.1 behind its default --payload-limit: axum answers 413 "length limit exceeded" before TGI validates.
+    FakeEngine engine = h.engine(tgi(EngineFixtures.answer("tgi-3.3.7/generate-413-payload-limit.http")));
+    h.pod("serve-0", SERVE, engine);
+    h.create(withRejectionProbe(Engine.TGI, 10));
+
+    awaitGate("serve-0", "False", "RejectionProbeInconclusive");
+    assertThat(h.gate("serve-0").orElseThrow().getMessage())
+        .startsWith("rejection probe: a 1048577-token prompt proved nothing: POST /generate answered HTTP 413")
+        .endsWith("raise the engine's --payload-limit above 2097201 bytes");
+    assertThat(engine.lastBody("/generate")).hasSize(2_097_201);
+    await().untilAsserted(() -> assertThat(h.events()).extracting(Event::getReason).contains("RejectionProbeInconclusive"));
+    await().untilAsserted(() -> assertThat(h.registry.scrape())
+        .containsPattern("kvguard_rejection_probes_total\\{[^}]*result=\"inconclusive\"[^\\n]*\\} 1"));
+    assertThat(h.status("glm").pods.get(0).rejectionRefusedBy).isNull();
+  }
+
+  @Test
+  void aRefusalCarriedOverFromStatusKeepsTheStatusAndErrorClassTheEngineAnswered() {
+    FakeEngine engine = h.engine(tgi(EngineFixtures.answer("tgi-3.3.7/generate-422-validation.http")));
+    h.pod("serve-0", SERVE, engine);
+    h.create(withRejectionProbe(Engine.TGI, 10));
+    awaitGate("serve-0", "True", "PoolSufficient");
+    assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("was refused with HTTP 422 (validation)");
+    await().untilAsserted(() -> assertThat(h.status("glm").pods.get(0).rejectionRefusalStatus).isEqualTo(422));
+
+    h.stopOperator();
+    long infoProbes = engine.hits("/info");
+    h.start();
+    // The new leader re-reads the pool and carries the recorded refusal over instead of sending the prompt again.
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(engine.hits("/info")).isGreaterThan(infoProbes));
+    await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("was refused with HTTP 422 (validation)")
+          .doesNotContain("HTTP 400");
+      assertThat(h.status("glm").pods.get(0).rejectionRefusalError).isEqualTo("validation");
+    });
+    assertThat(engine.hits("/generate")).isEqualTo(1);
+  }
+
+  @Test
+  void aPrefillServerIsNotSentAPromptThatWouldWaitForABootstrapPeer() {
+    // SGLang prefill whose context length (1,048,576) exceeds its pool (681,280), allowed by the role: the probe's
+    // 681,281-token prompt would pass the tokenizer and wait for a decode peer, then answer 500.
+    Map<String, FakeEngine.Answer> answers = new HashMap<>(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280));
+    answers.put("/generate", EngineFixtures.answer("sglang-0.5.6/generate-500-bootstrap-timeout.http"));
+    FakeEngine engine = h.engine(answers);
+    Map<String, String> prefill = Map.of("app", "glm", "role", "prefill");
+    h.pod("prefill-0", prefill, engine);
+    io.kvguard.customresource.RoleSpec role = role("prefill", Engine.SGLANG, prefill);
+    role.setAllowEngineContextAbovePool(true);
+    h.create(withRejectionProbe(600_000, role, 10));
+
+    awaitGate("prefill-0", "False", "RejectionProbeInconclusive");
+    assertThat(h.gate("prefill-0").orElseThrow().getMessage()).startsWith("rejection probe: a 681281-token prompt proved"
+        + " nothing: not sent: the engine runs in disaggregation mode prefill and the 681281-token prompt is shorter"
+        + " than its context length of 1048576 tokens");
+    assertThat(engine.hits("/generate")).isZero();
+  }
+
+  @Test
+  void aLlamaCppBuildThatTruncatesTheOverLongPromptIsRefusedNamingContextShift() {
+    Map<String, FakeEngine.Answer> answers = new HashMap<>(EngineShapes.llamacpp(16_384, 1, "b4735-73e2ed3c"));
+    answers.put("/completion", EngineFixtures.answer("llamacpp-b4735/completion-200-truncated.http"));
+    h.pod("serve-0", SERVE, h.engine(answers));
+    h.create(withRejectionProbe(16_384, role("serve", Engine.LLAMACPP, SERVE), 10));
+
+    awaitGate("serve-0", "False", "RejectionPathUnsafe");
+    assertThat(h.gate("serve-0").orElseThrow().getMessage())
+        .contains("a 16385-token prompt, above the engine's admission limit, was answered with HTTP 200")
+        .contains("llama.cpp builds before PR #15416 (August 2025) shift the context by default");
   }
 
   @Test

@@ -1,0 +1,57 @@
+package io.kvguard.probe;
+
+import io.kvguard.verdict.PoolObservation;
+import java.util.Optional;
+
+/**
+ * What one engine does with a prompt longer than it admits, as read in that engine's own source: the request
+ * that reaches its admission check, and the refusal that check answers. Each engine with a rejection probe
+ * has one ({@link EngineProbe#rejection()}); kvguard recognises no other refusal.
+ */
+public interface EngineRejection {
+
+  /** Where the prompt travels. */
+  enum Route {
+    /** Straight to one engine process (the operator's probe of a pod). */
+    POD,
+    /** Through a prefill/decode router that adds the disaggregation fields itself ({@code check --pd-router}). */
+    PD_ROUTER
+  }
+
+  /** What to send to this process, or why nothing sent from here can prove anything. */
+  sealed interface Plan {
+    record Send(OverLimitPrompt prompt) implements Plan {}
+
+    /** {@code reason} is safe to show and names what to change. */
+    record Skip(String reason) implements Plan {}
+  }
+
+  /** The engine's name as messages show it. */
+  String engineName();
+
+  /**
+   * @param promptTokens the prompt's length, just above the engine's admission limit
+   * @param model the served model's name, for engines whose API needs it
+   * @param observation what the engine's pool probe saw (its mode and context length decide some plans)
+   */
+  Plan plan(long promptTokens, String model, PoolObservation observation, Route route);
+
+  /**
+   * The engine's own admission refusal, recognised by status and error shape; its error class in kvguard's
+   * words (never the engine's payload). Empty for every other answer.
+   */
+  Optional<String> refusal(EngineResponse response);
+
+  /** The refusal's shape, as messages describe what was expected instead. */
+  String refusalShape();
+
+  /** A fix specific to this engine for a 4xx that is not its refusal (e.g. TGI's body limit); empty if none. */
+  default Optional<String> fixFor(EngineResponse response, OverLimitPrompt prompt) {
+    return Optional.empty();
+  }
+
+  /** What an answer (2xx) to the over-long prompt is known to mean for this engine; "" when nothing more. */
+  default String answerMeaning() {
+    return "";
+  }
+}

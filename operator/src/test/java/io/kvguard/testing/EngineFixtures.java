@@ -1,0 +1,74 @@
+package io.kvguard.testing;
+
+import io.kvguard.demo.FakeEngine;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * Raw engine answers kept under {@code src/test/resources/engines/<engine>-<version>/} (status line, headers,
+ * blank line, body), each folder citing its source in {@code SOURCE.md}.
+ */
+public final class EngineFixtures {
+  private EngineFixtures() {}
+
+  /** The answer in {@code engines/<relativePath>}, e.g. {@code tgi-3.3.7/generate-413-payload-limit.http}. */
+  public static FakeEngine.Answer answer(String relativePath) {
+    return parse(read(relativePath), relativePath);
+  }
+
+  static byte[] read(String relativePath) {
+    try (InputStream in = EngineFixtures.class.getResourceAsStream("/engines/" + relativePath)) {
+      if (in == null) {
+        throw new IllegalArgumentException("no fixture engines/" + relativePath);
+      }
+      return in.readAllBytes();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Parses a raw HTTP/1.1 answer; fails on anything that is not one. */
+  public static FakeEngine.Answer parse(byte[] raw, String name) {
+    int end = indexOf(raw, "\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+    if (end < 0) {
+      throw new IllegalArgumentException(name + ": no blank line between headers and body");
+    }
+    String[] head = new String(raw, 0, end, StandardCharsets.US_ASCII).split("\r\n");
+    String[] statusLine = head[0].split(" ", 3);
+    if (statusLine.length < 2 || !statusLine[0].equals("HTTP/1.1")) {
+      throw new IllegalArgumentException(name + ": not an HTTP/1.1 status line: " + head[0]);
+    }
+    int status = Integer.parseInt(statusLine[1]);
+    String contentType = null;
+    for (int i = 1; i < head.length; i++) {
+      int colon = head[i].indexOf(':');
+      if (colon < 1) {
+        throw new IllegalArgumentException(name + ": malformed header line " + head[i]);
+      }
+      if (head[i].substring(0, colon).strip().toLowerCase(Locale.ROOT).equals("content-type")) {
+        contentType = head[i].substring(colon + 1).strip();
+      }
+    }
+    if (contentType == null) {
+      throw new IllegalArgumentException(name + ": no content-type header");
+    }
+    return new FakeEngine.Answer(status, contentType, Arrays.copyOfRange(raw, end + 4, raw.length), 0);
+  }
+
+  private static int indexOf(byte[] data, byte[] pattern) {
+    outer:
+    for (int i = 0; i + pattern.length <= data.length; i++) {
+      for (int j = 0; j < pattern.length; j++) {
+        if (data[i + j] != pattern[j]) {
+          continue outer;
+        }
+      }
+      return i;
+    }
+    return -1;
+  }
+}
