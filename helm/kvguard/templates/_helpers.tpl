@@ -89,10 +89,11 @@ requests, fails on a request these rules refuse and on a verb no request uses; C
 - apiGroups: [""]
   resources: ["pods/status"]
   verbs: ["patch"]
-# Events on ModelDeployments when a verdict changes.
+# Events on ModelDeployments when a verdict changes: one Event per ModelDeployment and reason, created once and
+# then patched (count, lastTimestamp, message); get reads its count when it was created before this replica ran.
 - apiGroups: [""]
   resources: ["events"]
-  verbs: ["create"]
+  verbs: ["create", "get", "patch"]
 # ModelDeployments: watched; the finalizer that hands pods back (reason PolicyRemoved) is added and removed
 # with a JSON patch, re-read (get) on a conflict. No update: nothing is ever written whole.
 - apiGroups: ["kvguard.io"]

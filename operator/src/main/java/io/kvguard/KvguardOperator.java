@@ -5,6 +5,8 @@ import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
+import io.kvguard.events.EventRecorder;
+import io.kvguard.events.EventRecorderSettings;
 import io.kvguard.gate.PodGate;
 import io.kvguard.metrics.KvguardMetrics;
 import io.kvguard.probe.EngineHttp;
@@ -85,7 +87,8 @@ public final class KvguardOperator implements AutoCloseable {
     KvguardMetrics metrics = new KvguardMetrics(registry);
     ModelDeploymentReconciler reconciler = new ModelDeploymentReconciler(probes, new RejectionProbe(engineHttp),
         probeExecutor(config.probeConcurrency()),
-        new PodGate(client, clock), new Signals(client, metrics, clock, config.identity()),
+        new PodGate(client, clock), new Signals(new EventRecorder(EventRecorder.clientWithoutRetries(client), metrics, clock,
+            config.identity(), EventRecorderSettings.standard()), metrics),
         new ProbeCredentials(client, clock), clock);
     operator.register(reconciler, c -> {
       if (!config.namespaces().isEmpty()) {

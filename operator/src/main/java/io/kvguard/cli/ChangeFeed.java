@@ -25,6 +25,7 @@ final class ChangeFeed {
   private final Map<String, Integer> restarts = new HashMap<>();
   private final Map<String, String> modelDeployments = new HashMap<>();
   private final Map<String, Integer> eventOrder = new HashMap<>();
+  private final Map<String, Integer> eventCounts = new HashMap<>();
 
   ChangeFeed(Instant start) {
     this.start = start;
@@ -57,10 +58,14 @@ final class ChangeFeed {
       }
     }
     for (Event event : snapshot.events()) {
+      // kvguard keeps one Event per reason and updates it: a new count is news too, as kubectl get events -w shows.
       String key = event.getMetadata().getName();
-      if (!eventOrder.containsKey(key)) {
-        eventOrder.put(key, eventOrder.size());
-        lines.add(at + "event  " + event.getType() + " " + event.getReason() + "  " + event.getMessage());
+      eventOrder.putIfAbsent(key, eventOrder.size());
+      int count = event.getCount() == null ? 1 : event.getCount();
+      Integer seen = eventCounts.put(key, count);
+      if (seen == null || seen != count) {
+        lines.add(at + "event  " + event.getType() + " " + event.getReason() + (count > 1 ? " (x" + count + ")" : "")
+            + "  " + event.getMessage());
       }
     }
     return lines;

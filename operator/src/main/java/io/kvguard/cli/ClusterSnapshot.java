@@ -94,6 +94,12 @@ record ClusterSnapshot(Instant at, List<ModelDeployment> modelDeployments, List<
         .flatMap(md -> md.getStatus().pods.stream().filter(p -> Objects.equals(p.name, podName)).findFirst());
   }
 
+  /** How many transitions the Events with this reason announced (kvguard keeps one per ModelDeployment and reason). */
+  int eventCount(String reason) {
+    return events.stream().filter(e -> reason.equals(e.getReason()))
+        .mapToInt(e -> e.getCount() == null ? 1 : e.getCount()).sum();
+  }
+
   boolean hasEvent(String reason, String messagePart) {
     return events.stream().anyMatch(e -> reason.equals(e.getReason())
         && e.getMessage() != null && e.getMessage().contains(messagePart));

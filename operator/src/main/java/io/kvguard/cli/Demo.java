@@ -175,9 +175,9 @@ public final class Demo {
 
   private static Expectation incidentGated() {
     return new Expectation("both prefill pods gated False with PoolTooSmall, both decode pods True with"
-        + " PoolSufficient and labelled, status verified 2/4 and Ready=False, a PoolTooSmall event per prefill pod", s ->
-        DemoCluster.PREFILL_PODS.stream().allMatch(p -> s.gateIs(p, "False", "PoolTooSmall") && !s.isLabelled(p)
-            && s.hasEvent("PoolTooSmall", "pod " + p + " "))
+        + " PoolSufficient and labelled, status verified 2/4 and Ready=False, the PoolTooSmall event counting both prefill pods", s ->
+        DemoCluster.PREFILL_PODS.stream().allMatch(p -> s.gateIs(p, "False", "PoolTooSmall") && !s.isLabelled(p))
+            && s.eventCount("PoolTooSmall") == DemoCluster.PREFILL_PODS.size()
             && DemoCluster.DECODE_PODS.stream().allMatch(p -> s.gateIs(p, "True", "PoolSufficient") && s.isLabelled(p))
             && s.modelDeployment(MD).filter(md -> md.getStatus() != null && "2/4".equals(md.getStatus().verified)).isPresent()
             && s.condition(MD, "Ready").filter("False"::equals).isPresent());

@@ -26,9 +26,10 @@ public final class KvguardMetrics {
   public static final String BUILD_INFO = "kvguard_build_info";
   public static final String REJECTION_PROBES_TOTAL = "kvguard_rejection_probes_total";
   public static final String GATE_WRITE_FAILURES_TOTAL = "kvguard_gate_write_failures_total";
+  public static final String EVENT_WRITES_TOTAL = "kvguard_event_writes_total";
   public static final List<String> ALL = List.of(POD_KV_POOL_TOKENS, POD_VERIFIED, CONTEXT_WINDOW_TOKENS,
       GATE_TRANSITIONS_TOTAL, PROBE_DURATION_SECONDS, PROBE_FAILURES_TOTAL, BUILD_INFO, REJECTION_PROBES_TOTAL,
-      GATE_WRITE_FAILURES_TOTAL);
+      GATE_WRITE_FAILURES_TOTAL, EVENT_WRITES_TOTAL);
 
   private final MeterRegistry registry;
   private final Map<Tags, AtomicLong> poolTokens = new ConcurrentHashMap<>();
@@ -129,6 +130,18 @@ public final class KvguardMetrics {
     Counter.builder("kvguard.gate.write.failures")
         .description("Pod gate writes the API server refused after retries")
         .tags("namespace", namespace, "modeldeployment", modelDeployment, "during", during)
+        .register(registry)
+        .increment();
+  }
+
+  /**
+   * One attempt to write a ModelDeployment's Event; {@code outcome} is created, patched, retried (refused or
+   * unanswered, tried again later) or dropped (given up: the transitions it carried were not announced).
+   */
+  public void eventWrite(String namespace, String modelDeployment, String outcome) {
+    Counter.builder("kvguard.event.writes")
+        .description("Writes of kvguard's Kubernetes Events, by outcome")
+        .tags("namespace", namespace, "modeldeployment", modelDeployment, "outcome", outcome)
         .register(registry)
         .increment();
   }

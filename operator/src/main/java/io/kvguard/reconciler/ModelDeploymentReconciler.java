@@ -372,5 +372,6 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   public void shutdown() {
     scheduler.close();
     rejections.close();
+    signals.close();
   }
 }

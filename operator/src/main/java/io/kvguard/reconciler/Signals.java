@@ -1,14 +1,15 @@
 package io.kvguard.reconciler;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.ModelDeploymentStatus;
 import io.kvguard.customresource.PodVerdictStatus;
 import io.kvguard.customresource.RoleSpec;
+import io.kvguard.events.Announcement;
+import io.kvguard.events.EventRecorder;
+import io.kvguard.events.InvolvedObject;
 import io.kvguard.metrics.KvguardMetrics;
 import io.kvguard.verdict.GateReason;
 import io.kvguard.verdict.ProbeOutcome;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -18,7 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** Everything a user watches: events on verdict transitions, metrics, and one log line per change. */
-public final class Signals {
+public final class Signals implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Signals.class);
   private static final Set<String> WARNINGS = Set.of(GateReason.PoolTooSmall.name(),
       GateReason.EngineContextTooShort.name(), GateReason.EngineContextExceedsPool.name(), GateReason.ProbeFailed.name(),
@@ -26,7 +27,7 @@ public final class Signals {
       GateReason.EngineVersionUnknown.name(), GateReason.RejectionProbeInconclusive.name());
   private static final Set<String> PASSES = Set.of(GateReason.PoolSufficient.name(), GateReason.ContextLengthSufficient.name());
 
-  private final ModelDeploymentEvents events;
+  private final EventRecorder events;
   private final KvguardMetrics metrics;
   /**
    * The reason last announced per (ModelDeployment uid, pod): a pass may start from a cached status that
@@ -34,8 +35,9 @@ public final class Signals {
    */
   private final Map<String, String> announced = new java.util.concurrent.ConcurrentHashMap<>();
 
-  public Signals(KubernetesClient client, KvguardMetrics metrics, Clock clock, String instance) {
-    this.events = new ModelDeploymentEvents(client, clock, instance);
+  /** @param events where transitions are announced (Signals closes it) */
+  public Signals(EventRecorder events, KvguardMetrics metrics) {
+    this.events = events;
     this.metrics = metrics;
   }
 
@@ -50,7 +52,8 @@ public final class Signals {
       metrics.pod(KvguardMetrics.podTags(namespace, name, assessment.role(), assessment.podName()),
           assessment.observation() == null ? -1 : assessment.observation().poolTokens(), assessment.verdict().verified());
     }
-    List<PodVerdictStatus> verified = new java.util.ArrayList<>();
+    Map<String, List<Announcement>> refusals = new java.util.LinkedHashMap<>();
+    List<Announcement> verified = new java.util.ArrayList<>();
     for (PodVerdictStatus pod : after.pods) {
       PodVerdictStatus previous = before.get(pod.name);
       String key = md.getMetadata().getUid() + "/" + pod.name;
@@ -60,29 +63,21 @@ public final class Signals {
       }
       announced.put(key, pod.reason);
       if (WARNINGS.contains(pod.reason)) {
-        events.warning(md, pod.reason, "pod " + pod.name + " (role " + pod.role + "): " + pod.message);
+        refusals.computeIfAbsent(pod.reason, reason -> new java.util.ArrayList<>()).add(new Announcement(
+            "pod " + pod.name + " (role " + pod.role + "): " + pod.message,
+            pod.name + " (role " + pod.role + "): " + pod.message));
       } else if (PASSES.contains(pod.reason)) {
-        verified.add(pod);
+        verified.add(new Announcement("pod " + pod.name + " (role " + pod.role + "): " + pod.message,
+            pod.name + " (role " + pod.role + ", KV pool " + pod.poolTokens + " tokens)"));
       }
       LOG.info("verdict modeldeployment={}/{} pod={} role={} verdict={} reason={} poolTokens={} engineContextTokens={}",
           namespace, name, pod.name, pod.role, pod.verdict, pod.reason, pod.poolTokens, pod.engineContextTokens);
     }
-    announceVerified(md, verified);
-  }
-
-  /**
-   * Refusals get one Warning each; pods verified in the same pass share one Normal event, so a rollout of a
-   * hundred healthy pods is one event, not a hundred writes to the API server.
-   */
-  private void announceVerified(ModelDeployment md, List<PodVerdictStatus> verified) {
-    if (verified.size() == 1) {
-      PodVerdictStatus pod = verified.get(0);
-      events.normal(md, "PoolVerified", "pod " + pod.name + " (role " + pod.role + "): " + pod.message);
-    } else if (verified.size() > 1) {
-      events.normal(md, "PoolVerified", verified.size() + " pods verified: " + verified.stream()
-          .map(pod -> pod.name + " (role " + pod.role + ", KV pool " + pod.poolTokens + " tokens)")
-          .collect(java.util.stream.Collectors.joining(", ")));
-    }
+    // One Event per reason: the pods of this pass that turned to it share one write, and later passes add to
+    // the same Event's count (a burst of a thousand failures is a few writes, not a thousand objects).
+    InvolvedObject involved = InvolvedObject.of(md);
+    refusals.forEach((reason, pods) -> events.announce(involved, "Warning", reason, "turned " + reason, pods));
+    events.announce(involved, "Normal", "PoolVerified", "verified", verified);
   }
 
   void probed(ModelDeployment md, RoleSpec role, ProbeOutcome outcome, Duration took) {
@@ -138,6 +133,12 @@ public final class Signals {
 
   void forget(ModelDeployment md) {
     announced.keySet().removeIf(key -> key.startsWith(md.getMetadata().getUid() + "/"));
+    events.forget(md.getMetadata().getUid());
     metrics.forgetModelDeployment(md.getMetadata().getNamespace(), md.getMetadata().getName());
+  }
+
+  @Override
+  public void close() {
+    events.close();
   }
 }

@@ -61,6 +61,7 @@ class AlertsAndDashboardTest {
     metrics.probe(KvguardMetrics.roleTags("inference", "glm", "prefill"), "sglang", Duration.ofMillis(40), true);
     metrics.rejectionProbe(KvguardMetrics.roleTags("inference", "glm", "prefill"), "sglang", "answered");
     metrics.gateWriteFailure("inference", "glm", "handback");
+    metrics.eventWrite("inference", "glm", "dropped");
     scrapedMetrics = new TreeSet<>();
     scrapedLabels = new TreeSet<>();
     Pattern sample = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{([^}]*)\\})? .*$");

@@ -24,7 +24,7 @@ class ChartRbacTest {
   private static final List<String> WATCH_RULES = List.of(
       "core pods verbs=[get, list, watch, patch]",
       "core pods/status verbs=[patch]",
-      "core events verbs=[create]",
+      "core events verbs=[create, get, patch]",
       "kvguard.io modeldeployments verbs=[get, list, watch, patch]",
       "kvguard.io modeldeployments/status verbs=[patch]");
 

@@ -72,7 +72,7 @@ class IncidentReplayIT extends EmbeddedClusterTest {
         assertThat(h.status("glm").verified).isEqualTo("3/3"));
     // Each transition is announced once, however many passes saw it.
     await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-      assertThat(h.events()).filteredOn(e -> e.getMessage().contains("glm-prefill-0 ")).extracting(Event::getReason)
+      assertThat(h.eventHistory()).filteredOn(e -> e.getMessage().contains("glm-prefill-0 ")).extracting(Event::getReason)
           .containsExactly("PoolTooSmall", "PoolVerified");
     });
   }

@@ -45,6 +45,8 @@ public final class OperatorHarness implements AutoCloseable {
   public final SimulatedPods pods = new SimulatedPods(client);
   public final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final List<FakeEngine> engines = new ArrayList<>();
+  private final List<io.fabric8.kubernetes.api.model.Event> eventHistory = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final io.fabric8.kubernetes.client.Watch eventWatch;
   private KvguardOperator operator;
 
   public OperatorHarness() {
@@ -52,6 +54,18 @@ public final class OperatorHarness implements AutoCloseable {
     for (String ns : List.of(NAMESPACE, OPERATOR_NAMESPACE)) {
       client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
     }
+    eventWatch = client.v1().events().inNamespace(NAMESPACE).watch(new io.fabric8.kubernetes.client.Watcher<>() {
+      @Override
+      public void eventReceived(Action action, io.fabric8.kubernetes.api.model.Event event) {
+        if (action == Action.ADDED || action == Action.MODIFIED) {
+          eventHistory.add(event);
+        }
+      }
+
+      @Override
+      public void onClose(io.fabric8.kubernetes.client.WatcherException cause) {
+      }
+    });
   }
 
   public static KvguardConfig productionConfig() {
@@ -171,8 +185,18 @@ public final class OperatorHarness implements AutoCloseable {
     return md.getStatus().conditions.stream().filter(c -> type.equals(c.getType())).map(c -> c.getStatus()).findFirst();
   }
 
+  /** The Event objects there are now (one per ModelDeployment and reason: later transitions update them). */
   public List<io.fabric8.kubernetes.api.model.Event> events() {
     return client.v1().events().inNamespace(NAMESPACE).list().getItems();
+  }
+
+  /**
+   * Every version of every Event as a watch saw it, oldest first: what {@code kubectl get events -w} shows. Each
+   * write announces the transitions of its moment, so this is where each one can be found after later writes
+   * to the same Event replaced its message.
+   */
+  public List<io.fabric8.kubernetes.api.model.Event> eventHistory() {
+    return List.copyOf(eventHistory);
   }
 
   /** Helm values the operator's requests are checked against on close (default: the chart's defaults). */
@@ -193,6 +217,7 @@ public final class OperatorHarness implements AutoCloseable {
   @Override
   public void close() {
     stopOperator();
+    eventWatch.close();
     List<EmbeddedApiServer.Request> made = operatorRequests();
     engines.forEach(FakeEngine::close);
     operatorClient.close();
