@@ -73,6 +73,8 @@ public final class EventRecorder implements AutoCloseable {
     int pending;
     int failures;
     Instant notBefore = Instant.MIN;
+    /** The object is gone: the series goes as soon as nothing waits in it. */
+    boolean retired;
 
     Series(InvolvedObject object, String type, String reason, String verb) {
       this.object = object;
@@ -148,20 +150,27 @@ public final class EventRecorder implements AutoCloseable {
     }
     Series s = series.computeIfAbsent(new SeriesKey(object.uid(), type, reason),
         key -> new Series(object, type, reason, verb));
+    s.retired = false;
     s.hold(items, false);
     s.pending += items.size();
     wakeAt(clock.instant());
   }
 
-  /** Forgets an object that is gone: its pending announcements go, and its rate limit with them. */
+  /**
+   * Forgets an object that is gone, once what it still has to announce is written (a policy's last words, such as
+   * a pod it could not hand back, come just before it goes).
+   */
   public synchronized void forget(String uid) {
     Iterator<Series> it = series.values().iterator();
     while (it.hasNext()) {
-      if (it.next().object.uid().equals(uid)) {
-        it.remove();
+      Series s = it.next();
+      if (s.object.uid().equals(uid)) {
+        s.retired = true;
+        if (s.pending == 0) {
+          it.remove();
+        }
       }
     }
-    buckets.remove(uid);
   }
 
   private synchronized void wakeAt(Instant at) {
@@ -197,12 +206,14 @@ public final class EventRecorder implements AutoCloseable {
     synchronized (this) {
       Instant now = clock.instant();
       Instant next = null;
+      series.values().removeIf(s -> s.retired && s.pending == 0);
       for (Series s : series.values()) {
         if (s.pending > 0) {
           Instant at = latest(latest(s.notBefore, pausedUntil), bucket(s, now).nextTokenAt(now));
           next = next == null || at.isBefore(next) ? at : next;
         }
       }
+      // A full bucket grants nothing a new one would not: forgetting it keeps memory to the objects that are busy.
       buckets.values().removeIf(bucket -> bucket.full(now));
       if (next != null) {
         wakeAt(next);
@@ -248,7 +259,8 @@ public final class EventRecorder implements AutoCloseable {
       // Written before this process started (another replica, or before a restart): add to its count.
       Event existing = client.v1().events().inNamespace(s.object.namespace()).withName(s.name).get();
       if (existing == null) {
-        throw new KubernetesClientException("Event " + s.name + " vanished between create and get", 404, null);
+        // Deleted (event TTL) between the create and the get: a conflict of a kind; the retry creates it.
+        throw new KubernetesClientException("Event " + s.name + " vanished between create and get", 409, null);
       }
       s.count = count(existing);
     }

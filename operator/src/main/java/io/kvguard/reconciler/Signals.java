@@ -117,9 +117,11 @@ public final class Signals implements AutoCloseable {
         + " pod keeps its gate: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(),
         md.getMetadata().getName(), code, error.toString());
     metrics.gateWriteFailure(md.getMetadata().getNamespace(), md.getMetadata().getName(), "handback");
-    events.warning(md, "HandBackFailed", "pod " + pod.getMetadata().getName() + ": the gate could not be handed back ("
-        + code + "); the ModelDeployment is deleted anyway and the pod keeps the gate it had: remove the condition "
-        + "kvguard.io/pool-verified and the label kvguard.io/verified by hand if the pod stays");
+    String why = ": the gate could not be handed back (" + code + "); the ModelDeployment is deleted anyway and the pod"
+        + " keeps the gate it had: remove the condition kvguard.io/pool-verified and the label kvguard.io/verified by"
+        + " hand if the pod stays";
+    events.announce(InvolvedObject.of(md), "Warning", "HandBackFailed", "could not be handed back",
+        List.of(new Announcement("pod " + pod.getMetadata().getName() + why, pod.getMetadata().getName() + why)));
   }
 
   void gateFlipped(ModelDeployment md, String role, boolean open) {

@@ -113,6 +113,14 @@ class RbacCoversOperatorRequestsIT {
           assertThat(labelled(test, "llm-0")).isTrue();
         });
 
+        // The operator restarts, then the engine container does: the new process announces the pod's second
+        // verification in the Event its predecessor created (create answers 409, get reads the count, patch).
+        h.stopOperator();
+        h.start(config);
+        h.pods.restartEngine(NS, "llm-0");
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(test.v1().events().inNamespace(NS).list()
+            .getItems()).singleElement().satisfies(e -> assertThat(e.getCount()).isEqualTo(2)));
+
         test.resources(ModelDeployment.class).inNamespace(NS).withName("llm").delete();
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
           assertThat(gate(test, "llm-0")).hasValueSatisfying(c -> {
