@@ -5,6 +5,13 @@ import io.kvguard.probe.EngineEndpoint;
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.EngineProbe;
 import io.kvguard.probe.EngineProbes;
+import io.kvguard.probe.EngineRejection;
+import io.kvguard.probe.RejectionProbe;
+import io.kvguard.verdict.GateReason;
+import io.kvguard.verdict.PoolObservation;
+import io.kvguard.verdict.RejectionJudge;
+import io.kvguard.verdict.RejectionOutcome;
+import io.kvguard.verdict.Verdict;
 import io.kvguard.verdict.PoolJudge;
 import io.kvguard.verdict.PoolPolicy;
 import io.kvguard.verdict.PoolVerdict;
@@ -13,6 +20,7 @@ import java.io.PrintStream;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
@@ -28,22 +36,39 @@ public final class CheckCommand {
   public static final int EXIT_FAILED = 2;
 
   private static final Set<String> VALUED = Set.of("engine", "url", "context-window", "min-pool-ratio",
-      "timeout-seconds", "output");
-  private static final Set<String> FLAGS = Set.of("allow-engine-context-above-pool", "help");
+      "timeout-seconds", "output", "margin-tokens", "model");
+  private static final Set<String> FLAGS = Set.of("allow-engine-context-above-pool", "help", "rejection-probe",
+      "pd-router");
+  /** The rejection probe's deadline without --timeout-seconds: the CRD's rejectionProbe.timeoutSeconds default. */
+  static final int REJECTION_TIMEOUT_SECONDS = 30;
 
   private final EngineProbes probes;
+  private final RejectionProbe rejectionProbe;
 
   public CheckCommand(EngineProbes probes) {
+    this(probes, new RejectionProbe(EngineHttp.createDefault()));
+  }
+
+  public CheckCommand(EngineProbes probes, RejectionProbe rejectionProbe) {
     this.probes = probes;
+    this.rejectionProbe = rejectionProbe;
   }
 
   /** The probes exactly as the operator builds them (no redirects, bounded bodies, one deadline). */
   public static CheckCommand standard() {
-    return new CheckCommand(EngineProbes.standard(EngineHttp.createDefault()));
+    EngineHttp http = EngineHttp.createDefault();
+    return new CheckCommand(EngineProbes.standard(http), new RejectionProbe(http));
   }
 
-  /** What the user asked for, validated. */
-  record Request(Engine engine, URI baseUri, PoolPolicy policy, Duration timeout, boolean json) {}
+  /**
+   * What the user asked for, validated.
+   *
+   * @param rejection the rejection probe's settings, or null when it was not asked for
+   */
+  record Request(Engine engine, URI baseUri, PoolPolicy policy, Duration timeout, boolean json, Rejection rejection) {}
+
+  /** {@code --rejection-probe} and its options; the same prompt sizing and recognition as the operator's. */
+  record Rejection(long marginTokens, String model, EngineRejection.Route route, Duration timeout) {}
 
   /** @return 0 verified, 1 refused, 2 probe failed or usage error */
   public int run(String[] args, PrintStream out, PrintStream err) {
@@ -69,10 +94,36 @@ public final class CheckCommand {
     }
     ProbeOutcome outcome = probe.probe(new EngineEndpoint(request.baseUri(), request.timeout(), Optional.empty()));
     PoolVerdict verdict = PoolJudge.judge(request.policy(), outcome);
-    CheckReport report = CheckReport.of(request, outcome, verdict);
+    RejectionCheck rejection = null;
+    if (request.rejection() != null && verdict.verified() && outcome instanceof ProbeOutcome.Observed observed) {
+      rejection = rejectionCheck(probe, request, observed.observation());
+      verdict = rejection.verdict(verdict);
+    }
+    CheckReport report = CheckReport.of(request, outcome, verdict, rejection);
     out.print(request.json() ? report.json() : report.text());
     out.flush();
     return report.exitCode();
+  }
+
+  /** What the rejection probe sent and what came back; {@code outcome} is null when no prompt size could be had. */
+  record RejectionCheck(long promptTokens, RejectionOutcome outcome) {
+    PoolVerdict verdict(PoolVerdict poolVerdict) {
+      return outcome == null ? new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed,
+          "rejection probe: the engine's figures leave no prompt size above its admission limit")
+          : RejectionJudge.judge(poolVerdict, outcome);
+    }
+  }
+
+  private RejectionCheck rejectionCheck(EngineProbe probe, Request request, PoolObservation observation) {
+    long promptTokens;
+    try {
+      promptTokens = RejectionJudge.promptTokens(observation, request.rejection().marginTokens());
+    } catch (ArithmeticException e) {
+      return new RejectionCheck(-1, null);
+    }
+    EngineEndpoint endpoint = new EngineEndpoint(request.baseUri(), request.rejection().timeout(), Optional.empty());
+    return new RejectionCheck(promptTokens, rejectionProbe.send(probe.rejection(), request.engine().wireName(), endpoint,
+        promptTokens, request.rejection().model(), observation, request.rejection().route()));
   }
 
   static Request request(Arguments args) throws UsageException {
@@ -89,7 +140,31 @@ public final class CheckCommand {
       throw new UsageException("--output must be text or json, was '" + output + "'");
     }
     PoolPolicy policy = new PoolPolicy(window, ratio, args.flag("allow-engine-context-above-pool"));
-    return new Request(engine, baseUri, policy, Duration.ofSeconds(timeout), output.equals("json"));
+    return new Request(engine, baseUri, policy, Duration.ofSeconds(timeout), output.equals("json"),
+        rejection(args, engine));
+  }
+
+  private static Rejection rejection(Arguments args, Engine engine) throws UsageException {
+    if (!args.flag("rejection-probe")) {
+      for (String option : List.of("margin-tokens", "model", "pd-router")) {
+        if (args.flag(option)) {
+          throw new UsageException("--" + option + " needs --rejection-probe");
+        }
+      }
+      return null;
+    }
+    // The CRD's bounds and default for spec.rejectionProbe.marginTokens.
+    long margin = args.longValue("margin-tokens", 1, 1, 1_048_576);
+    String model = args.value("model").orElse(null);
+    if (engine == Engine.VLLM && (model == null || model.isBlank())) {
+      throw new UsageException("--rejection-probe on vllm needs --model (the served model name /v1/completions expects)");
+    }
+    if (args.flag("pd-router") && engine != Engine.SGLANG) {
+      throw new UsageException("--pd-router is for SGLang's prefill/decode router (--engine sglang)");
+    }
+    long timeout = args.longValue("timeout-seconds", REJECTION_TIMEOUT_SECONDS, 1, 300);
+    return new Rejection(margin, model == null ? "" : model.strip(),
+        args.flag("pd-router") ? EngineRejection.Route.PD_ROUTER : EngineRejection.Route.POD, Duration.ofSeconds(timeout));
   }
 
   static Engine engine(String name) throws UsageException {
@@ -142,7 +217,14 @@ public final class CheckCommand {
           --allow-engine-context-above-pool   accept an engine whose own context length exceeds its pool (unsafe)
           --timeout-seconds SECONDS           deadline of each request to the engine, 1-300 (default 5)
           --output text|json                  report format (default text)
-        Exit codes: 0 verified, 1 refused, 2 probe failed or usage error.
+          --rejection-probe                   also send one prompt just above the engine's admission limit and
+                                              require the engine's own refusal (as spec.rejectionProbe does)
+          --margin-tokens TOKENS              tokens above min(pool, engine context) that prompt carries, 1-1048576
+                                              (default 1; needs --rejection-probe)
+          --model NAME                        the served model name (vllm; needs --rejection-probe)
+          --pd-router                         --url is SGLang's prefill/decode router, which adds the bootstrap
+                                              fields (sglang; needs --rejection-probe)
+        Exit codes: 0 verified, 1 refused, 2 probe failed, rejection probe inconclusive, or usage error.
         """.formatted(engineNames());
   }
 }

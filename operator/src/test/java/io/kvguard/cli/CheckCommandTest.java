@@ -8,6 +8,7 @@ import io.kvguard.customresource.Engine;
 import io.kvguard.demo.EngineShapes;
 import io.kvguard.demo.FakeEngine;
 import io.kvguard.demo.FakeEngine.Answer;
+import io.kvguard.testing.EngineFixtures;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -215,5 +216,115 @@ class CheckCommandTest {
   void helpPrintsUsageAndExitsZero() {
     assertThat(check("--help")).isZero();
     assertThat(out()).contains("Usage:", "--context-window", "Exit codes: 0 verified, 1 refused, 2 probe failed");
+  }
+
+  private String url(java.util.Map<String, Answer> answers) throws IOException {
+    FakeEngine engine = new FakeEngine().serve(answers);
+    engines.add(engine);
+    return "http://127.0.0.1:" + engine.port();
+  }
+
+  private FakeEngine last() {
+    return engines.get(engines.size() - 1);
+  }
+
+  private static java.util.Map<String, Answer> with(java.util.Map<String, Answer> shapes, String path, Answer answer) {
+    java.util.Map<String, Answer> answers = new java.util.HashMap<>(shapes);
+    answers.put(path, answer);
+    return answers;
+  }
+
+  @Test
+  void theRejectionProbeVerifiesAnEngineThatRefusesWithItsOwnError() throws IOException {
+    String url = url(with(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000), "/generate",
+        EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http")));
+
+    int exit = check("--engine", "sglang", "--url", url, "--context-window", "1048576", "--rejection-probe");
+
+    assertThat(exit).isZero();
+    assertThat(out()).contains("rejection       a 1048577-token prompt was refused with HTTP 400 (context-length check)",
+        "VERIFIED: the pool holds the promised window and the engine refused the over-long prompt (exit 0)");
+    assertThat(last().hits("/generate")).isEqualTo(1);
+  }
+
+  @Test
+  void marginTokensSizeThePromptAboveTheAdmissionLimit() throws IOException {
+    String url = url(with(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000), "/generate",
+        EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http")));
+
+    int exit = check("--engine", "sglang", "--url", url, "--context-window", "1048576", "--rejection-probe",
+        "--margin-tokens", "64", "--output", "json");
+
+    assertThat(exit).isZero();
+    JsonNode json = new ObjectMapper().readTree(out());
+    assertThat(json.at("/rejectionProbe/result").asText()).isEqualTo("refused");
+    assertThat(json.at("/rejectionProbe/promptTokens").asLong()).isEqualTo(1_048_640);
+    assertThat(json.at("/rejectionProbe/refusalStatus").asInt()).isEqualTo(400);
+    assertThat(json.at("/rejectionProbe/refusalError").asText()).isEqualTo("context-length check");
+    assertThat(new ObjectMapper().readTree(last().lastBody("/generate")).get("input_ids").size()).isEqualTo(1_048_640);
+  }
+
+  @Test
+  void tgisBodyLimitIsInconclusiveWithExitTwo() throws IOException {
+    String url = url(with(EngineShapes.tgi3(WINDOW, 2_040_000, "3.3.7"), "/generate",
+        EngineFixtures.answer("tgi-3.3.7/generate-413-payload-limit.http")));
+
+    int exit = check("--engine", "tgi", "--url", url, "--context-window", "1048576", "--rejection-probe",
+        "--output", "json");
+
+    assertThat(exit).isEqualTo(2);
+    JsonNode json = new ObjectMapper().readTree(out());
+    assertThat(json.get("reason").asText()).isEqualTo("RejectionProbeInconclusive");
+    assertThat(json.get("message").asText()).endsWith("raise the engine's --payload-limit above 2097201 bytes");
+    assertThat(json.at("/rejectionProbe/result").asText()).isEqualTo("inconclusive");
+    assertThat(json.at("/rejectionProbe/refusalStatus").isNull()).isTrue();
+  }
+
+  @Test
+  void anEngineThatAnswersTheOverLongPromptIsRefusedWithExitOneAndItsAnswerIsNotPrinted() throws IOException {
+    String url = url(with(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000), "/generate",
+        EngineShapes.answersOverLong("CUSTOMER-B invoice 4471")));
+
+    int exit = check("--engine", "sglang", "--url", url, "--context-window", "1048576", "--rejection-probe");
+
+    assertThat(exit).isEqualTo(1);
+    assertThat(out()).contains("Refused (RejectionPathUnsafe)", "rejection       answered (see message)")
+        .doesNotContain("CUSTOMER-B");
+  }
+
+  @Test
+  void aPrefillServerIsProbedThroughItsRouterOnly() throws IOException {
+    // Context length 1,048,576 above the pool of 681,280 (allowed): the 681,281-token prompt passes SGLang's tokenizer.
+    java.util.Map<String, Answer> prefill = EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280);
+    String direct = url(with(prefill, "/generate", EngineFixtures.answer("sglang-0.5.6/generate-500-bootstrap-timeout.http")));
+
+    int exit = check("--engine", "sglang", "--url", direct, "--context-window", "600000",
+        "--allow-engine-context-above-pool", "--rejection-probe");
+
+    assertThat(exit).isEqualTo(2);
+    assertThat(out()).contains("RejectionProbeInconclusive", "not sent: the engine runs in disaggregation mode prefill");
+    assertThat(last().hits("/generate")).isZero();
+
+    out.reset();
+    // The router proxies /server_info and /v1/models to the first prefill worker and adds the bootstrap fields.
+    String router = url(with(prefill, "/generate",
+        EngineFixtures.answer("sglang-0.5.6/generate-400-validate-input-length.http")));
+    assertThat(check("--engine", "sglang", "--url", router, "--context-window", "600000",
+        "--allow-engine-context-above-pool", "--rejection-probe", "--pd-router")).isZero();
+    assertThat(out()).contains("a 681281-token prompt was refused with HTTP 400 (validate_input_length)");
+  }
+
+  @Test
+  void rejectionProbeOptionsAreChecked() {
+    assertUsageError("--margin-tokens needs --rejection-probe", "--engine", "sglang", "--url", "http://h:1",
+        "--context-window", "1", "--margin-tokens", "4");
+    assertUsageError("--pd-router needs --rejection-probe", "--engine", "sglang", "--url", "http://h:1",
+        "--context-window", "1", "--pd-router");
+    assertUsageError("--margin-tokens must be between 1 and 1048576", "--engine", "sglang", "--url", "http://h:1",
+        "--context-window", "1", "--rejection-probe", "--margin-tokens", "0");
+    assertUsageError("--rejection-probe on vllm needs --model", "--engine", "vllm", "--url", "http://h:1",
+        "--context-window", "1", "--rejection-probe");
+    assertUsageError("--pd-router is for SGLang's prefill/decode router", "--engine", "tgi", "--url", "http://h:1",
+        "--context-window", "1", "--rejection-probe", "--pd-router");
   }
 }
