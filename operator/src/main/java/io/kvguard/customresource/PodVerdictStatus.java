@@ -13,6 +13,11 @@ public class PodVerdictStatus {
   public String reason;
   public String message;
   public Long poolTokens;
+  /**
+   * Set when poolTokens is only an upper bound of the GPU pool (UPPER_BOUND, UPPER_BOUND_CONTEXT_HELD or
+   * UPPER_BOUND_SHOWN, see docs/engines.md); absent when it is the pool the engine reported.
+   */
+  public String poolSource;
   public Long engineContextTokens;
   public String engineVersion;
   public String disaggregationMode;

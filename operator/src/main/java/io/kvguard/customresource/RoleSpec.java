@@ -15,6 +15,9 @@ import io.fabric8.kubernetes.api.model.LabelSelector;
 @ValidationRule(
     value = "self.engine == 'generic' ? has(self.generic) : !has(self.generic)",
     message = "generic is required when engine is generic, and allowed only then")
+@ValidationRule(
+    value = "!has(self.blockCountIsPool) || self.engine == 'trtllm' || self.engine == 'vllm'",
+    message = "blockCountIsPool applies to engines trtllm and vllm only")
 public class RoleSpec {
   /** A release version as {@link io.kvguard.verdict.EngineVersion} reads one. */
   static final String RELEASE_VERSION_PATTERN = "^v?[0-9]{1,9}(\\.[0-9]{1,9}){0,3}(\\.post[0-9]{1,9})?$";
@@ -39,6 +42,22 @@ public class RoleSpec {
       message = "port must be a number in 1-65535 or a container port name (IANA_SVC_NAME)")
   @JsonPropertyDescription("The engine's container port, by number or name (resolved per pod like a Service targetPort).")
   private IntOrString port;
+
+  @ValidationRule(
+      value = "type(self) == int ? (self >= 1 && self <= 65535) : self.matches('^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$')",
+      message = "metricsPort must be a number in 1-65535 or a container port name (IANA_SVC_NAME)")
+  @JsonPropertyDescription("Where the engine serves its metrics, when not on port: a number, or the name of a port the"
+      + " engine container declares (Triton: its metrics port, 8002 by default). Every probe that reads a metrics page"
+      + " (vllm, tgi, trtllm, a generic metric source) reads it here; the other reads and the rejection probe use port.")
+  private IntOrString metricsPort;
+
+  @JsonPropertyDescription("Declare that the engine's exported KV block count × block size is its GPU pool for one"
+      + " prompt, so kvguard may judge it as the pool. trtllm: host offload is off (kv_cache_config.host_cache_size, or"
+      + " Triton's kv_cache_host_memory_bytes, unset or 0) and every layer has the same attention window"
+      + " (max_attention_window unset or one value). vllm builds without kv_cache_size_tokens: the model has one"
+      + " KV-cache group (no sliding-window, chunked-local-attention or Mamba layers). A wrong declaration opens gates"
+      + " on a pool kvguard did not measure; an engine answer that contradicts it still keeps the gate shut.")
+  private Boolean blockCountIsPool;
 
   @Default("http")
   @JsonPropertyDescription("http or https.")
@@ -99,6 +118,26 @@ public class RoleSpec {
 
   public void setPort(IntOrString port) {
     this.port = port;
+  }
+
+  public IntOrString getMetricsPort() {
+    return metricsPort;
+  }
+
+  public void setMetricsPort(IntOrString metricsPort) {
+    this.metricsPort = metricsPort;
+  }
+
+  public Boolean getBlockCountIsPool() {
+    return blockCountIsPool;
+  }
+
+  public void setBlockCountIsPool(Boolean blockCountIsPool) {
+    this.blockCountIsPool = blockCountIsPool;
+  }
+
+  public boolean effectiveBlockCountIsPool() {
+    return Boolean.TRUE.equals(blockCountIsPool);
   }
 
   public Scheme getScheme() {

@@ -28,6 +28,7 @@ final class SchemaAdditions {
       // API server admits (issue 17).
       new Addition(SPEC + "/roles", Map.of("x-kubernetes-list-type", "map", "x-kubernetes-list-map-keys", List.of("name"))),
       new Addition(ROLE + "/port", Map.of("maxLength", SchemaBounds.PORT_NAME)),
+      new Addition(ROLE + "/metricsPort", Map.of("maxLength", SchemaBounds.PORT_NAME)),
       new Addition(SELECTOR + "/matchLabels", Map.of("maxProperties", SchemaBounds.SELECTOR_LABELS)),
       new Addition(SELECTOR + "/matchLabels/additionalProperties", Map.of("maxLength", SchemaBounds.LABEL_VALUE)),
       new Addition(SELECTOR + "/matchExpressions", Map.of("maxItems", SchemaBounds.SELECTOR_EXPRESSIONS)),

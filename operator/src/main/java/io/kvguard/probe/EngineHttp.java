@@ -138,6 +138,24 @@ public final class EngineHttp {
     return response;
   }
 
+  /**
+   * GET {@code path} where an engine may not serve it: empty on HTTP 404 (the route is not mounted), the answer on
+   * 200, and the same errors as {@link #getOk} on any other status.
+   */
+  public java.util.Optional<EngineResponse> getOkUnlessAbsent(EngineEndpoint endpoint, String path) throws ProbeException {
+    EngineResponse response = get(endpoint, path);
+    if (response.status() == 404) {
+      return java.util.Optional.empty();
+    }
+    if (response.status() >= 300 && response.status() < 400) {
+      throw new ProbeException("GET " + path + " answered HTTP " + response.status() + " (redirects are not followed)");
+    }
+    if (response.status() != 200) {
+      throw new ProbeException("GET " + path + " answered HTTP " + response.status());
+    }
+    return java.util.Optional.of(response);
+  }
+
   private static String describe(Throwable cause) {
     if (cause instanceof BodyTooLargeException tooLarge) {
       return tooLarge.getMessage();

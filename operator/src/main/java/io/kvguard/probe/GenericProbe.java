@@ -166,26 +166,28 @@ public final class GenericProbe implements EngineProbe {
     JsonNode json(String path) throws ProbeException {
       JsonNode tree = trees.get(path);
       if (tree == null) {
-        tree = StrictJson.parse(response(path));
+        tree = StrictJson.parse(response(endpoint, path));
         trees.put(path, tree);
       }
       return tree;
     }
 
     List<PrometheusText.Sample> prometheus(String path) throws ProbeException {
-      EngineResponse response = response(path);
+      // A metric source is a metrics page: served on the role's metricsPort when it names one.
+      EngineResponse response = response(endpoint.metrics(), path);
       if (response.isPrometheusText() && response.body().length == 0) {
         throw new ProbeException("GET " + path + " answered an empty body");
       }
       return PrometheusText.parse(response);
     }
 
-    private EngineResponse response(String path) throws ProbeException {
-      EngineResponse response = responses.get(path);
+    private EngineResponse response(EngineEndpoint from, String path) throws ProbeException {
+      String key = from.baseUri() + path;
+      EngineResponse response = responses.get(key);
       if (response == null) {
-        requireSameOrigin(endpoint, path);
-        response = http.getOk(endpoint, path);
-        responses.put(path, response);
+        requireSameOrigin(from, path);
+        response = http.getOk(from, path);
+        responses.put(key, response);
       }
       return response;
     }

@@ -62,7 +62,7 @@ public final class TgiProbe implements EngineProbe {
   }
 
   private long gauge(EngineEndpoint endpoint) throws ProbeException {
-    EngineResponse response = http.get(endpoint, METRICS);
+    EngineResponse response = http.get(endpoint.metrics(), METRICS);
     if (response.status() != 200) {
       boolean redirect = response.status() >= 300 && response.status() < 400;
       throw new ProbeException(INFO + " reports no max_batch_total_tokens (TGI 2.2 and older) and GET " + METRICS

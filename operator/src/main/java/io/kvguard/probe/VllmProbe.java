@@ -12,10 +12,13 @@ import java.util.OptionalLong;
 import java.util.Set;
 
 /**
- * vLLM: the pool comes from the labels of the {@code vllm:cache_config_info} info gauge on {@code /metrics}:
- * {@code kv_cache_size_tokens} where the build exports it (per data-parallel engine, hybrid-aware), else
- * {@code num_gpu_blocks x block_size}, which is only trusted for a single engine because vLLM sums
- * {@code num_gpu_blocks} across data-parallel engines.
+ * vLLM: the pool comes from the labels of the {@code vllm:cache_config_info} info gauge on {@code /metrics} (read on
+ * the role's metricsPort when it names one). {@code kv_cache_size_tokens}, where the build exports it, is vLLM's own
+ * group-aware capacity (vllm/config/cache.py); vLLM writes one CacheConfig onto every data-parallel engine's series,
+ * so it is the first engine's figure, not one per engine. Older builds export only {@code num_gpu_blocks x block_size},
+ * which over-reports hybrid models (the page cannot show whether the model is one) and with data parallelism sums
+ * {@code num_gpu_blocks} across engines: it is an upper bound, and vLLM's own start-up check (it refuses to start
+ * unless one request of max_model_len fits its KV cache) makes the context length a lower bound.
  */
 public final class VllmProbe implements EngineProbe {
   static final String METRICS = "/metrics";
@@ -41,7 +44,7 @@ public final class VllmProbe implements EngineProbe {
   @Override
   public ProbeOutcome probe(EngineEndpoint endpoint) {
     try {
-      EngineResponse metrics = http.getOk(endpoint, METRICS);
+      EngineResponse metrics = http.getOk(endpoint.metrics(), METRICS);
       if (!metrics.isPrometheusText()) {
         throw new ProbeException("GET " + METRICS + " answered content type " + EngineText.safe(metrics.contentType())
             + ", expected Prometheus text");
@@ -52,20 +55,54 @@ public final class VllmProbe implements EngineProbe {
       List<String> notes = new ArrayList<>();
       List<PrometheusText.Sample> samples = PrometheusText.parse(metrics.text());
       List<PrometheusText.Sample> cacheConfig = PrometheusText.named(samples, CACHE_CONFIG);
-      long pool = pool(cacheConfig, notes);
+      requireCacheConfig(samples, cacheConfig);
+      Pool pool = pool(cacheConfig, notes);
       requireEveryEngineDescribed(samples, cacheConfig);
       OptionalLong engineContext = OpenAiModels.maxModelLen(http, endpoint);
       if (engineContext.isEmpty()) {
         // Both engines always report it; without it the over-pool rejection path cannot be ruled out.
         throw new ProbeException("/v1/models reports no max_model_len: the engine's own context length is unknown");
       }
-      return ProbeOutcome.observed(new PoolObservation(pool, engineContext, version(endpoint), null, notes));
+      String version = version(endpoint);
+      if (pool.exact()) {
+        return ProbeOutcome.observed(new PoolObservation(pool.tokens(), engineContext, version, null, notes));
+      }
+      return ProbeOutcome.observed(PoolObservation.upperBound(pool.tokens(), engineContext, version, null, notes,
+          PoolObservation.PoolSource.UPPER_BOUND_CONTEXT_HELD, PRODUCT_CAVEAT));
     } catch (ProbeException e) {
       return ProbeOutcome.failed(e.getMessage());
     }
   }
 
-  static long pool(List<PrometheusText.Sample> series, List<String> notes) throws ProbeException {
+  static final String PRODUCT_CAVEAT = "this vLLM build exports no kv_cache_size_tokens, and num_gpu_blocks ×"
+      + " block_size over-reports hybrid models (sliding-window, chunked-local-attention or Mamba layers), which the"
+      + " metrics page cannot rule out; run a vLLM build that exports kv_cache_size_tokens, or, if the model has one"
+      + " KV-cache group, declare blockCountIsPool: true on the role";
+
+  /** The figure and whether it is vLLM's own pool ({@code kv_cache_size_tokens}) or the block product. */
+  record Pool(long tokens, boolean exact) {}
+
+  /**
+   * vLLM creates {@code vllm:cache_config_info} only in its Prometheus stat logger, which {@code --disable-log-stats}
+   * skips together with every other {@code vllm:} series; a page with other {@code vllm:} series but no cache config
+   * comes from a build or logger setup that does not export it.
+   */
+  static void requireCacheConfig(List<PrometheusText.Sample> samples, List<PrometheusText.Sample> cacheConfig)
+      throws ProbeException {
+    if (!cacheConfig.isEmpty()) {
+      return;
+    }
+    boolean otherVllmSeries = samples.stream().anyMatch(s -> s.name().startsWith("vllm:"));
+    if (!otherVllmSeries) {
+      throw new ProbeException(METRICS + " has no " + CACHE_CONFIG + " series and no other vllm: series: the engine"
+          + " runs with --disable-log-stats, which skips vLLM's stat loggers, so it never exports its KV cache size;"
+          + " remove --disable-log-stats from the engine's arguments");
+    }
+    throw new ProbeException(METRICS + " has no " + CACHE_CONFIG + " series, though it has other vllm: series: this"
+        + " vLLM build or its stat-logger setup does not export the cache config, so the pool cannot be read");
+  }
+
+  static Pool pool(List<PrometheusText.Sample> series, List<String> notes) throws ProbeException {
     if (series.isEmpty()) {
       throw new ProbeException(METRICS + " has no " + CACHE_CONFIG + " series");
     }
@@ -100,12 +137,17 @@ public final class VllmProbe implements EngineProbe {
           + " data-parallel engines, whose num_gpu_blocks vLLM sums: the per-engine pool cannot be measured"
           + " (run a vLLM build that exports kv_cache_size_tokens)");
     }
+    long smallest = byEngine.values().stream().mapToLong(Long::longValue).min().orElseThrow();
     if (!sized) {
-      notes.add("pool = num_gpu_blocks × block_size (this vLLM build exports no kv_cache_size_tokens)");
+      notes.add("pool = num_gpu_blocks × block_size (this vLLM build exports no kv_cache_size_tokens): an upper bound"
+          + " for hybrid models");
+    } else if (byEngine.size() > 1 && byEngine.values().stream().distinct().count() == 1) {
+      notes.add("kv_cache_size_tokens of data-parallel engine 0 only: vLLM writes the first engine's value onto all "
+          + byEngine.size() + " engines' series, so the other engines' pools are not reported");
     } else if (byEngine.size() > 1) {
-      notes.add("pool is the smallest of " + byEngine.size() + " data-parallel engines");
+      notes.add("the " + byEngine.size() + " engines' series carry different kv_cache_size_tokens; the smallest counts");
     }
-    return byEngine.values().stream().mapToLong(Long::longValue).min().orElseThrow();
+    return new Pool(smallest, sized);
   }
 
   /**

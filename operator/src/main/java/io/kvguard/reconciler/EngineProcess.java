@@ -10,8 +10,9 @@ import java.util.List;
 /**
  * The engine process of one pod: the container that declares the role's port, identified by its container
  * ID and restart count. A new identity means a new process whose pool nobody has measured yet.
+ * {@code metricsPort} is where it serves its metrics pages (the role's metricsPort), or {@code port}.
  */
-record EngineProcess(String containerName, String containerID, int restartCount, String podIP, int port) {
+record EngineProcess(String containerName, String containerID, int restartCount, String podIP, int port, int metricsPort) {
 
   String identity() {
     return containerID + "#" + restartCount;
@@ -27,6 +28,11 @@ record EngineProcess(String containerName, String containerID, int restartCount,
       implements Resolution {}
 
   static Resolution resolve(Pod pod, IntOrString rolePort) {
+    return resolve(pod, rolePort, null);
+  }
+
+  /** {@code roleMetricsPort}: a number, the name of a port the engine container declares, or null for {@code port}. */
+  static Resolution resolve(Pod pod, IntOrString rolePort, IntOrString roleMetricsPort) {
     Container container = null;
     int port = -1;
     for (Container candidate : pod.getSpec() == null ? List.<Container>of() : pod.getSpec().getContainers()) {
@@ -41,6 +47,22 @@ record EngineProcess(String containerName, String containerID, int restartCount,
     }
     if (container == null) {
       return new NotProbeable("no container declares port " + describe(rolePort), true, null, null);
+    }
+    int metricsPort = port;
+    if (roleMetricsPort != null && roleMetricsPort.getIntVal() != null) {
+      metricsPort = roleMetricsPort.getIntVal();
+    } else if (roleMetricsPort != null && roleMetricsPort.getStrVal() != null) {
+      Integer named = null;
+      for (ContainerPort declared : container.getPorts()) {
+        if (roleMetricsPort.getStrVal().equals(declared.getName())) {
+          named = declared.getContainerPort();
+        }
+      }
+      if (named == null) {
+        return new NotProbeable("engine container " + container.getName() + " declares no port named "
+            + roleMetricsPort.getStrVal() + " (the role's metricsPort)", true, null, null);
+      }
+      metricsPort = named;
     }
     ContainerStatus status = null;
     if (pod.getStatus() != null && pod.getStatus().getContainerStatuses() != null) {
@@ -68,7 +90,7 @@ record EngineProcess(String containerName, String containerID, int restartCount,
       return new NotProbeable("pod has no IP yet", false, containerID, restarts);
     }
     int restartCount = status.getRestartCount() == null ? 0 : status.getRestartCount();
-    return new Probeable(new EngineProcess(container.getName(), containerID, restartCount, podIP, port));
+    return new Probeable(new EngineProcess(container.getName(), containerID, restartCount, podIP, port, metricsPort));
   }
 
   private static String describe(IntOrString port) {

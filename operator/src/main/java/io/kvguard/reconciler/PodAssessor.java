@@ -62,7 +62,7 @@ final class PodAssessor {
       notes.add("pod spec has no readiness gate " + GateNames.CONDITION_TYPE + ": gated by label "
           + GateNames.VERIFIED_LABEL + " only");
     }
-    EngineProcess.Resolution resolution = EngineProcess.resolve(pod, role.getPort());
+    EngineProcess.Resolution resolution = EngineProcess.resolve(pod, role.getPort(), role.getMetricsPort());
     if (resolution instanceof EngineProcess.NotProbeable waiting) {
       PoolVerdict verdict = waiting.misconfigured()
           ? new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, waiting.message())
@@ -91,7 +91,8 @@ final class PodAssessor {
     Duration wait = result == null ? period : waitAfter(result, period);
     boolean due = result == null || isDue(result, period, generation, now);
     EngineEndpoint endpoint = EngineEndpoint.of(role.effectiveScheme().wireName(), process.podIP(), process.port(),
-        Duration.ofSeconds(md.getSpec().effectiveProbe().effectiveTimeoutSeconds())).withBearerToken(token.token());
+        Duration.ofSeconds(md.getSpec().effectiveProbe().effectiveTimeoutSeconds())).withBearerToken(token.token())
+        .withMetricsPort(process.metricsPort());
     if (due) {
       EngineProbe probe = probes.forRole(role);
       scheduler.request(key, process.identity(), fingerprint, generation, r -> !isDue(r, period, generation, now),
@@ -159,7 +160,7 @@ final class PodAssessor {
       return refusedOrNot(poolVerdict, result.outcome());
     }
     EngineEndpoint patient = new EngineEndpoint(endpoint.baseUri(),
-        Duration.ofSeconds(spec.effectiveTimeoutSeconds()), endpoint.bearerToken());
+        Duration.ofSeconds(spec.effectiveTimeoutSeconds()), endpoint.bearerToken(), endpoint.metricsBaseUri());
     Optional<EngineRejection> engine = probes.forRole(role).rejection();
     rejections.request(rejectionKey, process.identity(), fingerprint, 0, r -> true,
         () -> rejectionProbe.send(engine, role.getEngine().wireName(), patient, promptTokens, md.getSpec().getModel(),
@@ -198,13 +199,14 @@ final class PodAssessor {
   static PoolPolicy policy(ModelDeployment md, RoleSpec role) {
     return new PoolPolicy(md.getSpec().getContextWindow(), md.getSpec().effectiveMinPoolRatio(),
         role.effectiveAllowEngineContextAbovePool(), VersionRules.of(role.getEngine().wireName(),
-            role.getMinEngineVersion(), role.effectiveAllowUnknownVersions(), md.getSpec().effectiveEngineAdvisories()));
+            role.getMinEngineVersion(), role.effectiveAllowUnknownVersions(), md.getSpec().effectiveEngineAdvisories()),
+        role.effectiveBlockCountIsPool());
   }
 
   /** What decides whether an earlier probe answer still describes the process: where and how it was asked. */
   static String fingerprint(ModelDeployment md, RoleSpec role) {
     return role.getEngine().wireName() + "|" + role.effectiveScheme().wireName() + "|" + role.getPort()
-        + "|" + md.getSpec().effectiveProbe().effectiveTimeoutSeconds() + "|" + EngineProbes.configuration(role);
+        + "|" + role.getMetricsPort() + "|" + md.getSpec().effectiveProbe().effectiveTimeoutSeconds() + "|" + EngineProbes.configuration(role);
   }
 
   static boolean declaresGate(Pod pod) {
@@ -225,7 +227,7 @@ final class PodAssessor {
     }
   }
 
-  private static PoolObservation recordedObservation(PodVerdictStatus before, RoleSpec role, EngineProcess process) {
+  static PoolObservation recordedObservation(PodVerdictStatus before, RoleSpec role, EngineProcess process) {
     if (before == null || before.poolTokens == null || !role.getName().equals(before.role)
         || !Objects.equals(before.containerID, process.containerID())
         || !Objects.equals(before.restartCount, process.restartCount())
@@ -238,6 +240,22 @@ final class PodAssessor {
       // No pool was measured: the recorded bound is the context length, and must still say so.
       boolean consistent = engineContext.isPresent() && engineContext.getAsLong() == before.poolTokens;
       return consistent ? PoolObservation.contextLengthOnly(before.poolTokens, before.engineVersion, List.of()) : null;
+    }
+    if (before.poolSource != null) {
+      // Recorded as an upper bound only: it must stay one, or a restart would judge it as a measured pool.
+      PoolObservation.PoolSource source;
+      try {
+        source = PoolObservation.PoolSource.valueOf(before.poolSource);
+      } catch (IllegalArgumentException e) {
+        return null;
+      }
+      if (!source.upperBound()
+          || (source == PoolObservation.PoolSource.UPPER_BOUND_CONTEXT_HELD && engineContext.isEmpty())) {
+        return null;
+      }
+      return PoolObservation.upperBound(before.poolTokens, engineContext, before.engineVersion,
+          before.disaggregationMode, List.of(), source, "recorded in status as an upper bound before the operator"
+              + " restarted; the next probe says why");
     }
     return new PoolObservation(before.poolTokens, engineContext, before.engineVersion, before.disaggregationMode, List.of());
   }

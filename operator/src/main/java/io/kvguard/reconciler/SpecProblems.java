@@ -1,5 +1,6 @@
 package io.kvguard.reconciler;
 
+import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeploymentSpec;
 import io.kvguard.customresource.RoleSpec;
 import java.util.HashSet;
@@ -52,6 +53,13 @@ final class SpecProblems {
       Integer number = role.getPort().getIntVal();
       if (number != null && (number < 1 || number > 65535)) {
         return Optional.of(where + ": port " + number + " is out of range 1-65535");
+      }
+      if (role.getMetricsPort() != null && role.getMetricsPort().getIntVal() != null
+          && (role.getMetricsPort().getIntVal() < 1 || role.getMetricsPort().getIntVal() > 65535)) {
+        return Optional.of(where + ": metricsPort " + role.getMetricsPort().getIntVal() + " is out of range 1-65535");
+      }
+      if (role.getBlockCountIsPool() != null && role.getEngine() != Engine.TRTLLM && role.getEngine() != Engine.VLLM) {
+        return Optional.of(where + ": blockCountIsPool applies to engines trtllm and vllm only");
       }
       if (role.effectiveMinReadyPods() < 0) {
         return Optional.of(where + ": minReadyPods must be >= 0");

@@ -67,7 +67,7 @@ final class StatusFactory {
       List<PodAssessment> ofRole = sorted.stream().filter(a -> a.role().equals(role.getName())).toList();
       entry.selected = ofRole.size();
       entry.verified = (int) ofRole.stream().filter(a -> a.verdict().verified()).count();
-      entry.smallestPoolTokens = ofRole.stream().filter(a -> a.observation() != null)
+      entry.smallestPoolTokens = ofRole.stream().filter(a -> a.observation() != null && !a.observation().upperBoundOnly())
           .mapToLong(a -> a.observation().poolTokens()).min().stream().boxed().findFirst().orElse(null);
       entry.notes.addAll(roleNotes.getOrDefault(role.getName(), List.of()));
       status.roles.add(entry);
@@ -131,6 +131,7 @@ final class StatusFactory {
     entry.message = assessment.verdict().message();
     if (assessment.observation() != null) {
       entry.poolTokens = assessment.observation().poolTokens();
+      entry.poolSource = assessment.observation().upperBoundOnly() ? assessment.observation().poolSource().name() : null;
       entry.engineContextTokens = assessment.observation().engineContextTokens().isPresent()
           ? assessment.observation().engineContextTokens().getAsLong() : null;
       entry.engineVersion = assessment.observation().engineVersion();

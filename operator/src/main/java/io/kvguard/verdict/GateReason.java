@@ -31,5 +31,12 @@ public enum GateReason {
    * an HTTP layer's 4xx, an unrecognised body), or the prompt could not reach the engine's rejection path
    * from where it was sent. The gate stays shut; the message names what to change.
    */
-  RejectionProbeInconclusive
+  RejectionProbeInconclusive,
+  /**
+   * Inconclusive: the engine exports only an upper bound of its GPU pool (TensorRT-LLM's block counts include
+   * host-offload blocks and add up the pools of several attention windows; vLLM's num_gpu_blocks × block_size
+   * over-reports hybrid models), the bound is large enough, and nothing the engine reports shows the GPU pool
+   * itself is. The message says why and what the engine's operator can change or declare.
+   */
+  PoolUpperBoundOnly
 }

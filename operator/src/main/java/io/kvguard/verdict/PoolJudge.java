@@ -17,6 +17,12 @@ import java.util.stream.Collectors;
  * is ContextLengthSufficient, never PoolSufficient. An absent or non-release engine version matters only
  * where a rule needs it (a minEngineVersion, or an advisory about the engine in its disaggregation mode):
  * then it refuses the pod as EngineVersionUnknown unless the role allows unknown versions.
+ *
+ * <p>A figure that is only an upper bound of the GPU pool ({@link PoolObservation#upperBoundOnly()}) can refuse a
+ * pod (a bound below the requirement means the pool is below it too) but never verifies it as PoolSufficient:
+ * when every rule passes, the pod is inconclusive (PoolUpperBoundOnly), unless the engine guarantees its context
+ * length fits its pool and that context length meets the requirement (ContextLengthSufficient), or the role
+ * declares the block count exact ({@code blockCountIsPool}) and the engine's answer does not contradict it.
  */
 public final class PoolJudge {
   private static final List<GateReason> PRECEDENCE = List.of(GateReason.PoolTooSmall, GateReason.EngineContextTooShort,
@@ -45,13 +51,17 @@ public final class PoolJudge {
           + " tokens" + seen.engineContextTokens().stream().mapToObj(c -> " and a context of " + c + " tokens")
               .findFirst().orElse("") + ", beyond what any engine holds (2^40 tokens): not a measurement");
     }
-    List<Finding> findings = new ArrayList<>(seen.poolExposed() ? capacity(policy, seen) : contextOnly(policy, seen));
+    boolean bound = seen.upperBoundOnly() && !declaredExact(policy, seen);
+    List<Finding> findings = new ArrayList<>(seen.poolExposed() ? capacity(policy, seen, bound) : contextOnly(policy, seen));
     StringBuilder versionClause = new StringBuilder();
     findings.addAll(versions(policy.versions(), seen, versionClause));
     if (!findings.isEmpty()) {
       findings.sort(Comparator.comparingInt(f -> rank(f.reason())));
       return new PoolVerdict(Verdict.Refused, findings.get(0).reason(),
           findings.stream().map(Finding::message).collect(Collectors.joining("; ")));
+    }
+    if (bound) {
+      return boundOnly(policy, seen, versionClause);
     }
     if (!seen.poolExposed()) {
       return new PoolVerdict(Verdict.Verified, GateReason.ContextLengthSufficient,
@@ -61,18 +71,48 @@ public final class PoolJudge {
     String engineContext = seen.engineContextTokens().isPresent()
         ? ", engine context " + seen.engineContextTokens().getAsLong() + " tokens"
         : ", engine reports no context length";
+    String declared = seen.upperBoundOnly()
+        ? ", the engine's block count taken as its GPU pool on the role's declaration blockCountIsPool" : "";
     return new PoolVerdict(Verdict.Verified, GateReason.PoolSufficient,
         "KV pool " + pool + " tokens >= context window " + policy.contextWindow() + " × " + policy.minPoolRatio()
-            + engineContext + versionClause);
+            + engineContext + declared + versionClause);
   }
 
-  private static List<Finding> capacity(PoolPolicy policy, PoolObservation seen) {
+  /** The role's declaration lifts an upper bound, unless the engine's own answer shows it is more than the pool. */
+  private static boolean declaredExact(PoolPolicy policy, PoolObservation seen) {
+    return policy.blockCountIsPool() && seen.poolSource() != PoolObservation.PoolSource.UPPER_BOUND_SHOWN;
+  }
+
+  /** Every rule passed against an upper bound: only a context length the engine guarantees it holds can verify. */
+  private static PoolVerdict boundOnly(PoolPolicy policy, PoolObservation seen, StringBuilder versionClause) {
+    String required = "context window " + policy.contextWindow() + " × " + policy.minPoolRatio();
+    String figure = "KV figure " + seen.poolTokens() + " tokens is only an upper bound of the GPU pool ("
+        + seen.boundCaveat() + ")";
+    if (seen.poolSource() == PoolObservation.PoolSource.UPPER_BOUND_CONTEXT_HELD) {
+      long context = seen.engineContextTokens().getAsLong();
+      if (BigDecimal.valueOf(context).compareTo(requiredPool(policy)) >= 0) {
+        return new PoolVerdict(Verdict.Verified, GateReason.ContextLengthSufficient, "engine context " + context
+            + " tokens >= " + required + ", and the engine refuses to start unless one request of its context length"
+            + " fits its KV cache, so the pool holds at least that; the " + figure + versionClause);
+      }
+      return new PoolVerdict(Verdict.Unknown, GateReason.PoolUpperBoundOnly, figure + "; the engine context "
+          + context + " tokens, which the engine guarantees its pool holds, is below " + required);
+    }
+    String contradicted = policy.blockCountIsPool()
+        ? "; the role declares blockCountIsPool, but the engine's own answer shows the figure is more than its GPU pool"
+        : "";
+    return new PoolVerdict(Verdict.Unknown, GateReason.PoolUpperBoundOnly,
+        figure + ", so it cannot show the pool holds " + required + contradicted);
+  }
+
+  private static List<Finding> capacity(PoolPolicy policy, PoolObservation seen, boolean bound) {
     long pool = seen.poolTokens();
     long window = policy.contextWindow();
+    String named = bound ? "KV pool at most " + pool + " tokens (an upper bound)" : "KV pool " + pool + " tokens";
     List<Finding> findings = new ArrayList<>();
     if (BigDecimal.valueOf(pool).compareTo(requiredPool(policy)) < 0) {
       findings.add(new Finding(GateReason.PoolTooSmall,
-          "KV pool " + pool + " tokens < context window " + window + " × " + policy.minPoolRatio()));
+          named + " < context window " + window + " × " + policy.minPoolRatio()));
     }
     if (seen.engineContextTokens().isPresent()) {
       long engineContext = seen.engineContextTokens().getAsLong();
@@ -82,7 +122,7 @@ public final class PoolJudge {
       }
       if (engineContext > pool && !policy.allowEngineContextAbovePool()) {
         findings.add(new Finding(GateReason.EngineContextExceedsPool, "engine context " + engineContext
-            + " tokens > KV pool " + pool + " tokens: prompts between the two reach the engine's over-pool rejection"
+            + " tokens > " + (bound ? "KV pool at most " : "KV pool ") + pool + " tokens: prompts between the two reach the engine's over-pool rejection"
             + " path; lower the engine's --context-length to at most the pool"));
       }
     }

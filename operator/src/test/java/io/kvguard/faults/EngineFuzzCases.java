@@ -6,6 +6,7 @@ import static io.kvguard.faults.ProbeFuzzTest.poolNear;
 import static io.kvguard.faults.ProbeFuzzTest.window;
 
 import io.kvguard.faults.ProbeFuzzTest.Case;
+import io.kvguard.verdict.PoolPolicy;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Random;
@@ -78,7 +79,11 @@ final class EngineFuzzCases {
     for (int i = 0; i < n; i++) {
       metrics = text.mutate(metrics);
     }
-    return new Case(truth, policy(random, window), n > 0, Map.of("/metrics", metrics));
+    // Half the roles declare the block count exact: only those may verify (ProbeFuzzTest checks the others never do).
+    PoolPolicy drawn = policy(random, window);
+    PoolPolicy policy = new PoolPolicy(drawn.contextWindow(), drawn.minPoolRatio(), drawn.allowEngineContextAbovePool(),
+        drawn.versions(), random.nextBoolean());
+    return new Case(truth, policy, n > 0, Map.of("/metrics", metrics));
   }
 
   /** llama.cpp: n_ctx of one slot is the pool (2025 builds, or the flattened 2024 settings). */

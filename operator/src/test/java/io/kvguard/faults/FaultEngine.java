@@ -48,6 +48,14 @@ interface FaultEngine {
     return Optional.empty();
   }
 
+  /**
+   * Whether the healthy answer verifies only with the role's blockCountIsPool declaration: Triton's block count is
+   * an upper bound of the GPU pool (host offload and several attention windows are counted), never a pool by itself.
+   */
+  default boolean needsBlockCountDeclaration() {
+    return false;
+  }
+
   /** Empty when the fault cannot be expressed in this engine's answers. */
   Optional<Fault> content(ContentFault fault);
 }

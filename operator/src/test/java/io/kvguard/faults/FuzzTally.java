@@ -1,5 +1,8 @@
 package io.kvguard.faults;
 
+import io.kvguard.verdict.GateReason;
+import io.kvguard.verdict.PoolObservation;
+import io.kvguard.verdict.PoolPolicy;
 import io.kvguard.verdict.PoolVerdict;
 import io.kvguard.verdict.ProbeOutcome;
 import io.kvguard.verdict.Verdict;
@@ -20,6 +23,7 @@ final class FuzzTally {
   int poolAboveTruth;
   int exceptions;
   int payloadLeaks;
+  int boundVerifiedAsPool;
   final List<String> violations = new ArrayList<>();
 
   FuzzTally(String engine, long seed) {
@@ -52,6 +56,22 @@ final class FuzzTally {
     }
   }
 
+  /**
+   * An upper bound of the GPU pool (a summed or host-inclusive block count, a hybrid model's block product) may
+   * verify a pod as PoolSufficient only on the role's declaration, and never when the answer itself shows it is more
+   * than the pool.
+   */
+  void checkBound(PoolPolicy policy, ProbeOutcome outcome, PoolVerdict verdict, String answer) {
+    if (!(outcome instanceof ProbeOutcome.Observed seen) || !seen.observation().upperBoundOnly()
+        || verdict.reason() != GateReason.PoolSufficient) {
+      return;
+    }
+    if (!policy.blockCountIsPool() || seen.observation().poolSource() == PoolObservation.PoolSource.UPPER_BOUND_SHOWN) {
+      boundVerifiedAsPool++;
+      keep("upper bound verified as PoolSufficient without a declaration: " + answer);
+    }
+  }
+
   /** A planted secret reached what kvguard would write (failure cause, verdict message, notes or version). */
   void leak(String answer) {
     payloadLeaks++;
@@ -72,8 +92,9 @@ final class FuzzTally {
 
   String summary() {
     return String.format("fuzz engine=%s seed=%d cases=%d mutated=%d verified=%d refused=%d failed=%d"
-        + " truePoolBelowWindow=%d gatesOpenedBelowWindow=%d poolAboveTruth=%d exceptions=%d payloadLeaks=%d",
+        + " truePoolBelowWindow=%d gatesOpenedBelowWindow=%d poolAboveTruth=%d exceptions=%d payloadLeaks=%d"
+        + " boundVerifiedAsPool=%d",
         engine, seed, cases, mutated, verified, refused, failed, truthBelowWindow, openedBelowWindow, poolAboveTruth,
-        exceptions, payloadLeaks);
+        exceptions, payloadLeaks, boundVerifiedAsPool);
   }
 }

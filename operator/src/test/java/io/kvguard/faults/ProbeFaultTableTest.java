@@ -10,6 +10,7 @@ import io.kvguard.verdict.GateDecision;
 import io.kvguard.verdict.GateReason;
 import io.kvguard.verdict.PoolJudge;
 import io.kvguard.verdict.PoolPolicy;
+import io.kvguard.verdict.VersionRules;
 import io.kvguard.verdict.PoolVerdict;
 import io.kvguard.verdict.ProbeOutcome;
 import io.kvguard.verdict.Verdict;
@@ -215,7 +216,8 @@ class ProbeFaultTableTest {
       EngineEndpoint endpoint = new EngineEndpoint(URI.create("http://127.0.0.1:" + server.port()), TIMEOUT, Optional.empty());
       ProbeOutcome outcome = engine.probe(smallLimitHttp()).probe(endpoint);
       assertThat(outcome).isInstanceOf(ProbeOutcome.Observed.class);
-      assertThat(PoolJudge.judge(POLICY, outcome).verdict()).isEqualTo(Verdict.Verified);
+      PoolPolicy policy = new PoolPolicy(WINDOW, 1.0, false, VersionRules.NONE, engine.needsBlockCountDeclaration());
+      assertThat(PoolJudge.judge(policy, outcome).verdict()).isEqualTo(Verdict.Verified);
       assertThat(((ProbeOutcome.Observed) outcome).observation().poolTokens()).isEqualTo(SglangFaultEngine.POOL);
     }
   }

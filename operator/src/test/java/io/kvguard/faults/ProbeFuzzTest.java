@@ -93,6 +93,7 @@ class ProbeFuzzTest {
     assertThat(tally.poolAboveTruth).isZero();
     assertThat(tally.exceptions).isZero();
     assertThat(tally.payloadLeaks).isZero();
+    assertThat(tally.boundVerifiedAsPool).isZero();
     // The generator must exercise all three outcomes, or the invariant holds vacuously.
     assertThat(tally.verified).isPositive();
     assertThat(tally.refused).isPositive();
@@ -119,6 +120,7 @@ class ProbeFuzzTest {
         ProbeOutcome outcome = probeFactory.apply(http).probe(ENDPOINT);
         PoolVerdict verdict = PoolJudge.judge(c.policy(), outcome);
         tally.record(c.truePool(), PoolJudgeAccess.required(c.policy()), c.mutated(), outcome, verdict, shown);
+        tally.checkBound(c.policy(), outcome, verdict, shown);
         if (echoesSecret(outcome, verdict)) {
           tally.leak(shown);
         }

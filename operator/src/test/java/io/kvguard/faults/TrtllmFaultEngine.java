@@ -12,7 +12,8 @@ import java.util.Optional;
 
 /**
  * TensorRT-LLM behind Triton in the fault table: pool = nv_trt_llm_kv_cache_block_metrics "max" × "tokens_per"
- * on /metrics (31875 × 64). It reports no context length, so only pool rows apply.
+ * on /metrics (31875 × 64), an upper bound of the GPU pool that verifies only with the role's blockCountIsPool
+ * declaration. It reports no context length, so only pool rows apply.
  */
 final class TrtllmFaultEngine implements FaultEngine {
   static final String BLOCKS = "nv_trt_llm_kv_cache_block_metrics";
@@ -31,6 +32,11 @@ final class TrtllmFaultEngine implements FaultEngine {
   @Override
   public Map<String, RawEngine.Behaviour> healthy() {
     return new java.util.LinkedHashMap<>(Map.of("/metrics", prometheus(metrics(model("tensorrt_llm", "31875", "64")))));
+  }
+
+  @Override
+  public boolean needsBlockCountDeclaration() {
+    return true;
   }
 
   @Override

@@ -7,16 +7,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvguard.customresource.Engine;
 import io.kvguard.demo.EngineShapes;
+import io.kvguard.demo.FakeEngine;
 import io.kvguard.demo.FakeEngine.Answer;
 import io.kvguard.verdict.GateReason;
 import io.kvguard.verdict.PoolObservation;
+import io.kvguard.verdict.PoolObservation.PoolSource;
+import io.kvguard.verdict.PoolPolicy;
 import io.kvguard.verdict.PoolVerdict;
 import io.kvguard.verdict.ProbeOutcome;
+import io.kvguard.verdict.Verdict;
+import io.kvguard.verdict.VersionRules;
+import java.io.IOException;
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class TrtllmProbeTest {
   private static final long WINDOW = 131_072;
+  private static final String SERVE = "trtllm-serve-050f80d/";
+  private static final String TRITON = "tensorrtllm_backend-0.19.0/metrics.txt";
 
   private static ProbeOutcome probe(Map<String, Answer> answers) {
     try (Probing fake = new Probing(answers)) {
@@ -24,46 +33,141 @@ class TrtllmProbeTest {
     }
   }
 
+  private static PoolPolicy declared(long window, double ratio) {
+    return new PoolPolicy(window, ratio, false, VersionRules.of("trtllm", null, false, true), true);
+  }
+
   @Test
-  void tritonPoolIsMaxBlocksTimesTokensPerBlockAndOneRankIsFlagged() {
-    ProbeOutcome outcome = probe(EngineShapes.tritonTrtllm(6239, 64));
+  void tritonBlockCountIsOnlyAnUpperBoundAndVerifiesNothingWithoutTheDeclaration() {
+    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixture.prometheus(TRITON)));
     PoolObservation seen = observed(outcome);
-    assertThat(seen.poolTokens()).isEqualTo(399_296);
-    assertThat(seen.engineContextTokens()).isEmpty();
-    assertThat(seen.notes()).contains("pool = nv_trt_llm_kv_cache_block_metrics max × tokens_per (Triton)",
-        TrtllmProbe.ONE_RANK_NOTE, "TensorRT-LLM exports no context length: EngineContextExceedsPool is not checked");
+    assertThat(seen.poolTokens()).isEqualTo(3124L * 64);
+    assertThat(seen.poolSource()).isEqualTo(PoolSource.UPPER_BOUND);
+    assertThat(seen.notes()).contains("KV figure = nv_trt_llm_kv_cache_block_metrics max × tokens_per (Triton)",
+        TrtllmProbe.ONE_RANK_NOTE, TrtllmProbe.NO_CONTEXT_NOTE);
     PoolVerdict verdict = judge(Engine.TRTLLM, WINDOW, outcome);
+    assertThat(verdict.verdict()).isEqualTo(Verdict.Unknown);
+    assertThat(verdict.reason()).isEqualTo(GateReason.PoolUpperBoundOnly);
+    assertThat(verdict.message()).startsWith("KV figure 199936 tokens is only an upper bound of the GPU pool (Triton's")
+        .contains("kv_cache_host_memory_bytes", "max_attention_window_size", "declare blockCountIsPool: true");
+  }
+
+  @Test
+  void theRoleDeclarationLetsTheJudgeTakeTheBlockCountAsThePool() {
+    PoolVerdict verdict = Probing.judge(declared(WINDOW, 1.0), probe(Map.of("/metrics", EngineFixture.prometheus(TRITON))));
     assertThat(verdict.reason()).isEqualTo(GateReason.PoolSufficient);
-    assertThat(verdict.message()).contains("engine reports no context length");
+    assertThat(verdict.message()).startsWith("KV pool 199936 tokens >= context window 131072 × 1.0")
+        .contains("taken as its GPU pool on the role's declaration blockCountIsPool");
   }
 
   @Test
-  void trtllmServeGaugesAndIterationStatsGiveThePool() {
-    assertThat(observed(probe(EngineShapes.trtllmServe(4096, 32))).poolTokens()).isEqualTo(131_072);
-    PoolObservation stats = observed(probe(EngineShapes.trtllmServeIterationStats(6239, 64)));
-    assertThat(stats.poolTokens()).isEqualTo(399_296);
-    assertThat(stats.notes()).contains("pool = kvCacheStats.maxNumBlocks × tokensPerBlock from trtllm-serve iteration stats",
-        TrtllmProbe.ONE_RANK_NOTE);
-  }
-
-  @Test
-  void aPoolSmallerThanTheWindowIsRefused() {
-    PoolVerdict verdict = judge(Engine.TRTLLM, 1_048_576, probe(EngineShapes.tritonTrtllm(6239, 64)));
+  void anUpperBoundBelowTheWindowIsRefused() {
+    PoolVerdict verdict = judge(Engine.TRTLLM, 1_048_576, probe(Map.of("/metrics", EngineFixture.prometheus(TRITON))));
     assertThat(verdict.reason()).isEqualTo(GateReason.PoolTooSmall);
-    assertThat(verdict.message()).startsWith("KV pool 399296 tokens < context window 1048576");
+    assertThat(verdict.message()).startsWith("KV pool at most 199936 tokens (an upper bound) < context window 1048576");
     assertThat(judge(Engine.TRTLLM, WINDOW, probe(EngineShapes.trtllmServe(4095, 32))).reason())
         .isEqualTo(GateReason.PoolTooSmall);
   }
 
   @Test
-  void twoModelsOnOneTritonCountTheSmallerPool() {
+  void iterationStatsOfOneWindowGiveTheGpuPoolWithoutTheHostOffloadBlocks() {
+    // maxNumBlocks 8192 = 4000 GPU + 4192 host blocks: 262144 tokens would pass a 131072 window; the GPU holds 128000.
+    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-one-window-host-offload.json")));
+    PoolObservation seen = observed(outcome);
+    assertThat(seen.poolTokens()).isEqualTo(128_000);
+    assertThat(seen.poolSource()).isEqualTo(PoolSource.ENGINE_KV_POOL);
+    assertThat(seen.notes()).contains("pool = kvCacheIterationStats[131072].primaryMaxNumBlocks × tokensPerBlock (GPU blocks only)",
+        "host offload: 4192 secondary (host) blocks are not counted in the pool");
+    PoolVerdict verdict = judge(Engine.TRTLLM, WINDOW, outcome);
+    assertThat(verdict.reason()).isEqualTo(GateReason.PoolTooSmall);
+    assertThat(verdict.message()).startsWith("KV pool 128000 tokens < context window 131072");
+  }
+
+  @Test
+  void severalAttentionWindowsKeepTheGateShutEvenWhenTheRoleDeclaresOtherwise() {
+    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-two-windows.json")));
+    PoolObservation seen = observed(outcome);
+    assertThat(seen.poolSource()).isEqualTo(PoolSource.UPPER_BOUND_SHOWN);
+    assertThat(seen.poolTokens()).isEqualTo(12_000L * 32);
+    PoolVerdict undeclared = judge(Engine.TRTLLM, WINDOW, outcome);
+    assertThat(undeclared.reason()).isEqualTo(GateReason.PoolUpperBoundOnly);
+    assertThat(undeclared.message()).contains("reports 2 attention-window pools (windows of 1024, 131072 tokens)",
+        "kv_cache_config.max_attention_window");
+    PoolVerdict declared = Probing.judge(declared(WINDOW, 1.0), outcome);
+    assertThat(declared.verdict()).isEqualTo(Verdict.Unknown);
+    assertThat(declared.reason()).isEqualTo(GateReason.PoolUpperBoundOnly);
+    assertThat(declared.message()).endsWith("the role declares blockCountIsPool, but the engine's own answer shows the"
+        + " figure is more than its GPU pool");
+  }
+
+  @Test
+  void kvCacheStatsWithoutPerWindowCountsAreAnUpperBound() {
+    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-kvcachestats-only.json")));
+    PoolObservation seen = observed(outcome);
+    assertThat(seen.poolTokens()).isEqualTo(262_144);
+    assertThat(seen.poolSource()).isEqualTo(PoolSource.UPPER_BOUND);
+    assertThat(judge(Engine.TRTLLM, WINDOW, outcome).message()).contains("kv_cache_config.host_cache_size");
+  }
+
+  @Test
+  void idleTrtllmServeIsReadFromItsPrometheusGaugesWithTheConfiguredContext() {
+    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-idle.json"),
+        "/prometheus/metrics", EngineFixture.prometheus(SERVE + "prometheus-metrics.txt")));
+    PoolObservation seen = observed(outcome);
+    assertThat(seen.poolTokens()).isEqualTo(8192L * 32);
+    assertThat(seen.poolSource()).isEqualTo(PoolSource.UPPER_BOUND);
+    assertThat(seen.engineContextTokens()).hasValue(131_072);
+    assertThat(seen.notes()).contains("KV figure = trtllm_kv_cache_max_blocks × trtllm_kv_cache_tokens_per_block"
+        + " (trtllm-serve /prometheus/metrics)");
+  }
+
+  @Test
+  void aConfiguredContextAboveTheUpperBoundIsRefused() {
+    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-kvcachestats-only.json"),
+        "/prometheus/metrics", EngineFixture.prometheus(SERVE + "prometheus-metrics-before-first-request.txt")));
+    // 131072-token context read from trtllm_model_config_info; halve the blocks so the bound falls below it.
+    ProbeOutcome small = probe(Map.of("/metrics", Answer.json(EngineFixture.text(SERVE + "metrics-kvcachestats-only.json")
+            .lines().skip(1).findFirst().orElseThrow().replace("\"maxNumBlocks\":8192", "\"maxNumBlocks\":2048")),
+        "/prometheus/metrics", EngineFixture.prometheus(SERVE + "prometheus-metrics-before-first-request.txt")));
+    assertThat(observed(outcome).engineContextTokens()).hasValue(131_072);
+    PoolVerdict verdict = judge(Engine.TRTLLM, 65_536, small);
+    assertThat(verdict.reason()).isEqualTo(GateReason.EngineContextExceedsPool);
+    assertThat(verdict.message()).contains("engine context 131072 tokens > KV pool at most 65536 tokens");
+  }
+
+  @Test
+  void whenNeitherSourceAnswersTheMessageSaysWhatToTurnOn() {
+    String idle = failure(probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-idle.json"))));
+    assertThat(idle).startsWith("TensorRT-LLM answered no KV figures: GET /metrics lists no iteration stats with"
+        + " kvCacheStats, and GET /prometheus/metrics answered HTTP 404 (mounted only with return_perf_metrics)")
+        .contains("enable_iter_perf_stats and return_perf_metrics", "/health_generate", "metricsPort");
+    String beforeFirstRequest = failure(probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-idle.json"),
+        "/prometheus/metrics", EngineFixture.prometheus(SERVE + "prometheus-metrics-before-first-request.txt"))));
+    assertThat(beforeFirstRequest).contains("GET /prometheus/metrics has no trtllm_kv_cache_max_blocks yet");
+    assertThat(failure(probe(Map.of()))).contains("GET /metrics answered HTTP 404");
+  }
+
+  @Test
+  void tritonIsReadOnTheRolesMetricsPortNotTheInferencePort() throws IOException {
+    try (FakeEngine inference = new FakeEngine().serve(Map.of("/v2/health/ready", Answer.json("{}")));
+        FakeEngine metrics = new FakeEngine().serve(Map.of("/metrics", EngineFixture.prometheus(TRITON)))) {
+      TrtllmProbe probe = new TrtllmProbe(EngineHttp.createDefault());
+      EngineEndpoint port = EngineEndpoint.of("http", "127.0.0.1", inference.port(), Duration.ofSeconds(5));
+      assertThat(failure(probe.probe(port))).contains("GET /metrics answered HTTP 404");
+      PoolObservation seen = observed(probe.probe(port.withMetricsPort(metrics.port())));
+      assertThat(seen.poolTokens()).isEqualTo(199_936);
+    }
+  }
+
+  @Test
+  void twoModelsOnOneTritonCountTheSmallerFigure() {
     String metrics = "nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type=\"max\",model=\"a\",version=\"1\"} 100\n"
         + "nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type=\"tokens_per\",model=\"a\",version=\"1\"} 64\n"
         + "nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type=\"max\",model=\"b\",version=\"1\"} 50\n"
         + "nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type=\"tokens_per\",model=\"b\",version=\"1\"} 64\n";
     PoolObservation seen = observed(probe(Map.of("/metrics", Answer.prometheus(metrics))));
     assertThat(seen.poolTokens()).isEqualTo(3200);
-    assertThat(seen.notes()).contains("pool is the smallest of 2 exported KV capacities");
+    assertThat(seen.notes()).contains("KV figure is the smallest of 2 exported KV capacities");
   }
 
   @Test
@@ -78,11 +182,17 @@ class TrtllmProbeTest {
         + "trtllm_kv_cache_tokens_per_block{rank=\"1\"} 32\n")))))
         .contains("do not pair up by labels");
     assertThat(failure(probe(Map.of("/metrics", Answer.json("[]")))))
-        .startsWith("/metrics lists no iteration stats with kvCacheStats");
+        .contains("GET /metrics lists no iteration stats with kvCacheStats");
     assertThat(failure(probe(Map.of("/metrics", Answer.json("[{\"kvCacheStats\":{\"maxNumBlocks\":6239}}]")))))
         .isEqualTo("/metrics[0].kvCacheStats lacks tokensPerBlock");
     assertThat(failure(probe(Map.of("/metrics", Answer.prometheus(
         "trtllm_kv_cache_max_blocks 9223372036854775807\ntrtllm_kv_cache_tokens_per_block 64\n")))))
         .isEqualTo("/metrics trtllm_kv_cache_max_blocks is too large to be exact");
+    assertThat(failure(probe(Map.of("/metrics", Answer.json("[{\"kvCacheStats\":{\"maxNumBlocks\":64,\"tokensPerBlock\":32},"
+        + "\"kvCacheIterationStats\":{\"4096\":{\"secondaryMaxNumBlocks\":0}}}]")))))
+        .isEqualTo("/metrics[0].kvCacheIterationStats[4096] lacks primaryMaxNumBlocks");
+    assertThat(failure(probe(Map.of("/metrics", Answer.json("[{\"kvCacheStats\":{\"maxNumBlocks\":64,\"tokensPerBlock\":32},"
+        + "\"kvCacheIterationStats\":{\"all\":{\"primaryMaxNumBlocks\":64}}}]")))))
+        .isEqualTo("/metrics[0].kvCacheIterationStats has a window key that is not a token count");
   }
 }

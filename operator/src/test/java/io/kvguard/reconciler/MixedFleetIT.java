@@ -80,9 +80,13 @@ class MixedFleetIT {
     context.setJsonPointer("/max_prompt");
     settings.setEngineContext(context);
     generic.setGeneric(settings);
+    // Triton's block count is only an upper bound of the GPU pool; this role declares it exact (no host offload,
+    // one attention window), so it may verify. TritonMetricsPortIT shows the gate without the declaration.
+    RoleSpec trtllm = fleetRole("trtllm", Engine.TRTLLM);
+    trtllm.setBlockCountIsPool(true);
     ModelDeployment md = h.modelDeployment("fleet", WINDOW,
         fleetRole("prefill", Engine.SGLANG), fleetRole("decode", Engine.SGLANG), fleetRole("vllm", Engine.VLLM),
-        fleetRole("tgi", Engine.TGI), fleetRole("trtllm", Engine.TRTLLM), fleetRole("llamacpp", Engine.LLAMACPP),
+        fleetRole("tgi", Engine.TGI), trtllm, fleetRole("llamacpp", Engine.LLAMACPP),
         fleetRole("ollama", Engine.OLLAMA), generic);
     h.create(md);
 

@@ -275,7 +275,72 @@ class PoolJudgeTest {
     @Test
     void theBoundMustBeTheContextLength() {
       assertThatThrownBy(() -> new PoolObservation(10, OptionalLong.of(9), null, null, List.of(),
-          PoolObservation.PoolSource.CONTEXT_LENGTH_ONLY)).isInstanceOf(IllegalArgumentException.class);
+          PoolObservation.PoolSource.CONTEXT_LENGTH_ONLY, null)).isInstanceOf(IllegalArgumentException.class);
+    }
+  }
+
+  /** A figure that is only an upper bound of the GPU pool (summed, host-inclusive, a hybrid's block product). */
+  @Nested
+  class UpperBound {
+    private static final String CAVEAT = "host offload and several windows are counted";
+
+    private PoolObservation bound(long tokens, OptionalLong context, PoolObservation.PoolSource kind) {
+      return PoolObservation.upperBound(tokens, context, null, null, List.of(), kind, CAVEAT);
+    }
+
+    private PoolVerdict judge(PoolPolicy policy, PoolObservation seen) {
+      return PoolJudge.judge(policy, ProbeOutcome.observed(seen));
+    }
+
+    @Test
+    void aBoundThatHoldsTheWindowVerifiesNothing() {
+      PoolVerdict verdict = judge(new PoolPolicy(131_072, 1.0, false),
+          bound(1_000_000, OptionalLong.empty(), PoolObservation.PoolSource.UPPER_BOUND));
+      assertThat(verdict.verdict()).isEqualTo(Verdict.Unknown);
+      assertThat(verdict.reason()).isEqualTo(GateReason.PoolUpperBoundOnly);
+      assertThat(verdict.message()).isEqualTo("KV figure 1000000 tokens is only an upper bound of the GPU pool (" + CAVEAT
+          + "), so it cannot show the pool holds context window 131072 × 1.0");
+    }
+
+    @Test
+    void aBoundBelowTheRequirementRefusesThePod() {
+      PoolVerdict verdict = judge(new PoolPolicy(131_072, 2.0, false),
+          bound(200_000, OptionalLong.empty(), PoolObservation.PoolSource.UPPER_BOUND));
+      assertThat(verdict.reason()).isEqualTo(GateReason.PoolTooSmall);
+      assertThat(verdict.message()).isEqualTo("KV pool at most 200000 tokens (an upper bound) < context window 131072 × 2.0");
+    }
+
+    @Test
+    void theDeclarationMakesItThePoolUnlessTheAnswerShowsOtherwise() {
+      PoolPolicy declared = new PoolPolicy(131_072, 1.0, false, VersionRules.NONE, true);
+      assertThat(judge(declared, bound(200_000, OptionalLong.empty(), PoolObservation.PoolSource.UPPER_BOUND)).reason())
+          .isEqualTo(GateReason.PoolSufficient);
+      PoolVerdict shown = judge(declared, bound(200_000, OptionalLong.empty(), PoolObservation.PoolSource.UPPER_BOUND_SHOWN));
+      assertThat(shown.reason()).isEqualTo(GateReason.PoolUpperBoundOnly);
+      assertThat(shown.message()).endsWith("the role declares blockCountIsPool, but the engine's own answer shows the"
+          + " figure is more than its GPU pool");
+    }
+
+    @Test
+    void aContextTheEngineGuaranteesItsPoolHoldsVerifiesOnlyWhenItMeetsTheRatio() {
+      PoolObservation held = bound(262_144, OptionalLong.of(131_072), PoolObservation.PoolSource.UPPER_BOUND_CONTEXT_HELD);
+      PoolVerdict atOne = judge(new PoolPolicy(131_072, 1.0, false), held);
+      assertThat(atOne.verdict()).isEqualTo(Verdict.Verified);
+      assertThat(atOne.reason()).isEqualTo(GateReason.ContextLengthSufficient);
+      PoolVerdict headroom = judge(new PoolPolicy(131_072, 1.5, false), held);
+      assertThat(headroom.reason()).isEqualTo(GateReason.PoolUpperBoundOnly);
+      assertThat(headroom.message()).endsWith("the engine context 131072 tokens, which the engine guarantees its pool"
+          + " holds, is below context window 131072 × 1.5");
+    }
+
+    @Test
+    void aBoundNeedsItsCaveatAndOnlyABoundHasOne() {
+      assertThatThrownBy(() -> new PoolObservation(10, OptionalLong.empty(), null, null, List.of(),
+          PoolObservation.PoolSource.UPPER_BOUND, null)).isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> new PoolObservation(10, OptionalLong.empty(), null, null, List.of(),
+          PoolObservation.PoolSource.ENGINE_KV_POOL, "why")).isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> PoolObservation.upperBound(10, OptionalLong.empty(), null, null, List.of(),
+          PoolObservation.PoolSource.UPPER_BOUND_CONTEXT_HELD, "why")).isInstanceOf(IllegalArgumentException.class);
     }
   }
 }
