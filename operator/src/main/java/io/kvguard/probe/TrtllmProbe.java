@@ -47,9 +47,10 @@ public final class TrtllmProbe implements EngineProbe {
       + " (kv_cache_config.max_attention_window), and this answer has no per-window GPU count (kvCacheIterationStats);"
       + " if host offload is off and the model has one attention window, declare blockCountIsPool: true on the role";
   static final String NO_FIGURES_ADVICE = "trtllm-serve reports KV figures only after it ran an iteration: turn on"
-      + " enable_iter_perf_stats and return_perf_metrics in its LLM API options (--extra_llm_api_options) and let the"
-      + " kubelet run a generation while kvguard keeps traffic away (a startupProbe or readinessProbe on"
-      + " /health_generate); for Triton, set the role's metricsPort to its metrics port (8002 by default)";
+      + " enable_iter_perf_stats in its LLM API options (--extra_llm_api_options) for /metrics, or return_perf_metrics"
+      + " for /prometheus/metrics (whose collector then drains the /metrics stats), and have the kubelet run"
+      + " generations while kvguard keeps traffic away (a readinessProbe on /health_generate); for Triton, set the"
+      + " role's metricsPort to its metrics port (8002 by default)";
 
   private final EngineHttp http;
 

@@ -140,7 +140,7 @@ class TrtllmProbeTest {
     String idle = failure(probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-idle.json"))));
     assertThat(idle).startsWith("TensorRT-LLM answered no KV figures: GET /metrics lists no iteration stats with"
         + " kvCacheStats, and GET /prometheus/metrics answered HTTP 404 (mounted only with return_perf_metrics)")
-        .contains("enable_iter_perf_stats and return_perf_metrics", "/health_generate", "metricsPort");
+        .contains("enable_iter_perf_stats", "return_perf_metrics", "readinessProbe on /health_generate", "metricsPort");
     String beforeFirstRequest = failure(probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-idle.json"),
         "/prometheus/metrics", EngineFixture.prometheus(SERVE + "prometheus-metrics-before-first-request.txt"))));
     assertThat(beforeFirstRequest).contains("GET /prometheus/metrics has no trtllm_kv_cache_max_blocks yet");
