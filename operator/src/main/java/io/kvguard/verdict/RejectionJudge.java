@@ -31,7 +31,8 @@ public final class RejectionJudge {
       return poolVerdict;
     }
     if (outcome instanceof RejectionOutcome.Refused refused) {
-      return new PoolVerdict(Verdict.Verified, GateReason.PoolSufficient, poolVerdict.message() + "; " + refusal(refused));
+      // The refusal adds to what verified the pool; it does not turn a context-length bound into a measured pool.
+      return new PoolVerdict(Verdict.Verified, poolVerdict.reason(), poolVerdict.message() + "; " + refusal(refused));
     }
     if (outcome instanceof RejectionOutcome.Inconclusive inconclusive) {
       return new PoolVerdict(Verdict.Unknown, GateReason.RejectionProbeInconclusive,

@@ -35,7 +35,7 @@ class EngineFixturesTest {
       assertThat(source).as("%s has a SOURCE.md", folder).exists();
       String text = Files.readString(source);
       assertThat(text.lines().findFirst().orElse("")).as("first line of %s", source)
-          .startsWith("Derived from ").containsPattern("[a-z0-9-]+/[A-Za-z0-9._-]+ `[^`]+`");
+          .startsWith("Derived from ").containsPattern("[A-Za-z0-9-]+/[A-Za-z0-9._-]+ `[^`]+`");
       try (Stream<Path> files = Files.list(folder)) {
         files.filter(f -> !f.getFileName().toString().equals("SOURCE.md")).forEach(file ->
             assertThat(text).as("%s names %s", source, file.getFileName()).contains("`" + file.getFileName() + "`"));

@@ -9,6 +9,7 @@ import io.kvguard.customresource.Engine;
 import io.kvguard.demo.EngineShapes;
 import io.kvguard.demo.FakeEngine;
 import io.kvguard.demo.FakeEngine.Answer;
+import io.kvguard.testing.EngineFixtures;
 import io.kvguard.verdict.GateReason;
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.PoolObservation.PoolSource;
@@ -18,6 +19,7 @@ import io.kvguard.verdict.ProbeOutcome;
 import io.kvguard.verdict.Verdict;
 import io.kvguard.verdict.VersionRules;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -25,7 +27,7 @@ import org.junit.jupiter.api.Test;
 class TrtllmProbeTest {
   private static final long WINDOW = 131_072;
   private static final String SERVE = "trtllm-serve-050f80d/";
-  private static final String TRITON = "tensorrtllm_backend-0.19.0/metrics.txt";
+  private static final String TRITON = "trtllm-triton-0.19.0/metrics-200.http";
 
   private static ProbeOutcome probe(Map<String, Answer> answers) {
     try (Probing fake = new Probing(answers)) {
@@ -39,7 +41,7 @@ class TrtllmProbeTest {
 
   @Test
   void tritonBlockCountIsOnlyAnUpperBoundAndVerifiesNothingWithoutTheDeclaration() {
-    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixture.prometheus(TRITON)));
+    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixtures.answer(TRITON)));
     PoolObservation seen = observed(outcome);
     assertThat(seen.poolTokens()).isEqualTo(3124L * 64);
     assertThat(seen.poolSource()).isEqualTo(PoolSource.UPPER_BOUND);
@@ -54,7 +56,7 @@ class TrtllmProbeTest {
 
   @Test
   void theRoleDeclarationLetsTheJudgeTakeTheBlockCountAsThePool() {
-    PoolVerdict verdict = Probing.judge(declared(WINDOW, 1.0), probe(Map.of("/metrics", EngineFixture.prometheus(TRITON))));
+    PoolVerdict verdict = Probing.judge(declared(WINDOW, 1.0), probe(Map.of("/metrics", EngineFixtures.answer(TRITON))));
     assertThat(verdict.reason()).isEqualTo(GateReason.PoolSufficient);
     assertThat(verdict.message()).startsWith("KV pool 199936 tokens >= context window 131072 × 1.0")
         .contains("taken as its GPU pool on the role's declaration blockCountIsPool");
@@ -62,7 +64,7 @@ class TrtllmProbeTest {
 
   @Test
   void anUpperBoundBelowTheWindowIsRefused() {
-    PoolVerdict verdict = judge(Engine.TRTLLM, 1_048_576, probe(Map.of("/metrics", EngineFixture.prometheus(TRITON))));
+    PoolVerdict verdict = judge(Engine.TRTLLM, 1_048_576, probe(Map.of("/metrics", EngineFixtures.answer(TRITON))));
     assertThat(verdict.reason()).isEqualTo(GateReason.PoolTooSmall);
     assertThat(verdict.message()).startsWith("KV pool at most 199936 tokens (an upper bound) < context window 1048576");
     assertThat(judge(Engine.TRTLLM, WINDOW, probe(EngineShapes.trtllmServe(4095, 32))).reason())
@@ -72,7 +74,7 @@ class TrtllmProbeTest {
   @Test
   void iterationStatsOfOneWindowGiveTheGpuPoolWithoutTheHostOffloadBlocks() {
     // maxNumBlocks 8192 = 4000 GPU + 4192 host blocks: 262144 tokens would pass a 131072 window; the GPU holds 128000.
-    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-one-window-host-offload.json")));
+    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixtures.answer(SERVE + "metrics-one-window-host-offload-200.http")));
     PoolObservation seen = observed(outcome);
     assertThat(seen.poolTokens()).isEqualTo(128_000);
     assertThat(seen.poolSource()).isEqualTo(PoolSource.ENGINE_KV_POOL);
@@ -85,7 +87,7 @@ class TrtllmProbeTest {
 
   @Test
   void severalAttentionWindowsKeepTheGateShutEvenWhenTheRoleDeclaresOtherwise() {
-    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-two-windows.json")));
+    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixtures.answer(SERVE + "metrics-two-windows-200.http")));
     PoolObservation seen = observed(outcome);
     assertThat(seen.poolSource()).isEqualTo(PoolSource.UPPER_BOUND_SHOWN);
     assertThat(seen.poolTokens()).isEqualTo(12_000L * 32);
@@ -102,7 +104,7 @@ class TrtllmProbeTest {
 
   @Test
   void kvCacheStatsWithoutPerWindowCountsAreAnUpperBound() {
-    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-kvcachestats-only.json")));
+    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixtures.answer(SERVE + "metrics-kvcachestats-only-200.http")));
     PoolObservation seen = observed(outcome);
     assertThat(seen.poolTokens()).isEqualTo(262_144);
     assertThat(seen.poolSource()).isEqualTo(PoolSource.UPPER_BOUND);
@@ -111,8 +113,8 @@ class TrtllmProbeTest {
 
   @Test
   void idleTrtllmServeIsReadFromItsPrometheusGaugesWithTheConfiguredContext() {
-    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-idle.json"),
-        "/prometheus/metrics", EngineFixture.prometheus(SERVE + "prometheus-metrics.txt")));
+    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixtures.answer(SERVE + "metrics-idle-200.http"),
+        "/prometheus/metrics", EngineFixtures.answer(SERVE + "prometheus-metrics-200.http")));
     PoolObservation seen = observed(outcome);
     assertThat(seen.poolTokens()).isEqualTo(8192L * 32);
     assertThat(seen.poolSource()).isEqualTo(PoolSource.UPPER_BOUND);
@@ -123,12 +125,13 @@ class TrtllmProbeTest {
 
   @Test
   void aConfiguredContextAboveTheUpperBoundIsRefused() {
-    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-kvcachestats-only.json"),
-        "/prometheus/metrics", EngineFixture.prometheus(SERVE + "prometheus-metrics-before-first-request.txt")));
+    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixtures.answer(SERVE + "metrics-kvcachestats-only-200.http"),
+        "/prometheus/metrics", EngineFixtures.answer(SERVE + "prometheus-metrics-before-first-request-200.http")));
     // 131072-token context read from trtllm_model_config_info; halve the blocks so the bound falls below it.
-    ProbeOutcome small = probe(Map.of("/metrics", Answer.json(EngineFixture.text(SERVE + "metrics-kvcachestats-only.json")
-            .lines().skip(1).findFirst().orElseThrow().replace("\"maxNumBlocks\":8192", "\"maxNumBlocks\":2048")),
-        "/prometheus/metrics", EngineFixture.prometheus(SERVE + "prometheus-metrics-before-first-request.txt")));
+    Answer stats = EngineFixtures.answer(SERVE + "metrics-kvcachestats-only-200.http");
+    ProbeOutcome small = probe(Map.of("/metrics", Answer.json(new String(stats.body(), StandardCharsets.UTF_8)
+            .replace("\"maxNumBlocks\":8192", "\"maxNumBlocks\":2048")),
+        "/prometheus/metrics", EngineFixtures.answer(SERVE + "prometheus-metrics-before-first-request-200.http")));
     assertThat(observed(outcome).engineContextTokens()).hasValue(131_072);
     PoolVerdict verdict = judge(Engine.TRTLLM, 65_536, small);
     assertThat(verdict.reason()).isEqualTo(GateReason.EngineContextExceedsPool);
@@ -137,12 +140,13 @@ class TrtllmProbeTest {
 
   @Test
   void whenNeitherSourceAnswersTheMessageSaysWhatToTurnOn() {
-    String idle = failure(probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-idle.json"))));
+    String idle = failure(probe(Map.of("/metrics", EngineFixtures.answer(SERVE + "metrics-idle-200.http"),
+        "/prometheus/metrics", EngineFixtures.answer(SERVE + "prometheus-metrics-404.http"))));
     assertThat(idle).startsWith("TensorRT-LLM answered no KV figures: GET /metrics lists no iteration stats with"
         + " kvCacheStats, and GET /prometheus/metrics answered HTTP 404 (mounted only with return_perf_metrics)")
         .contains("enable_iter_perf_stats", "return_perf_metrics", "readinessProbe on /health_generate", "metricsPort");
-    String beforeFirstRequest = failure(probe(Map.of("/metrics", EngineFixture.json(SERVE + "metrics-idle.json"),
-        "/prometheus/metrics", EngineFixture.prometheus(SERVE + "prometheus-metrics-before-first-request.txt"))));
+    String beforeFirstRequest = failure(probe(Map.of("/metrics", EngineFixtures.answer(SERVE + "metrics-idle-200.http"),
+        "/prometheus/metrics", EngineFixtures.answer(SERVE + "prometheus-metrics-before-first-request-200.http"))));
     assertThat(beforeFirstRequest).contains("GET /prometheus/metrics has no trtllm_kv_cache_max_blocks yet");
     assertThat(failure(probe(Map.of()))).contains("GET /metrics answered HTTP 404");
   }
@@ -150,7 +154,7 @@ class TrtllmProbeTest {
   @Test
   void tritonIsReadOnTheRolesMetricsPortNotTheInferencePort() throws IOException {
     try (FakeEngine inference = new FakeEngine().serve(Map.of("/v2/health/ready", Answer.json("{}")));
-        FakeEngine metrics = new FakeEngine().serve(Map.of("/metrics", EngineFixture.prometheus(TRITON)))) {
+        FakeEngine metrics = new FakeEngine().serve(Map.of("/metrics", EngineFixtures.answer(TRITON)))) {
       TrtllmProbe probe = new TrtllmProbe(EngineHttp.createDefault());
       EngineEndpoint port = EngineEndpoint.of("http", "127.0.0.1", inference.port(), Duration.ofSeconds(5));
       assertThat(failure(probe.probe(port))).contains("GET /metrics answered HTTP 404");

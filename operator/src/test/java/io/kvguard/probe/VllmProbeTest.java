@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvguard.customresource.Engine;
 import io.kvguard.demo.EngineShapes;
 import io.kvguard.demo.FakeEngine.Answer;
+import io.kvguard.testing.EngineFixtures;
 import io.kvguard.verdict.GateReason;
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.PoolObservation.PoolSource;
@@ -42,8 +43,8 @@ class VllmProbeTest {
 
   @Test
   void withDataParallelismKvCacheSizeTokensIsTheFirstEnginesFigureCopiedOntoEverySeries() {
-    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixture.prometheus("vllm-002f10e/metrics-dp2.txt"),
-        "/v1/models", EngineFixture.json("vllm-002f10e/models.json")));
+    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixtures.answer("vllm-002f10e/metrics-dp2-200.http"),
+        "/v1/models", EngineFixtures.answer("vllm-002f10e/models-200.http")));
     PoolObservation seen = observed(outcome);
     assertThat(seen.poolTokens()).isEqualTo(262_144);
     assertThat(seen.poolSource()).isEqualTo(PoolSource.ENGINE_KV_POOL);
@@ -69,8 +70,8 @@ class VllmProbeTest {
   @Test
   void aHybridModelsBlockProductNeverVerifiesAHeadroomRatioAboveOne() {
     // gpt-oss on a build without kv_cache_size_tokens: 16384 × 16 = 262144 tokens, twice the real pool.
-    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixture.prometheus("vllm-005a810/metrics-hybrid.txt"),
-        "/v1/models", EngineFixture.json("vllm-005a810/models.json")));
+    ProbeOutcome outcome = probe(Map.of("/metrics", EngineFixtures.answer("vllm-005a810/metrics-hybrid-200.http"),
+        "/v1/models", EngineFixtures.answer("vllm-005a810/models-200.http")));
     PoolPolicy headroom = new PoolPolicy(WINDOW, 1.5, false, VersionRules.of("vllm", null, false, true));
     PoolVerdict verdict = Probing.judge(headroom, outcome);
     assertThat(verdict.verdict()).isEqualTo(Verdict.Unknown);
@@ -85,8 +86,8 @@ class VllmProbeTest {
 
   @Test
   void disableLogStatsIsNamedWhenTheMetricsPageHasNoVllmSeries() {
-    String cause = failure(probe(Map.of("/metrics", EngineFixture.prometheus("vllm-005a810/metrics-disable-log-stats.txt"),
-        "/v1/models", EngineFixture.json("vllm-005a810/models.json"))));
+    String cause = failure(probe(Map.of("/metrics", EngineFixtures.answer("vllm-005a810/metrics-disable-log-stats-200.http"),
+        "/v1/models", EngineFixtures.answer("vllm-005a810/models-200.http"))));
     assertThat(cause).isEqualTo("/metrics has no vllm:cache_config_info series and no other vllm: series: the engine"
         + " runs with --disable-log-stats, which skips vLLM's stat loggers, so it never exports its KV cache size;"
         + " remove --disable-log-stats from the engine's arguments");

@@ -334,6 +334,15 @@ class PoolJudgeTest {
     }
 
     @Test
+    void aRefusalOfTheRejectionProbeDoesNotTurnAContextBoundIntoAMeasuredPool() {
+      PoolVerdict held = judge(new PoolPolicy(131_072, 1.0, false),
+          bound(262_144, OptionalLong.of(131_072), PoolObservation.PoolSource.UPPER_BOUND_CONTEXT_HELD));
+      PoolVerdict refused = RejectionJudge.judge(held, new RejectionOutcome.Refused(400, "BadRequestError", 131_136));
+      assertThat(refused.verdict()).isEqualTo(Verdict.Verified);
+      assertThat(refused.reason()).isEqualTo(GateReason.ContextLengthSufficient);
+    }
+
+    @Test
     void aBoundNeedsItsCaveatAndOnlyABoundHasOne() {
       assertThatThrownBy(() -> new PoolObservation(10, OptionalLong.empty(), null, null, List.of(),
           PoolObservation.PoolSource.UPPER_BOUND, null)).isInstanceOf(IllegalArgumentException.class);
