@@ -27,14 +27,16 @@ public final class KvguardMetrics {
   public static final String REJECTION_PROBES_TOTAL = "kvguard_rejection_probes_total";
   public static final String GATE_WRITE_FAILURES_TOTAL = "kvguard_gate_write_failures_total";
   public static final String EVENT_WRITES_TOTAL = "kvguard_event_writes_total";
+  public static final String ENGINE_ADVISORY_WARNINGS = "kvguard_engine_advisory_warnings";
   public static final List<String> ALL = List.of(POD_KV_POOL_TOKENS, POD_VERIFIED, CONTEXT_WINDOW_TOKENS,
       GATE_TRANSITIONS_TOTAL, PROBE_DURATION_SECONDS, PROBE_FAILURES_TOTAL, BUILD_INFO, REJECTION_PROBES_TOTAL,
-      GATE_WRITE_FAILURES_TOTAL, EVENT_WRITES_TOTAL);
+      GATE_WRITE_FAILURES_TOTAL, EVENT_WRITES_TOTAL, ENGINE_ADVISORY_WARNINGS);
 
   private final MeterRegistry registry;
   private final Map<Tags, AtomicLong> poolTokens = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> verified = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> windows = new ConcurrentHashMap<>();
+  private final Map<Tags, AtomicLong> advisoryWarnings = new ConcurrentHashMap<>();
 
   public KvguardMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -83,6 +85,23 @@ public final class KvguardMetrics {
         forgetPod(podTags);
       }
     }
+    for (Tags advisoryTags : List.copyOf(advisoryWarnings.keySet())) {
+      if (sameDeployment(advisoryTags, namespace, modelDeployment)) {
+        remove(advisoryWarnings, "kvguard.engine.advisory.warnings", advisoryTags);
+      }
+    }
+  }
+
+  /** Pods of a role an engine advisory applies to that only warns (no fixed release verified). */
+  public void advisoryWarning(String namespace, String modelDeployment, String role, String advisory, long pods) {
+    gauge(advisoryWarnings, "kvguard.engine.advisory.warnings", "Pods an engine advisory without a verified fixed"
+        + " release applies to (it warns instead of refusing)", roleTags(namespace, modelDeployment, role)
+        .and("advisory", advisory)).set(pods);
+  }
+
+  public void forgetAdvisoryWarning(String namespace, String modelDeployment, String role, String advisory) {
+    remove(advisoryWarnings, "kvguard.engine.advisory.warnings", roleTags(namespace, modelDeployment, role)
+        .and("advisory", advisory));
   }
 
   public void gateTransition(Tags roleTags, boolean open) {

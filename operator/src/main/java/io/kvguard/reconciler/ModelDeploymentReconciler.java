@@ -128,8 +128,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       rejections.forget(new ProbeScheduler.Key(self, gone));
       arbiter.forget(gone, self);
     }
+    List<AdvisoryWarnings.Found> advisories = AdvisoryWarnings.of(md, kept);
+    advisories.forEach(found -> roleNotes.computeIfAbsent(found.role(), r -> new ArrayList<>()).add(found.note()));
     ModelDeploymentStatus status = StatusFactory.build(md, kept, roleNotes, invalid, conflicts, now);
     signals.reconciled(md, before, status, kept);
+    signals.advisories(md, advisories);
     Duration next = nextPass(md, kept, now);
     if (!StatusComparison.same(md.getStatus(), status)) {
       writeStatus(md, context, status);

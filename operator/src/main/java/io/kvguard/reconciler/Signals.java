@@ -34,6 +34,8 @@ public final class Signals implements AutoCloseable {
    * predates the previous pass's write, and must not announce the same transition twice.
    */
   private final Map<String, String> announced = new java.util.concurrent.ConcurrentHashMap<>();
+  /** The pods already warned about, per (ModelDeployment uid, role, advisory): each is announced once. */
+  private final Map<String, java.util.Set<String>> warnedPods = new java.util.concurrent.ConcurrentHashMap<>();
 
   /** @param events where transitions are announced (Signals closes it) */
   public Signals(EventRecorder events, KvguardMetrics metrics) {
@@ -78,6 +80,41 @@ public final class Signals implements AutoCloseable {
     InvolvedObject involved = InvolvedObject.of(md);
     refusals.forEach((reason, pods) -> events.announce(involved, "Warning", reason, "turned " + reason, pods));
     events.announce(involved, "Normal", "PoolVerified", "verified", verified);
+  }
+
+  /**
+   * Engine advisories that only warn: a gauge per role and advisory (pods it applies to), and one Warning event
+   * when an advisory first applies to a pod of the policy; gauges of advisories that no longer apply go.
+   */
+  void advisories(ModelDeployment md, List<AdvisoryWarnings.Found> found) {
+    String uid = md.getMetadata().getUid();
+    java.util.Set<String> current = new java.util.HashSet<>();
+    List<Announcement> fresh = new java.util.ArrayList<>();
+    for (AdvisoryWarnings.Found warning : found) {
+      String key = warning.role() + "/" + warning.advisory();
+      current.add(key);
+      metrics.advisoryWarning(md.getMetadata().getNamespace(), md.getMetadata().getName(), warning.role(),
+          warning.advisory(), warning.pods().size());
+      java.util.Set<String> pods = warnedPods.computeIfAbsent(uid + "/" + key, k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
+      for (String pod : warning.pods()) {
+        if (pods.add(pod)) {
+          fresh.add(new Announcement("pod " + pod + " (role " + warning.role() + "): engine advisory "
+              + warning.advisory() + ": " + warning.message(), pod + " (role " + warning.role() + ", advisory "
+              + warning.advisory() + ")"));
+        }
+      }
+    }
+    warnedPods.keySet().removeIf(key -> {
+      boolean gone = key.startsWith(uid + "/") && !current.contains(key.substring(uid.length() + 1));
+      if (gone) {
+        String[] roleAndAdvisory = key.substring(uid.length() + 1).split("/", 2);
+        metrics.forgetAdvisoryWarning(md.getMetadata().getNamespace(), md.getMetadata().getName(), roleAndAdvisory[0],
+            roleAndAdvisory[1]);
+      }
+      return gone;
+    });
+    events.announce(InvolvedObject.of(md), "Warning", "EngineAdvisoryWarning", "are affected by an engine advisory",
+        fresh);
   }
 
   void probed(ModelDeployment md, RoleSpec role, ProbeOutcome outcome, Duration took) {
@@ -135,6 +172,7 @@ public final class Signals implements AutoCloseable {
 
   void forget(ModelDeployment md) {
     announced.keySet().removeIf(key -> key.startsWith(md.getMetadata().getUid() + "/"));
+    warnedPods.keySet().removeIf(key -> key.startsWith(md.getMetadata().getUid() + "/"));
     events.forget(md.getMetadata().getUid());
     metrics.forgetModelDeployment(md.getMetadata().getNamespace(), md.getMetadata().getName());
   }

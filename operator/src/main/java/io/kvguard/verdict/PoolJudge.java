@@ -149,10 +149,15 @@ public final class PoolJudge {
     List<Finding> findings = new ArrayList<>();
 
     for (EngineAdvisories.Advisory advisory : rules.concerning(seen.disaggregationMode())) {
+      if (!advisory.refuses()) {
+        // No verified fixed release: it warns (EngineAdvisories.warnings) and never refuses.
+        continue;
+      }
+      EngineVersion fixedIn = advisory.fixedIn().orElseThrow();
       if (version == null || !version.isRelease()) {
-        needing.add("the advisory for " + advisory.engine() + " before " + advisory.fixedIn()
+        needing.add("the advisory for " + advisory.engine() + " before " + fixedIn
             + modeClause(seen.disaggregationMode()));
-      } else if (version.isOlderThan(advisory.fixedIn())) {
+      } else if (version.isOlderThan(fixedIn)) {
         findings.add(new Finding(advisory.reason(), named + ": " + advisory.message()));
       }
     }

@@ -62,6 +62,7 @@ class AlertsAndDashboardTest {
     metrics.rejectionProbe(KvguardMetrics.roleTags("inference", "glm", "prefill"), "sglang", "answered");
     metrics.gateWriteFailure("inference", "glm", "handback");
     metrics.eventWrite("inference", "glm", "dropped");
+    metrics.advisoryWarning("inference", "glm", "prefill", "sglang-pd-admission-abort", 2);
     scrapedMetrics = new TreeSet<>();
     scrapedLabels = new TreeSet<>();
     Pattern sample = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{([^}]*)\\})? .*$");
