@@ -36,6 +36,8 @@ public final class Signals implements AutoCloseable {
   private final Map<String, String> announced = new java.util.concurrent.ConcurrentHashMap<>();
   /** The pods already warned about, per (ModelDeployment uid, role, advisory): each is announced once. */
   private final Map<String, java.util.Set<String>> warnedPods = new java.util.concurrent.ConcurrentHashMap<>();
+  /** The (role, advisory) gauges a ModelDeployment has, per uid, so those that no longer apply are removed. */
+  private final Map<String, java.util.Set<String>> advisoryGauges = new java.util.concurrent.ConcurrentHashMap<>();
 
   /** @param events where transitions are announced (Signals closes it) */
   public Signals(EventRecorder events, KvguardMetrics metrics) {
@@ -83,19 +85,21 @@ public final class Signals implements AutoCloseable {
   }
 
   /**
-   * Engine advisories that only warn: a gauge per role and advisory (pods it applies to), and one Warning event
-   * when an advisory first applies to a pod of the policy; gauges of advisories that no longer apply go.
+   * Engine advisories that only warn: a gauge per role and advisory (pods it applies to in this pass), and one
+   * Warning event the first time an advisory applies to a pod (a pod between probes, say restarting, is not
+   * announced again when it comes back); gauges of advisories that no longer apply go.
    */
   void advisories(ModelDeployment md, List<AdvisoryWarnings.Found> found) {
     String uid = md.getMetadata().getUid();
     java.util.Set<String> current = new java.util.HashSet<>();
     List<Announcement> fresh = new java.util.ArrayList<>();
     for (AdvisoryWarnings.Found warning : found) {
-      String key = warning.role() + "/" + warning.advisory();
-      current.add(key);
+      String roleAndAdvisory = warning.role() + "/" + warning.advisory();
+      current.add(roleAndAdvisory);
       metrics.advisoryWarning(md.getMetadata().getNamespace(), md.getMetadata().getName(), warning.role(),
           warning.advisory(), warning.pods().size());
-      java.util.Set<String> pods = warnedPods.computeIfAbsent(uid + "/" + key, k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
+      java.util.Set<String> pods = warnedPods.computeIfAbsent(uid + "/" + roleAndAdvisory,
+          k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
       for (String pod : warning.pods()) {
         if (pods.add(pod)) {
           fresh.add(new Announcement("pod " + pod + " (role " + warning.role() + "): engine advisory "
@@ -104,15 +108,16 @@ public final class Signals implements AutoCloseable {
         }
       }
     }
-    warnedPods.keySet().removeIf(key -> {
-      boolean gone = key.startsWith(uid + "/") && !current.contains(key.substring(uid.length() + 1));
-      if (gone) {
-        String[] roleAndAdvisory = key.substring(uid.length() + 1).split("/", 2);
+    java.util.Set<String> gauged = advisoryGauges.computeIfAbsent(uid, k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
+    for (String stale : List.copyOf(gauged)) {
+      if (!current.contains(stale)) {
+        String[] roleAndAdvisory = stale.split("/", 2);
         metrics.forgetAdvisoryWarning(md.getMetadata().getNamespace(), md.getMetadata().getName(), roleAndAdvisory[0],
             roleAndAdvisory[1]);
+        gauged.remove(stale);
       }
-      return gone;
-    });
+    }
+    gauged.addAll(current);
     events.announce(InvolvedObject.of(md), "Warning", "EngineAdvisoryWarning", "are affected by an engine advisory",
         fresh);
   }
@@ -167,12 +172,18 @@ public final class Signals implements AutoCloseable {
 
   void forgetPod(ModelDeployment md, PodVerdictStatus pod) {
     announced.remove(md.getMetadata().getUid() + "/" + pod.name);
+    warnedPods.forEach((key, pods) -> {
+      if (key.startsWith(md.getMetadata().getUid() + "/")) {
+        pods.remove(pod.name);
+      }
+    });
     metrics.forgetPod(KvguardMetrics.podTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), pod.role, pod.name));
   }
 
   void forget(ModelDeployment md) {
     announced.keySet().removeIf(key -> key.startsWith(md.getMetadata().getUid() + "/"));
     warnedPods.keySet().removeIf(key -> key.startsWith(md.getMetadata().getUid() + "/"));
+    advisoryGauges.remove(md.getMetadata().getUid());
     events.forget(md.getMetadata().getUid());
     metrics.forgetModelDeployment(md.getMetadata().getNamespace(), md.getMetadata().getName());
   }

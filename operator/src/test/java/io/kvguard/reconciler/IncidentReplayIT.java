@@ -72,8 +72,13 @@ class IncidentReplayIT extends EmbeddedClusterTest {
         assertThat(h.status("glm").verified).isEqualTo("3/3"));
     // Each transition is announced once, however many passes saw it.
     await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-      assertThat(h.eventHistory()).filteredOn(e -> e.getMessage().contains("glm-prefill-0 ")).extracting(Event::getReason)
+      // (EngineAdvisoryWarning, issue 16 item 9, is no verdict transition: SGLang 0.5.22 with prefill/decode is warned
+      // about issues #30233 and #32605 once per pod.)
+      assertThat(h.eventHistory()).filteredOn(e -> e.getMessage().contains("glm-prefill-0 "))
+          .filteredOn(e -> !e.getReason().equals("EngineAdvisoryWarning")).extracting(Event::getReason)
           .containsExactly("PoolTooSmall", "PoolVerified");
+      assertThat(h.eventHistory()).filteredOn(e -> e.getMessage().contains("glm-prefill-0 "))
+          .filteredOn(e -> e.getReason().equals("EngineAdvisoryWarning")).hasSize(1);
     });
   }
 }
