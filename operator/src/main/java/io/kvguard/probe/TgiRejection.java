@@ -17,7 +17,6 @@ import java.util.Optional;
  */
 final class TgiRejection implements EngineRejection {
   static final String GENERATE = "/generate";
-  static final long DEFAULT_PAYLOAD_LIMIT = 2_000_000;
   private static final String TOTAL_TOKENS = "Input validation error: `inputs` tokens + `max_new_tokens` must be <= ";
   private static final String INPUT_LENGTH = "Input validation error: `inputs` must have less than ";
 
@@ -56,8 +55,9 @@ final class TgiRejection implements EngineRejection {
     if (response.status() != 413) {
       return Optional.empty();
     }
-    return Optional.of("TGI 2.4.1 and later refuse request bodies above --payload-limit (default "
-        + DEFAULT_PAYLOAD_LIMIT + " bytes) before validating them, and this request is " + prompt.body().length
-        + " bytes: raise the engine's --payload-limit above " + prompt.body().length + " bytes");
+    // Only numbers kvguard saw: the size of what it sent. The limit in force is not visible from outside.
+    return Optional.of("TGI 2.4.1 and later refuse request bodies above --payload-limit before validating them,"
+        + " and this request is " + prompt.body().length + " bytes: raise the engine's --payload-limit above "
+        + prompt.body().length + " bytes");
   }
 }

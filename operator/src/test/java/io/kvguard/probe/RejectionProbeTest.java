@@ -128,7 +128,9 @@ class RejectionProbeTest {
       assertThat(i.promptTokens()).isEqualTo(1_048_577);
       assertThat(i.cause()).startsWith("POST /generate answered HTTP 413 (text/plain; charset=utf-8), which is not TGI's"
           + " length refusal (HTTP 422 with error_type \"validation\"")
-          .contains("--payload-limit (default 2000000 bytes)")
+          .contains("refuse request bodies above --payload-limit before validating them, and this request is"
+              + " 2097201 bytes")
+          .doesNotContain("2000000")
           .endsWith("raise the engine's --payload-limit above 2097201 bytes");
     });
   }
