@@ -111,6 +111,16 @@ requests, fails on a request these rules refuse and on a verb no request uses; C
 {{- end }}
 {{- end }}
 
+{{/*
+"true" when the cluster serves an API (group/version, or group/version/Kind), as Helm discovered it, or when
+assumeApiVersions lists it (rendering without a cluster). Argument: (list $ "group/version").
+*/}}
+{{- define "kvguard.apiServed" -}}
+{{- $root := index . 0 }}
+{{- $api := index . 1 }}
+{{- if or ($root.Capabilities.APIVersions.Has $api) (has $api $root.Values.assumeApiVersions) }}true{{- end }}
+{{- end }}
+
 {{/* Settings that cannot be expressed in values.schema.json; rendering stops with the reason. */}}
 {{- define "kvguard.validate" -}}
 {{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}
@@ -118,6 +128,18 @@ requests, fails on a request these rules refuse and on a verb no request uses; C
 {{- end }}
 {{- if and .Values.probeCredentials.enabled (empty .Values.probeCredentials.secretNames) }}
 {{- fail "probeCredentials.enabled=true needs probeCredentials.secretNames: the Secrets kvguard may read" }}
+{{- end }}
+{{- $monitoring := include "kvguard.apiServed" (list . "monitoring.coreos.com/v1") }}
+{{- if and .Values.metrics.serviceMonitor.enabled (not $monitoring) }}
+{{- fail "metrics.serviceMonitor.enabled=true, but this cluster serves no monitoring.coreos.com/v1: install the Prometheus Operator's CRDs first, or turn it off (helm template without a cluster: --api-versions monitoring.coreos.com/v1, or assumeApiVersions)" }}
+{{- end }}
+{{- if and .Values.metrics.prometheusRule.enabled (not $monitoring) }}
+{{- fail "metrics.prometheusRule.enabled=true, but this cluster serves no monitoring.coreos.com/v1: install the Prometheus Operator's CRDs first, or turn it off (helm template without a cluster: --api-versions monitoring.coreos.com/v1, or assumeApiVersions)" }}
+{{- end }}
+{{- /* A cluster lists each served kind; `helm template` knows only group/versions, so the Kubernetes version decides there. */}}
+{{- $vap := or (include "kvguard.apiServed" (list . "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy")) (semverCompare ">=1.30-0" .Capabilities.KubeVersion.Version) }}
+{{- if and .Values.podWritePolicy.enabled (not $vap) }}
+{{- fail "podWritePolicy.enabled=true needs ValidatingAdmissionPolicy in admissionregistration.k8s.io/v1 (Kubernetes 1.30 or later)" }}
 {{- end }}
 {{- if and .Values.networkPolicy.enabled (empty .Values.networkPolicy.apiServer.cidrs) }}
 {{- fail "networkPolicy.enabled=true needs networkPolicy.apiServer.cidrs (kubectl get endpointslices -n default -l kubernetes.io/service-name=kubernetes)" }}

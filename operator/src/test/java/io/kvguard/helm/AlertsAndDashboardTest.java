@@ -38,7 +38,7 @@ class AlertsAndDashboardTest {
   static void collect() throws Exception {
     scrapeTheOperatorsMetrics();
     alertExpressions = new LinkedHashMap<>();
-    RenderedChart chart = RenderedChart.render("metrics: {prometheusRule: {enabled: true}}");
+    RenderedChart chart = RenderedChart.render(RenderedChart.MONITORING_API + "metrics: {prometheusRule: {enabled: true}}");
     for (JsonNode alert : ChartHaCombinationTest.alerts(chart.kind("PrometheusRule").get(0))) {
       alertExpressions.put(alert.get("alert").asText(), alert.get("expr").asText());
     }

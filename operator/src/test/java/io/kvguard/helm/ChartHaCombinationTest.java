@@ -27,6 +27,7 @@ class ChartHaCombinationTest {
   static final String VALUES = String.join("\n",
       "replicaCount: 3",
       "watchNamespaces: [inference, batch]",
+      "assumeApiVersions: [monitoring.coreos.com/v1]",
       "metrics:",
       "  serviceMonitor: {enabled: true, labels: {release: kube-prometheus-stack}, interval: 15s}",
       "  prometheusRule: {enabled: true, labels: {release: kube-prometheus-stack}, podRefused: {for: 7m}}",
@@ -81,7 +82,7 @@ class ChartHaCombinationTest {
     assertThat(engines.getTo()).extracting(NetworkPolicyPeer::getNamespaceSelector)
         .extracting(s -> s.getMatchLabels().get("kubernetes.io/metadata.name")).containsExactly("inference", "batch");
     assertThat(engines.getTo()).allSatisfy(p -> assertThat(p.getIpBlock()).isNull());
-    assertThat(engines.getPorts()).extracting(p -> p.getPort().getIntVal()).containsExactly(30000, 8000);
+    assertThat(engines.getPorts()).extracting(p -> p.getPort().getIntVal()).containsExactly(30000, 8000, 8080, 80);
 
     NetworkPolicyEgressRule dns = egress.get(2);
     assertThat(dns.getTo()).singleElement().satisfies(p -> {
@@ -143,7 +144,7 @@ class ChartHaCombinationTest {
 
   @Test
   void alertsCanBeSwitchedOffOneByOne() {
-    HasMetadata rule = RenderedChart.render("metrics: {prometheusRule: {enabled: true, metricsAbsent: {enabled: false},"
+    HasMetadata rule = RenderedChart.render(RenderedChart.MONITORING_API + "metrics: {prometheusRule: {enabled: true, metricsAbsent: {enabled: false},"
         + " probesFailing: {enabled: false}}}").kind("PrometheusRule").get(0);
     assertThat(alerts(rule)).extracting(a -> a.get("alert").asText())
         .containsExactly("KvguardPodRefused", "KvguardModelNotReady");

@@ -26,6 +26,11 @@ public final class RenderedChart {
   public static final String RELEASE = "kvguard";
   public static final String NAMESPACE = "kvguard-system";
   public static final String KUBE_VERSION = "1.31.0";
+  /**
+   * Values that render as on a cluster serving the Prometheus Operator's API (helm-java's template cannot pass
+   * --api-versions; the chart's assumeApiVersions stands in for it).
+   */
+  public static final String MONITORING_API = "assumeApiVersions: [monitoring.coreos.com/v1]\n";
   private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
   /** Rejects duplicate keys, which Kubernetes' own YAML decoding refuses too. */
   private static final YAMLMapper YAML = YAMLMapper.builder()
@@ -42,8 +47,37 @@ public final class RenderedChart {
     return parse(template(CHART, valuesYaml));
   }
 
+  /**
+   * The chart's NOTES.txt as {@code helm install} prints it (a client-only dry run: nothing is contacted; helm
+   * template does not render notes).
+   */
+  public static String notes(String valuesYaml) {
+    try {
+      Path values = Files.createTempFile("kvguard-values", ".yaml");
+      try {
+        Files.writeString(values, valuesYaml == null ? "" : valuesYaml, StandardCharsets.UTF_8);
+        String output = new Helm(CHART).install().withName(RELEASE).withNamespace(NAMESPACE)
+            .withKubeVersion(KUBE_VERSION).dryRun().clientOnly().withValuesFile(values).call().getOutput();
+        int notes = output.indexOf("NOTES:");
+        if (notes < 0) {
+          throw new AssertionError("helm printed no NOTES:\n" + output);
+        }
+        return output.substring(notes + "NOTES:".length());
+      } finally {
+        Files.deleteIfExists(values);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   /** Runs {@code helm template} on a chart directory; throws IllegalStateException with Helm's message on failure. */
   public static String template(Path chart, String valuesYaml) {
+    return template(chart, valuesYaml, KUBE_VERSION);
+  }
+
+  /** {@link #template(Path, String)} for a given Kubernetes version (.Capabilities.KubeVersion). */
+  public static String template(Path chart, String valuesYaml, String kubeVersion) {
     try {
       Path values = Files.createTempFile("kvguard-values", ".yaml");
       try {
@@ -51,7 +85,7 @@ public final class RenderedChart {
         TemplateCommand template = new Helm(chart).template()
             .withName(RELEASE)
             .withNamespace(NAMESPACE)
-            .withKubeVersion(KUBE_VERSION)
+            .withKubeVersion(kubeVersion)
             .withValuesFile(values);
         return template.call();
       } finally {

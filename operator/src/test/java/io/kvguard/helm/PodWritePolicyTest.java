@@ -1,0 +1,321 @@
+package io.kvguard.helm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.cel.common.types.SimpleType;
+import dev.cel.compiler.CelCompiler;
+import dev.cel.compiler.CelCompilerFactory;
+import dev.cel.parser.CelStandardMacro;
+import dev.cel.runtime.CelRuntime;
+import dev.cel.runtime.CelRuntimeFactory;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The ValidatingAdmissionPolicy the chart offers (podWritePolicy), rendered by Helm and its CEL evaluated with
+ * dev.cel on example old and new pods, as the API server evaluates it on kvguard's writes: matchConditions, then
+ * the variables in order, then every validation (one false validation refuses the request).
+ */
+class PodWritePolicyTest {
+  private static final String KVGUARD = "system:serviceaccount:" + RenderedChart.NAMESPACE + ":kvguard";
+  private static final YAMLMapper YAML = new YAMLMapper();
+  private static final CelCompiler CEL = CelCompilerFactory.standardCelCompilerBuilder()
+      .setStandardMacros(CelStandardMacro.STANDARD_MACROS)
+      .addVar("object", SimpleType.DYN).addVar("oldObject", SimpleType.DYN)
+      .addVar("request", SimpleType.DYN).addVar("variables", SimpleType.DYN).build();
+  private static final CelRuntime RUNTIME = CelRuntimeFactory.standardCelRuntimeBuilder().build();
+
+  /** A pod as the kubelet reports it, with kvguard's condition False and no label yet. */
+  private static final String POD = """
+      apiVersion: v1
+      kind: Pod
+      metadata:
+        name: glm-prefill-0
+        namespace: inference
+        uid: 5b1f6c2e-6f8e-4c55-9a0e-3a3a6a1f0b11
+        resourceVersion: "4711"
+        labels: {app: glm, role: prefill, pod-template-hash: 7d9f8c6b5}
+        annotations: {kubectl.kubernetes.io/default-container: sglang}
+        ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: glm-prefill-7d9f8c6b5, uid: 0c7c, controller: true}]
+        managedFields: [{manager: kubelet, operation: Update, subresource: status}]
+      spec:
+        readinessGates: [{conditionType: kvguard.io/pool-verified}]
+        containers:
+          - name: sglang
+            image: lmsysorg/sglang:v0.5.22
+            ports: [{name: http, containerPort: 30000}]
+      status:
+        phase: Running
+        podIP: 10.1.2.3
+        conditions:
+          - {type: PodReadyToStartContainers, status: "True"}
+          - {type: Initialized, status: "True"}
+          - {type: kvguard.io/pool-verified, status: "False", reason: AwaitingProbe}
+          - {type: Ready, status: "False"}
+          - {type: ContainersReady, status: "True"}
+          - {type: PodScheduled, status: "True"}
+        containerStatuses: [{name: sglang, ready: true, restartCount: 0, containerID: "containerd://abc"}]
+      """;
+
+  private static JsonNode policy;
+  private static JsonNode binding;
+
+  @BeforeAll
+  static void render() {
+    RenderedChart chart = RenderedChart.render("podWritePolicy: {enabled: true}");
+    policy = RenderedChart.tree(only(chart.kind("ValidatingAdmissionPolicy")));
+    binding = RenderedChart.tree(only(chart.kind("ValidatingAdmissionPolicyBinding")));
+  }
+
+  private static HasMetadata only(List<HasMetadata> objects) {
+    assertThat(objects).hasSize(1);
+    return objects.get(0);
+  }
+
+  @Test
+  void offByDefault() {
+    assertThat(RenderedChart.render("").kinds())
+        .doesNotContain("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding");
+  }
+
+  @Test
+  void theBindingEnforcesThePolicyOnKvguardsServiceAccountOnly() {
+    assertThat(binding.at("/spec/policyName").asText()).isEqualTo(policy.at("/metadata/name").asText());
+    assertThat(binding.at("/spec/validationActions").toString()).isEqualTo("[\"Deny\"]");
+    assertThat(policy.at("/spec/failurePolicy").asText()).isEqualTo("Fail");
+    assertThat(matches(update(POD, pod -> { }, "", KVGUARD))).isTrue();
+    assertThat(matches(update(POD, pod -> { }, "status", "system:node:gpu-node-1"))).isFalse();
+    assertThat(matches(update(POD, pod -> { }, "", "system:serviceaccount:kvguard-system:other"))).isFalse();
+    JsonNode audit = RenderedChart.tree(only(RenderedChart.render(
+        "podWritePolicy: {enabled: true, validationActions: [Warn, Audit]}").kind("ValidatingAdmissionPolicyBinding")));
+    assertThat(audit.at("/spec/validationActions").toString()).isEqualTo("[\"Warn\",\"Audit\"]");
+  }
+
+  @Test
+  void kvguardMaySetAndClearItsLabel() {
+    Map<String, Object> labelled = update(POD, pod -> labels(pod).put("kvguard.io/verified", "true"), "", KVGUARD);
+    assertThat(refusals(labelled)).isEmpty();
+    String labelledPod = write(apply(POD, pod -> labels(pod).put("kvguard.io/verified", "true")));
+    assertThat(refusals(update(labelledPod, pod -> labels(pod).remove("kvguard.io/verified"), "", KVGUARD))).isEmpty();
+  }
+
+  @Test
+  void kvguardMayWriteItsCondition() {
+    assertThat(refusals(update(POD, pod -> condition(pod, "kvguard.io/pool-verified")
+        .put("status", "True").put("reason", "PoolSufficient").put("message", "pool 2040000 >= window 1048576"),
+        "status", KVGUARD))).isEmpty();
+    // A pod without the condition gets it appended.
+    String without = write(apply(POD, pod -> ((ArrayNode) pod.at("/status/conditions")).remove(2)));
+    assertThat(refusals(update(without, pod -> ((ArrayNode) pod.at("/status/conditions")).addObject()
+        .put("type", "kvguard.io/pool-verified").put("status", "False").put("reason", "PoolTooSmall"),
+        "status", KVGUARD))).isEmpty();
+  }
+
+  @Test
+  void kvguardMayNotChangeAnotherLabel() {
+    assertThat(refusals(update(POD, pod -> labels(pod).put("app", "other"), "", KVGUARD)))
+        .containsExactly("kvguard may change no pod label but kvguard.io/verified (and none on a pod with more than 1024 labels)");
+    assertThat(refusals(update(POD, pod -> labels(pod).remove("role"), "", KVGUARD))).hasSize(1);
+    assertThat(refusals(update(POD, pod -> labels(pod).put("routing", "on"), "", KVGUARD))).hasSize(1);
+  }
+
+  @Test
+  void kvguardMayNotChangeAnotherCondition() {
+    assertThat(refusals(update(POD, pod -> condition(pod, "Ready").put("status", "True"), "status", KVGUARD)))
+        .containsExactly("kvguard may change no pod condition but kvguard.io/pool-verified (and none on a pod with more than 256 conditions)");
+    assertThat(refusals(update(POD, pod -> ((ArrayNode) pod.at("/status/conditions")).remove(0), "status", KVGUARD)))
+        .hasSize(1);
+  }
+
+  @Test
+  void kvguardMayNotChangeTheSpecOrAnythingElse() {
+    assertThat(refusals(update(POD, pod -> ((ObjectNode) pod.at("/spec/containers/0")).put("image", "evil:latest"),
+        "", KVGUARD))).containsExactly("kvguard may not change a pod's spec");
+    assertThat(refusals(update(POD, pod -> ((ObjectNode) pod.at("/metadata/annotations")).put("x", "y"), "", KVGUARD)))
+        .containsExactly("kvguard may change no pod metadata but the kvguard.io/verified label");
+    assertThat(refusals(update(POD, pod -> ((ObjectNode) pod.at("/metadata")).putArray("finalizers").add("x/y"),
+        "", KVGUARD))).containsExactly("kvguard may change no pod metadata but the kvguard.io/verified label");
+    assertThat(refusals(update(POD, pod -> ((ObjectNode) pod.get("status")).put("phase", "Failed"), "status", KVGUARD)))
+        .containsExactly("kvguard may change no pod status but the kvguard.io/pool-verified condition");
+    // The API server's own bookkeeping on every write is not kvguard's change.
+    assertThat(refusals(update(POD, pod -> {
+      ((ObjectNode) pod.get("metadata")).put("resourceVersion", "4712");
+      ((ArrayNode) pod.at("/metadata/managedFields")).addObject().put("manager", "kvguard");
+      labels(pod).put("kvguard.io/verified", "true");
+    }, "", KVGUARD))).isEmpty();
+  }
+
+  @Test
+  void kvguardMayNotDeleteEvictOrExec() {
+    Map<String, Object> delete = request("DELETE", "", KVGUARD, null, tree(POD));
+    assertThat(refusals(delete)).containsExactly("kvguard may only update pods and their status");
+    Map<String, Object> evict = request("CREATE", "eviction", KVGUARD,
+        tree("{apiVersion: policy/v1, kind: Eviction, metadata: {name: glm-prefill-0}}"), null);
+    assertThat(refusals(evict)).containsExactly("kvguard may only update pods and their status");
+    Map<String, Object> ephemeral = update(POD, pod -> ((ObjectNode) pod.get("spec")).putArray("ephemeralContainers")
+        .addObject().put("name", "debug").put("image", "busybox"), "ephemeralcontainers", KVGUARD);
+    assertThat(refusals(ephemeral)).contains("kvguard may only update pods and their status",
+        "kvguard may not change a pod's spec");
+  }
+
+  /** What the CEL iterates is bounded, so an evaluation's cost is too: past the bound kvguard's write is refused. */
+  @Test
+  void labelsAndConditionsAreIteratedOnlyUpToTheirBound() {
+    // 1,023 labels and kvguard's: 1,024, the bound.
+    String many = write(apply(POD, pod -> {
+      for (int i = labels(pod).size(); i < 1023; i++) {
+        labels(pod).put("team.example.com/l" + i, "v");
+      }
+    }));
+    assertThat(refusals(update(many, pod -> labels(pod).put("kvguard.io/verified", "true"), "", KVGUARD))).isEmpty();
+    String tooMany = write(apply(many, pod -> labels(pod).put("team.example.com/one-more", "v")));
+    assertThat(refusals(update(tooMany, pod -> labels(pod).put("kvguard.io/verified", "true"), "", KVGUARD)))
+        .containsExactly("kvguard may change no pod label but kvguard.io/verified (and none on a pod with more than 1024 labels)");
+    String manyConditions = write(apply(POD, pod -> {
+      for (int i = 0; i < 251; i++) {
+        ((ArrayNode) pod.at("/status/conditions")).addObject().put("type", "example.com/c" + i).put("status", "True");
+      }
+    }));
+    assertThat(refusals(update(manyConditions, pod -> condition(pod, "kvguard.io/pool-verified").put("status", "True"),
+        "status", KVGUARD))).containsExactly(
+            "kvguard may change no pod condition but kvguard.io/pool-verified (and none on a pod with more than 256 conditions)");
+  }
+
+  @Test
+  void renderingStopsOnAClusterWithoutValidatingAdmissionPolicy() {
+    assertThatThrownBy(() -> RenderedChart.template(RenderedChart.CHART, "podWritePolicy: {enabled: true}", "1.29.0"))
+        .hasMessageContaining("podWritePolicy.enabled=true needs ValidatingAdmissionPolicy in admissionregistration.k8s.io/v1");
+  }
+
+  // --- evaluation, as the API server does it -------------------------------------------------------------
+
+  private static boolean matches(Map<String, Object> activation) {
+    for (JsonNode condition : policy.at("/spec/matchConditions")) {
+      if (!Boolean.TRUE.equals(eval(condition.path("expression").asText(), activation))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The messages of the validations that refuse the request (empty: admitted). */
+  private static List<String> refusals(Map<String, Object> activation) {
+    assertThat(matches(activation)).as("the policy applies to kvguard's request").isTrue();
+    Map<String, Object> variables = new HashMap<>();
+    Map<String, Object> scope = new HashMap<>(activation);
+    scope.put("variables", variables);
+    for (JsonNode variable : policy.at("/spec/variables")) {
+      variables.put(variable.path("name").asText(), eval(variable.path("expression").asText(), scope));
+    }
+    List<String> refused = new ArrayList<>();
+    for (JsonNode validation : policy.at("/spec/validations")) {
+      Object result = eval(validation.path("expression").asText(), scope);
+      assertThat(result).as("%s evaluates to a bool", validation.path("expression").asText()).isInstanceOf(Boolean.class);
+      if (!(Boolean) result) {
+        refused.add(validation.path("message").asText());
+      }
+    }
+    return refused;
+  }
+
+  private static Object eval(String expression, Map<String, Object> activation) {
+    try {
+      return RUNTIME.createProgram(CEL.compile(expression).getAst()).eval(activation);
+    } catch (Exception e) {
+      throw new AssertionError("CEL " + expression + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static Map<String, Object> update(String oldPod, Consumer<ObjectNode> change, String subResource, String user) {
+    return request("UPDATE", subResource, user, tree(write(apply(oldPod, change))), tree(oldPod));
+  }
+
+  private static Map<String, Object> request(String operation, String subResource, String user, JsonNode object,
+      JsonNode oldObject) {
+    Map<String, Object> request = new LinkedHashMap<>();
+    request.put("operation", operation);
+    request.put("subResource", subResource);
+    request.put("userInfo", Map.of("username", user));
+    Map<String, Object> activation = new HashMap<>();
+    activation.put("request", request);
+    activation.put("object", toCel(object));
+    activation.put("oldObject", toCel(oldObject));
+    return activation;
+  }
+
+  private static ObjectNode apply(String pod, Consumer<ObjectNode> change) {
+    ObjectNode copy = (ObjectNode) tree(pod);
+    change.accept(copy);
+    return copy;
+  }
+
+  private static ObjectNode labels(ObjectNode pod) {
+    return (ObjectNode) pod.at("/metadata/labels");
+  }
+
+  private static ObjectNode condition(ObjectNode pod, String type) {
+    for (JsonNode c : pod.at("/status/conditions")) {
+      if (c.path("type").asText().equals(type)) {
+        return (ObjectNode) c;
+      }
+    }
+    throw new AssertionError("no condition " + type);
+  }
+
+  private static JsonNode tree(String yaml) {
+    try {
+      return YAML.readTree(yaml);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static String write(JsonNode node) {
+    try {
+      return YAML.writeValueAsString(node);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** CEL's view of the JSON the API server decodes: integers as Long; absent as null. */
+  private static Object toCel(JsonNode node) {
+    if (node == null || node.isNull()) {
+      return dev.cel.common.values.NullValue.NULL_VALUE;
+    }
+    if (node.isIntegralNumber()) {
+      return node.longValue();
+    }
+    if (node.isNumber()) {
+      return node.doubleValue();
+    }
+    if (node.isTextual()) {
+      return node.textValue();
+    }
+    if (node.isBoolean()) {
+      return node.booleanValue();
+    }
+    if (node.isArray()) {
+      List<Object> list = new ArrayList<>();
+      node.forEach(item -> list.add(toCel(item)));
+      return list;
+    }
+    Map<String, Object> map = new LinkedHashMap<>();
+    node.fields().forEachRemaining(e -> map.put(e.getKey(), toCel(e.getValue())));
+    return map;
+  }
+}
