@@ -109,6 +109,20 @@ requests, fails on a request these rules refuse and on a verb no request uses; C
   resourceNames: {{ toJson .Values.probeCredentials.secretNames }}
   verbs: ["get"]
 {{- end }}
+{{- if and .Values.probeTls.enabled .Values.probeTls.secretNames }}
+# CA bundles of engines behind TLS (probe.tls.caSecretRef): only the named Secrets, only get.
+- apiGroups: [""]
+  resources: ["secrets"]
+  resourceNames: {{ toJson .Values.probeTls.secretNames }}
+  verbs: ["get"]
+{{- end }}
+{{- if and .Values.probeTls.enabled .Values.probeTls.configMapNames }}
+# CA bundles of engines behind TLS (probe.tls.caConfigMapRef): only the named ConfigMaps, only get.
+- apiGroups: [""]
+  resources: ["configmaps"]
+  resourceNames: {{ toJson .Values.probeTls.configMapNames }}
+  verbs: ["get"]
+{{- end }}
 {{- end }}
 
 {{/*
@@ -125,6 +139,9 @@ assumeApiVersions lists it (rendering without a cluster). Argument: (list $ "gro
 {{- define "kvguard.validate" -}}
 {{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}
 {{- fail "replicaCount > 1 needs leaderElection.enabled=true: two active replicas would gate the same pods" }}
+{{- end }}
+{{- if and .Values.probeTls.enabled (empty .Values.probeTls.secretNames) (empty .Values.probeTls.configMapNames) }}
+{{- fail "probeTls.enabled=true needs probeTls.secretNames or probeTls.configMapNames: the CA bundles kvguard may read" }}
 {{- end }}
 {{- if and .Values.probeCredentials.enabled (empty .Values.probeCredentials.secretNames) }}
 {{- fail "probeCredentials.enabled=true needs probeCredentials.secretNames: the Secrets kvguard may read" }}

@@ -14,6 +14,7 @@ import io.kvguard.probe.EngineProbes;
 import io.kvguard.probe.RejectionProbe;
 import io.kvguard.reconciler.ModelDeploymentReconciler;
 import io.kvguard.reconciler.ProbeCredentials;
+import io.kvguard.reconciler.ProbeTrust;
 import io.kvguard.reconciler.Signals;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
@@ -89,7 +90,7 @@ public final class KvguardOperator implements AutoCloseable {
         probeExecutor(config.probeConcurrency()),
         new PodGate(client, clock), new Signals(new EventRecorder(EventRecorder.clientWithoutRetries(client), metrics, clock,
             config.identity(), EventRecorderSettings.standard()), metrics),
-        new ProbeCredentials(client, clock), clock);
+        new ProbeCredentials(client, clock), new ProbeTrust(client, clock), clock);
     operator.register(reconciler, c -> {
       if (!config.namespaces().isEmpty()) {
         c.settingNamespaces(config.namespaces());

@@ -25,6 +25,19 @@ public class ProbeSpec {
       + " probeCredentials.secretNames).")
   private SecretKeyRef authSecretRef;
 
+  @JsonPropertyDescription("How to verify engines reached over https (roles with scheme: https): a CA bundle from a"
+      + " Secret or ConfigMap and the name the certificate must carry. Without it the JVM's default trust store"
+      + " and the pod IP are used, which no certificate of a private CA or for a Service name passes.")
+  private ProbeTlsSpec tls;
+
+  public ProbeTlsSpec getTls() {
+    return tls;
+  }
+
+  public void setTls(ProbeTlsSpec tls) {
+    this.tls = tls;
+  }
+
   public SecretKeyRef getAuthSecretRef() {
     return authSecretRef;
   }

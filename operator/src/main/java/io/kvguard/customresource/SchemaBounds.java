@@ -30,6 +30,11 @@ final class SchemaBounds {
   /** A Secret name (DNS subdomain) and a key in it. */
   static final int SECRET_NAME = 253;
   static final int SECRET_KEY = 253;
+  /** A ConfigMap name (DNS subdomain) and a key in it. */
+  static final int CONFIG_MAP_NAME = 253;
+  static final int CONFIG_MAP_KEY = 253;
+  /** A DNS name a certificate is verified against. */
+  static final int SERVER_NAME = 253;
   /** A role's label selector: as many labels and expressions as a pod could ever carry in practice. */
   static final int SELECTOR_LABELS = 64;
   static final int SELECTOR_EXPRESSIONS = 64;

@@ -57,7 +57,23 @@ public final class FakeEngine implements AutoCloseable {
 
   /** Binds elsewhere than loopback: the fake-engine image listens on every interface of its pod. */
   public FakeEngine(InetAddress bindAddress, int port) throws IOException {
-    server = HttpServer.create(new InetSocketAddress(bindAddress, port), 64);
+    this(HttpServer.create(new InetSocketAddress(bindAddress, port), 64));
+  }
+
+  /** Speaks https on loopback, as the configurator sets it up (a test's own CA and certificate). */
+  public FakeEngine(com.sun.net.httpserver.HttpsConfigurator tls) throws IOException {
+    this(httpsServer(tls));
+  }
+
+  private static HttpServer httpsServer(com.sun.net.httpserver.HttpsConfigurator tls) throws IOException {
+    com.sun.net.httpserver.HttpsServer https = com.sun.net.httpserver.HttpsServer.create(
+        new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
+    https.setHttpsConfigurator(tls);
+    return https;
+  }
+
+  private FakeEngine(HttpServer server) {
+    this.server = server;
     executor = Executors.newFixedThreadPool(2, r -> {
       Thread thread = new Thread(r, "fake-engine");
       thread.setDaemon(true);

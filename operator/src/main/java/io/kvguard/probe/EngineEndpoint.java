@@ -13,19 +13,23 @@ import java.util.Optional;
  * @param bearerToken sent as Authorization only to this endpoint; never logged
  * @param metricsBaseUri where the engine serves its metrics pages: the same as {@code baseUri} unless the role names
  *     a metricsPort (Triton serves them on its metrics port, 8002 by default, not on the inference port)
+ * @param tls how to verify an https engine's certificate (empty: the JVM's trust store, against the host); the same
+ *     settings hold for the metrics port
  */
-public record EngineEndpoint(URI baseUri, Duration timeout, Optional<String> bearerToken, URI metricsBaseUri) {
+public record EngineEndpoint(URI baseUri, Duration timeout, Optional<String> bearerToken, URI metricsBaseUri,
+    Optional<EngineTls> tls) {
 
   public EngineEndpoint {
     Objects.requireNonNull(baseUri, "baseUri");
     Objects.requireNonNull(timeout, "timeout");
     Objects.requireNonNull(bearerToken, "bearerToken");
     Objects.requireNonNull(metricsBaseUri, "metricsBaseUri");
+    Objects.requireNonNull(tls, "tls");
   }
 
   /** An engine that serves everything, metrics included, on one port. */
   public EngineEndpoint(URI baseUri, Duration timeout, Optional<String> bearerToken) {
-    this(baseUri, timeout, bearerToken, baseUri);
+    this(baseUri, timeout, bearerToken, baseUri, Optional.empty());
   }
 
   public static EngineEndpoint of(String scheme, String host, int port, Duration timeout) {
@@ -33,18 +37,26 @@ public record EngineEndpoint(URI baseUri, Duration timeout, Optional<String> bea
   }
 
   public EngineEndpoint withBearerToken(Optional<String> token) {
-    return new EngineEndpoint(baseUri, timeout, token, metricsBaseUri);
+    return new EngineEndpoint(baseUri, timeout, token, metricsBaseUri, tls);
   }
 
   /** The same engine, with its metrics served on another port of the same host. */
   public EngineEndpoint withMetricsPort(int port) {
     return new EngineEndpoint(baseUri, timeout, bearerToken,
-        URI.create(baseUri.getScheme() + "://" + baseUri.getHost() + ":" + port));
+        URI.create(baseUri.getScheme() + "://" + baseUri.getHost() + ":" + port), tls);
   }
 
   /** The endpoint whose base is the metrics port: what a probe asks for a metrics page. */
   public EngineEndpoint metrics() {
-    return new EngineEndpoint(metricsBaseUri, timeout, bearerToken, metricsBaseUri);
+    return new EngineEndpoint(metricsBaseUri, timeout, bearerToken, metricsBaseUri, tls);
+  }
+
+  public EngineEndpoint withTls(Optional<EngineTls> settings) {
+    return new EngineEndpoint(baseUri, timeout, bearerToken, metricsBaseUri, settings);
+  }
+
+  public EngineEndpoint withTimeout(Duration deadline) {
+    return new EngineEndpoint(baseUri, deadline, bearerToken, metricsBaseUri, tls);
   }
 
   public URI resolve(String path) {
@@ -60,6 +72,7 @@ public record EngineEndpoint(URI baseUri, Duration timeout, Optional<String> bea
   public String toString() {
     // The token must never reach a log line through a record's default toString.
     return "EngineEndpoint[" + baseUri + (metricsBaseUri.equals(baseUri) ? "" : ", metrics " + metricsBaseUri)
-        + ", timeout=" + timeout + (bearerToken.isPresent() ? ", bearer=***" : "") + "]";
+        + ", timeout=" + timeout + (bearerToken.isPresent() ? ", bearer=***" : "") + tls.map(t -> ", " + t).orElse("")
+        + "]";
   }
 }

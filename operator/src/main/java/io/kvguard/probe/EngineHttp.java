@@ -30,9 +30,11 @@ public final class EngineHttp {
   }
 
   private final HttpClient client;
+  private final TlsClients tlsClients = new TlsClients(java.time.Clock.systemUTC());
   private final int maxBodyBytes;
   private final Exchange exchange;
 
+  /** @param client for engines without TLS settings (http, or https verified by the JVM's trust store) */
   public EngineHttp(HttpClient client, int maxBodyBytes) {
     this.client = client;
     this.maxBodyBytes = maxBodyBytes;
@@ -61,12 +63,16 @@ public final class EngineHttp {
    * (the JDK default keeps them 20 minutes).
    */
   public static HttpClient newHttpClient() {
+    return newHttpClientBuilder().build();
+  }
+
+  /** The settings of {@link #newHttpClient()}, for clients that add their own TLS settings. */
+  static HttpClient.Builder newHttpClientBuilder() {
     System.getProperties().putIfAbsent("jdk.httpclient.keepalive.timeout", "5");
     return HttpClient.newBuilder()
         .followRedirects(HttpClient.Redirect.NEVER)
         .connectTimeout(Duration.ofSeconds(5))
-        .version(HttpClient.Version.HTTP_1_1)
-        .build();
+        .version(HttpClient.Version.HTTP_1_1);
   }
 
   /** GET {@code path}; any status is returned, transport failures become a {@link ProbeException}. */
@@ -106,9 +112,12 @@ public final class EngineHttp {
     endpoint.bearerToken().ifPresent(token -> request.header("Authorization", "Bearer " + token));
     long deadlineNanos = System.nanoTime() + endpoint.timeout().toNanos();
     String timedOut = what + " timed out after " + endpoint.timeout().toMillis() + " ms";
+    // probe.tls applies to https only: a plain-http engine is asked as before.
+    HttpClient through = endpoint.tls().isPresent() && "https".equalsIgnoreCase(endpoint.baseUri().getScheme())
+        ? tlsClients.forTls(endpoint.tls().get()) : client;
     try {
       HttpResponse<byte[]> response =
-          client.send(request.build(), info -> new BoundedBody(maxBodyBytes, deadlineNanos));
+          through.send(request.build(), info -> new BoundedBody(maxBodyBytes, deadlineNanos));
       String contentType = response.headers().firstValue("content-type").orElse(null);
       return new EngineResponse(path, response.statusCode(), contentType, response.body());
     } catch (HttpTimeoutException e) {
@@ -122,7 +131,7 @@ public final class EngineHttp {
       if (cause instanceof TimeoutException) {
         throw new ProbeException(timedOut);
       }
-      throw new ProbeException(what + " failed: " + describe(cause));
+      throw new ProbeException(what + " failed: " + describe(cause, endpoint));
     }
   }
 
@@ -156,7 +165,7 @@ public final class EngineHttp {
     return java.util.Optional.of(response);
   }
 
-  private static String describe(Throwable cause) {
+  private static String describe(Throwable cause, EngineEndpoint endpoint) {
     if (cause instanceof BodyTooLargeException tooLarge) {
       return tooLarge.getMessage();
     }
@@ -167,7 +176,7 @@ public final class EngineHttp {
       return "connection refused";
     }
     if (cause instanceof SSLException) {
-      return "TLS failure (" + cause.getClass().getSimpleName() + ")";
+      return TlsFailures.describe((SSLException) cause, endpoint);
     }
     if (cause instanceof IOException io) {
       // Transport messages are the JDK's own (no engine payload), safe to show.

@@ -64,13 +64,13 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private volatile IndexerResourceCache<ModelDeployment> policies;
 
   public ModelDeploymentReconciler(EngineProbes probes, RejectionProbe rejectionProbe, ExecutorService probeExecutor,
-      PodGate gate, Signals signals, ProbeCredentials credentials, Clock clock) {
+      PodGate gate, Signals signals, ProbeCredentials credentials, ProbeTrust trust, Clock clock) {
     this.clock = clock;
     this.gate = gate;
     this.signals = signals;
     this.scheduler = new ProbeScheduler<>(probeExecutor, clock, ProbeOutcome::failed, probeEvents::probeFinished);
     this.rejections = new ProbeScheduler<>(probeExecutor, clock, RejectionOutcome.Failed::new, probeEvents::probeFinished);
-    this.assessor = new PodAssessor(scheduler, rejections, probes, rejectionProbe, signals, credentials);
+    this.assessor = new PodAssessor(scheduler, rejections, probes, rejectionProbe, signals, credentials, trust);
   }
 
   @Override

@@ -44,15 +44,17 @@ final class PodAssessor {
   private final EngineProbes probes;
   private final Signals signals;
   private final ProbeCredentials credentials;
+  private final ProbeTrust trust;
 
   PodAssessor(ProbeScheduler<ProbeOutcome> scheduler, ProbeScheduler<RejectionOutcome> rejections, EngineProbes probes,
-      RejectionProbe rejectionProbe, Signals signals, ProbeCredentials credentials) {
+      RejectionProbe rejectionProbe, Signals signals, ProbeCredentials credentials, ProbeTrust trust) {
     this.scheduler = scheduler;
     this.rejections = rejections;
     this.rejectionProbe = rejectionProbe;
     this.probes = probes;
     this.signals = signals;
     this.credentials = credentials;
+    this.trust = trust;
   }
 
   PodAssessment assess(ModelDeployment md, RoleSpec role, Pod pod, PodVerdictStatus before, Instant now) {
@@ -78,6 +80,14 @@ final class PodAssessor {
       return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
           new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, "probe credentials: " + token.problem()), null, notes, null);
     }
+    ProbeTrust.Lookup tls = role.effectiveScheme() == io.kvguard.customresource.Scheme.HTTPS
+        ? trust.settings(md.getMetadata().getNamespace(), md.getSpec().effectiveProbe().getTls())
+        : new ProbeTrust.Lookup(java.util.Optional.empty(), null);
+    if (tls.problem() != null) {
+      // Without the CA it was told to trust, the engine's certificate cannot be verified: never probe it unverified.
+      return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
+          new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, "probe TLS: " + tls.problem()), null, notes, null);
+    }
     ProbeScheduler.Key key = new ProbeScheduler.Key(ResourceID.fromResource(md), pod.getMetadata().getUid());
     String fingerprint = fingerprint(md, role);
     PoolPolicy policy = policy(md, role);
@@ -92,7 +102,7 @@ final class PodAssessor {
     boolean due = result == null || isDue(result, period, generation, now);
     EngineEndpoint endpoint = EngineEndpoint.of(role.effectiveScheme().wireName(), process.podIP(), process.port(),
         Duration.ofSeconds(md.getSpec().effectiveProbe().effectiveTimeoutSeconds())).withBearerToken(token.token())
-        .withMetricsPort(process.metricsPort());
+        .withMetricsPort(process.metricsPort()).withTls(tls.tls());
     if (due) {
       EngineProbe probe = probes.forRole(role);
       scheduler.request(key, process.identity(), fingerprint, generation, r -> !isDue(r, period, generation, now),
@@ -159,8 +169,7 @@ final class PodAssessor {
     if (result != null) {
       return refusedOrNot(poolVerdict, result.outcome());
     }
-    EngineEndpoint patient = new EngineEndpoint(endpoint.baseUri(),
-        Duration.ofSeconds(spec.effectiveTimeoutSeconds()), endpoint.bearerToken(), endpoint.metricsBaseUri());
+    EngineEndpoint patient = endpoint.withTimeout(Duration.ofSeconds(spec.effectiveTimeoutSeconds()));
     Optional<EngineRejection> engine = probes.forRole(role).rejection();
     rejections.request(rejectionKey, process.identity(), fingerprint, 0, r -> true,
         () -> rejectionProbe.send(engine, role.getEngine().wireName(), patient, promptTokens, md.getSpec().getModel(),
@@ -206,7 +215,20 @@ final class PodAssessor {
   /** What decides whether an earlier probe answer still describes the process: where and how it was asked. */
   static String fingerprint(ModelDeployment md, RoleSpec role) {
     return role.getEngine().wireName() + "|" + role.effectiveScheme().wireName() + "|" + role.getPort()
-        + "|" + role.getMetricsPort() + "|" + md.getSpec().effectiveProbe().effectiveTimeoutSeconds() + "|" + EngineProbes.configuration(role);
+        + "|" + role.getMetricsPort() + "|" + md.getSpec().effectiveProbe().effectiveTimeoutSeconds() + "|"
+        + EngineProbes.configuration(role) + "|" + tlsSettings(md, role);
+  }
+
+  /** Which TLS settings the answer was taken with: an edit of them re-probes (a changed bundle at the next probe). */
+  private static String tlsSettings(ModelDeployment md, RoleSpec role) {
+    io.kvguard.customresource.ProbeTlsSpec tls = md.getSpec().effectiveProbe().getTls();
+    if (tls == null || role.effectiveScheme() != io.kvguard.customresource.Scheme.HTTPS) {
+      return "";
+    }
+    String secret = tls.getCaSecretRef() == null ? "" : tls.getCaSecretRef().getName() + "/" + tls.getCaSecretRef().effectiveKey();
+    String configMap = tls.getCaConfigMapRef() == null ? ""
+        : tls.getCaConfigMapRef().getName() + "/" + tls.getCaConfigMapRef().effectiveKey();
+    return "secret=" + secret + ",configmap=" + configMap + ",serverName=" + tls.getServerName();
   }
 
   static boolean declaresGate(Pod pod) {

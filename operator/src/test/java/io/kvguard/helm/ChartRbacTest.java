@@ -105,11 +105,12 @@ class ChartRbacTest {
   }
 
   @Test
-  void noRuleMentionsSecretsUnlessProbeCredentialsAreOn() {
-    for (String values : List.of("", "watchNamespaces: [inference]")) {
+  void noRuleMentionsSecretsOrConfigMapsUnlessProbeCredentialsOrProbeTlsAreOn() {
+    for (String values : List.of("", "watchNamespaces: [inference]",
+        "probeTls: {enabled: false, secretNames: [engine-ca], configMapNames: [engine-ca]}")) {
       RenderedChart chart = RenderedChart.render(values);
       assertThat(allRules(chart)).noneMatch(r -> r.getResources().stream().anyMatch(x -> x.startsWith("secrets")
-          || x.equals("*")));
+          || x.startsWith("configmaps") || x.equals("*")));
       assertThat(allRules(chart)).noneMatch(r -> r.getVerbs().contains("*") || r.getApiGroups().contains("*"));
     }
   }
@@ -130,6 +131,27 @@ class ChartRbacTest {
         "watchNamespaces: [inference]\nprobeCredentials: {enabled: true, secretNames: [engine-token]}");
     assertThat(describe(namespaced(namespaced.all(Role.class), "inference", SA).getRules()))
         .endsWith("core secrets names=[engine-token] verbs=[get]");
+  }
+
+  @Test
+  void probeTlsAllowsGetOnTheNamedCaBundlesOnly() {
+    RenderedChart chart = RenderedChart.render(
+        "probeTls: {enabled: true, secretNames: [engine-ca], configMapNames: [engine-ca-bundle, root-ca]}");
+    assertThat(describe(chart.one(ClusterRole.class).getRules())).containsExactlyElementsOf(Stream.concat(
+        WATCH_RULES.stream(), Stream.of("core secrets names=[engine-ca] verbs=[get]",
+            "core configmaps names=[engine-ca-bundle, root-ca] verbs=[get]")).toList());
+    RenderedRbac rbac = RenderedRbac.forServiceAccount(chart.all(), RenderedChart.NAMESPACE, SA);
+    assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/namespaces/inference/configmaps/root-ca"))).isTrue();
+    assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/namespaces/inference/configmaps/other"))).isFalse();
+    assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/namespaces/inference/configmaps"))).isFalse();
+    assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/namespaces/inference/secrets/engine-ca"))).isTrue();
+    assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/namespaces/inference/secrets/engine-token"))).isFalse();
+
+    RenderedChart onlyConfigMaps = RenderedChart.render("watchNamespaces: [inference]\n"
+        + "probeTls: {enabled: true, configMapNames: [engine-ca-bundle]}");
+    assertThat(describe(namespaced(onlyConfigMaps.all(Role.class), "inference", SA).getRules()))
+        .endsWith("core configmaps names=[engine-ca-bundle] verbs=[get]")
+        .noneMatch(rule -> rule.contains("secrets"));
   }
 
   @Test

@@ -53,6 +53,8 @@ class ValuesSchemaTest {
             "/networkPolicy/engines/ports/0"),
         Arguments.of("secret names as one string", "probeCredentials: {secretNames: engine-token}",
             "/probeCredentials/secretNames"),
+        Arguments.of("a ConfigMap name with capitals", "probeTls: {configMapNames: [Engine-CA]}",
+            "/probeTls/configMapNames/0"),
         Arguments.of("limits as a string", "resources: {limits: 1Gi}", "/resources/limits"),
         Arguments.of("an API server address without a prefix length", "networkPolicy: {apiServer: {cidrs: [10.0.0.1]}}",
             "/networkPolicy/apiServer/cidrs/0"));
@@ -73,6 +75,8 @@ class ValuesSchemaTest {
             "replicaCount > 1 needs leaderElection.enabled=true"),
         Arguments.of("probe credentials naming no secret", "probeCredentials: {enabled: true}",
             "probeCredentials.enabled=true needs probeCredentials.secretNames"),
+        Arguments.of("probe TLS naming no CA bundle", "probeTls: {enabled: true}",
+            "probeTls.enabled=true needs probeTls.secretNames or probeTls.configMapNames"),
         Arguments.of("a network policy without the API server's address", "networkPolicy: {enabled: true}",
             "networkPolicy.enabled=true needs networkPolicy.apiServer.cidrs"),
         Arguments.of("a ServiceMonitor without the metrics Service",
