@@ -2,13 +2,21 @@ package io.kvguard.customresource;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Size;
 import io.fabric8.kubernetes.api.model.Condition;
 import java.util.ArrayList;
 import java.util.List;
 
-/** What kvguard last concluded; written only when a field in it changes. */
+/**
+ * What kvguard last concluded; written only when a field in it changes. Its size is bounded at any pod count
+ * (etcd refuses objects over 1.5 MiB): pods are counted per role and reason, and at most {@value #MAX_LISTED_PODS}
+ * are listed.
+ */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class ModelDeploymentStatus {
+  /** Pods listed in {@link #pods}. */
+  public static final int MAX_LISTED_PODS = 50;
+
   @JsonPropertyDescription("The spec generation these conclusions are based on.")
   public Long observedGeneration;
 
@@ -18,9 +26,15 @@ public class ModelDeploymentStatus {
   @JsonPropertyDescription("Ready, PoolsVerified (and InvalidSpec when the spec cannot be applied).")
   public List<Condition> conditions = new ArrayList<>();
 
-  @JsonPropertyDescription("Per role: pods selected, pods verified, smallest pool seen.")
+  @JsonPropertyDescription("Per role: pods selected, pods verified, pods per reason, smallest pool seen.")
   public List<RoleStatus> roles = new ArrayList<>();
 
-  @JsonPropertyDescription("Per selected pod: the last verdict and the numbers behind it.")
+  @JsonPropertyDescription("Selected pods with their last verdict and the numbers behind it: all of them up to 50;"
+      + " beyond that the 50 most pressing (refused, failed, awaiting a probe, then verified), by name.")
+  @Size(max = MAX_LISTED_PODS)
   public List<PodVerdictStatus> pods = new ArrayList<>();
+
+  @JsonPropertyDescription("Selected pods not listed in pods (absent when every pod is listed); roles[].podsByReason"
+      + " counts every pod.")
+  public Integer podsNotListed;
 }

@@ -19,12 +19,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * An in-process Kubernetes API server: fabric8's mock server in CRUD mode, with the gaps that matter to
- * kvguard closed. A JSON patch whose {@code test} fails gets 422 (the mock would throw and never answer),
- * JOSDK's SelfSubjectRulesReview is allowed, every request is recorded (for RBAC and write counting), and
- * a fault hook can answer in the server's place (409, 429, 500).
+ * kvguard closed. A JSON patch whose {@code test} fails gets 422 (the mock would throw and never answer), a
+ * patch of {@code pods/<name>/status} keeps the metadata it writes as a real server's status strategy does (the
+ * mock keeps only the status), JOSDK's SelfSubjectRulesReview is allowed, every request is recorded (for RBAC
+ * and write counting), and a fault hook can answer in the server's place (409, 429, 500).
  */
 public final class EmbeddedApiServer implements AutoCloseable {
 
@@ -48,7 +51,7 @@ public final class EmbeddedApiServer implements AutoCloseable {
         MockResponse response = faults.apply(request);
         if (response == null) {
           try {
-            response = crud.dispatch(request);
+            response = crud.dispatch(asRealStatusStrategy(request));
           } catch (RuntimeException e) {
             // A real API server answers a failed JSON-patch test (or any rejected patch) with 422.
             response = new MockResponse().setResponseCode(422).setBody(status(422, "Invalid",
@@ -66,6 +69,24 @@ public final class EmbeddedApiServer implements AutoCloseable {
             + "\"status\":{\"incomplete\":false,\"resourceRules\":[{\"verbs\":[\"*\"],"
             + "\"apiGroups\":[\"coordination.k8s.io\"],\"resources\":[\"leases\"]}],\"nonResourceRules\":[]}}")
         .always();
+  }
+
+  private static final Pattern POD_STATUS = Pattern.compile("^(/api/v1/namespaces/[^/]+/pods/[^/?]+)/status([?].*)?$");
+
+  /**
+   * A real API server applies a patch of pods/status to the whole pod and then resets only the spec, the
+   * deletionTimestamp and the ownerReferences (kubernetes/kubernetes pkg/registry/core/pod/strategy.go,
+   * podStatusStrategy.PrepareForUpdate): labels and annotations written with the status persist. The mock applies
+   * such a patch and keeps only its status. So it is sent to the pod itself, where the mock keeps both (pods have
+   * no status subresource of their own in the mock); nothing here patches a pod's spec through its status.
+   */
+  private static RecordedRequest asRealStatusStrategy(RecordedRequest request) {
+    Matcher podStatus = POD_STATUS.matcher(request.getPath());
+    if (!"PATCH".equals(request.getMethod()) || !podStatus.matches()) {
+      return request;
+    }
+    String path = podStatus.group(1) + (podStatus.group(2) == null ? "" : podStatus.group(2));
+    return new RecordedRequest(request.getHttpVersion(), request.method(), path, request.getHeaders(), request.getBody());
   }
 
   private synchronized void record(RecordedRequest request, int status) {

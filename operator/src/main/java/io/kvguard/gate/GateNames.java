@@ -6,6 +6,11 @@ public final class GateNames {
   public static final String CONDITION_TYPE = "kvguard.io/pool-verified";
   /** Label present, with value "true", only on pods whose current engine container passed. */
   public static final String VERIFIED_LABEL = "kvguard.io/verified";
+  /**
+   * Pod annotation holding, per ModelDeployment, the figures and container its verdict rests on ({@link
+   * VerdictRecord}); written on pods/status together with the condition.
+   */
+  public static final String VERDICTS_ANNOTATION = "kvguard.io/verdicts";
 
   private GateNames() {}
 }

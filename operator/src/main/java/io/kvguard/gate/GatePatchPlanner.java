@@ -12,7 +12,9 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * Plans the JSON patches that bring one pod's gate to a decision. Pure: the same pod, decision and instant
@@ -26,6 +28,33 @@ public final class GatePatchPlanner {
 
   /** The pods/status patch, or empty when status, reason and message already match. */
   public static Optional<String> conditionPatch(Pod pod, GateDecision decision, Instant now) {
+    return conditionPatch(pod, decision, null, now);
+  }
+
+  /**
+   * The pods/status patch that brings the condition to {@code decision} (null: leave it) and the policy's verdict
+   * record to {@code update} (null: leave the records), in one request so the decision and the figures it rests
+   * on never disagree; empty when both already match. (A pods/status write keeps the metadata it changes: the
+   * API server's status strategy resets only the spec, deletionTimestamp and ownerReferences.)
+   */
+  public static Optional<String> conditionPatch(Pod pod, GateDecision decision, RecordUpdate update, Instant now) {
+    ArrayNode ops = JSON.arrayNode();
+    if (decision != null) {
+      conditionOps(pod, decision, now, ops);
+    }
+    if (update != null) {
+      recordOps(pod, update, ops);
+    }
+    if (ops.isEmpty()) {
+      return Optional.empty();
+    }
+    ArrayNode patch = guards(pod);
+    patch.add(test("/metadata/resourceVersion", pod.getMetadata().getResourceVersion()));
+    patch.addAll(ops);
+    return Optional.of(write(patch));
+  }
+
+  private static void conditionOps(Pod pod, GateDecision decision, Instant now, ArrayNode patch) {
     String status = decision.open() ? "True" : "False";
     List<PodCondition> conditions = pod.getStatus() == null ? null : pod.getStatus().getConditions();
     int index = -1;
@@ -41,7 +70,7 @@ public final class GatePatchPlanner {
     if (current != null && status.equals(current.getStatus())
         && decision.reason().name().equals(current.getReason())
         && decision.message().equals(current.getMessage())) {
-      return Optional.empty();
+      return;
     }
     // lastTransitionTime moves only when the status flips (Kubernetes condition conventions).
     String transition = current != null && status.equals(current.getStatus()) && current.getLastTransitionTime() != null
@@ -56,8 +85,6 @@ public final class GatePatchPlanner {
     if (current != null && current.getLastProbeTime() != null) {
       condition.put("lastProbeTime", current.getLastProbeTime());
     }
-    ArrayNode patch = guards(pod);
-    patch.add(test("/metadata/resourceVersion", pod.getMetadata().getResourceVersion()));
     if (pod.getStatus() == null) {
       patch.add(op("add", "/status").set("value", JSON.objectNode().set("conditions", JSON.arrayNode().add(condition))));
     } else if (conditions == null || conditions.isEmpty()) {
@@ -69,14 +96,45 @@ public final class GatePatchPlanner {
     } else {
       patch.add(op("replace", "/status/conditions/" + index).set("value", condition));
     }
-    return Optional.of(write(patch));
+  }
+
+  private static void recordOps(Pod pod, RecordUpdate update, ArrayNode patch) {
+    String raw = VerdictRecords.annotation(pod);
+    Map<String, VerdictRecord> current = VerdictRecords.of(pod);
+    Map<String, VerdictRecord> next = new TreeMap<>(current);
+    if (update.record() == null) {
+      next.remove(update.modelDeployment());
+    } else {
+      next.put(update.modelDeployment(), update.record());
+    }
+    String wanted = next.isEmpty() ? null : VerdictRecords.write(next);
+    boolean readable = raw == null || raw.isBlank() || !current.isEmpty();
+    if (Objects.equals(wanted, raw) || (readable && next.equals(current) && (wanted == null) == (raw == null))) {
+      return;
+    }
+    Map<String, String> annotations = pod.getMetadata().getAnnotations();
+    String path = "/metadata/annotations/" + escape(GateNames.VERDICTS_ANNOTATION);
+    if (wanted == null) {
+      patch.add(op("remove", path));
+    } else if (annotations == null || annotations.isEmpty()) {
+      // fabric8 reads a pod without annotations as having an empty map, and JSON patch cannot add a member to an
+      // object that is not there: write the whole object (it held nothing, and the resourceVersion test keeps it so).
+      patch.add(op("add", "/metadata/annotations")
+          .set("value", JSON.objectNode().put(GateNames.VERDICTS_ANNOTATION, wanted)));
+    } else {
+      patch.add(op("add", path).put("value", wanted));
+    }
+  }
+
+  private static String escape(String key) {
+    return key.replace("~", "~0").replace("/", "~1");
   }
 
   /** The label patch on the pod itself, or empty when the label already says what the decision says. */
   public static Optional<String> labelPatch(Pod pod, GateDecision decision) {
     Map<String, String> labels = pod.getMetadata().getLabels();
     String current = labels == null ? null : labels.get(GateNames.VERIFIED_LABEL);
-    String path = "/metadata/labels/" + GateNames.VERIFIED_LABEL.replace("~", "~0").replace("/", "~1");
+    String path = "/metadata/labels/" + escape(GateNames.VERIFIED_LABEL);
     boolean wanted = decision.open() && !isPolicyRemoval(decision);
     // The resourceVersion test fences the label like the condition: a writer whose read is older than the pod
     // (a deposed leader, a pass behind another's write) is refused instead of undoing a newer decision.
@@ -119,9 +177,10 @@ public final class GatePatchPlanner {
    * What kvguard owns on a pod: its condition's status, reason and message, and the label. Two reads with the
    * same gate saw the same decision; a write planned on one and refused on the other was overtaken by a newer one.
    */
-  public record Gate(String status, String reason, String message, String label) {}
+  public record Gate(String status, String reason, String message, String label, VerdictRecord record) {}
 
-  public static Gate gateOf(Pod pod) {
+  /** The gate as {@code modelDeployment} sees it: with its own verdict record (null: none, or no policy named). */
+  public static Gate gateOf(Pod pod, String modelDeployment) {
     PodCondition condition = null;
     if (pod.getStatus() != null && pod.getStatus().getConditions() != null) {
       condition = pod.getStatus().getConditions().stream()
@@ -129,7 +188,8 @@ public final class GatePatchPlanner {
     }
     Map<String, String> labels = pod.getMetadata().getLabels();
     return new Gate(condition == null ? null : condition.getStatus(), condition == null ? null : condition.getReason(),
-        condition == null ? null : condition.getMessage(), labels == null ? null : labels.get(GateNames.VERIFIED_LABEL));
+        condition == null ? null : condition.getMessage(), labels == null ? null : labels.get(GateNames.VERIFIED_LABEL),
+        modelDeployment == null ? null : VerdictRecords.of(pod, modelDeployment));
   }
 
   /** A deleted policy opens the gate but takes its label away: the label means "verified", nothing less. */

@@ -51,13 +51,25 @@ public final class PodGate {
    * one: a watch event for the first write then finds it known.
    */
   public Outcome apply(Pod cached, GateDecision decision, Runnable beforeWrite, BiConsumer<Pod, Pod> written) {
+    return apply(cached, decision, null, beforeWrite, written);
+  }
+
+  /**
+   * As above, and brings the policy's verdict record on the pod to {@code update} in the condition's request.
+   * {@code decision} null leaves condition and label as they are and writes only the record (a policy letting go
+   * of a pod another policy still gates).
+   */
+  public Outcome apply(Pod cached, GateDecision decision, RecordUpdate update, Runnable beforeWrite,
+      BiConsumer<Pod, Pod> written) {
+    String policy = update == null ? null : update.modelDeployment();
     // Condition first: for a closing gate both writes close it; for an opening gate the label follows the
     // condition so a label-routed pod is never ahead of its condition.
     // Handing a pod back is about no container (its label goes, whatever runs); every other opening decision is
     // about the containers it was judged on.
-    boolean judgedOpening = decision.open() && decision.reason() != io.kvguard.verdict.GateReason.PolicyRemoved;
-    Attempt condition = write(cached, cached, p -> GatePatchPlanner.conditionPatch(p, decision, clock.instant()),
-        beforeWrite, true, judgedOpening);
+    boolean judgedOpening = decision != null && decision.open()
+        && decision.reason() != io.kvguard.verdict.GateReason.PolicyRemoved;
+    Attempt condition = write(cached, cached, policy,
+        p -> GatePatchPlanner.conditionPatch(p, decision, update, clock.instant()), beforeWrite, true, judgedOpening);
     if (condition.stopped()) {
       return new Outcome(false, false, condition.podGone(), condition.superseded());
     }
@@ -66,7 +78,10 @@ public final class PodGate {
       written.accept(condition.written(), pod);
       pod = condition.written();
     }
-    Attempt label = write(cached, pod, p -> GatePatchPlanner.labelPatch(p, decision), beforeWrite, false,
+    if (decision == null) {
+      return new Outcome(condition.written() != null, false, false, false);
+    }
+    Attempt label = write(cached, pod, policy, p -> GatePatchPlanner.labelPatch(p, decision), beforeWrite, false,
         judgedOpening);
     if (label.written() != null) {
       written.accept(label.written(), pod);
@@ -87,6 +102,13 @@ public final class PodGate {
     static Attempt wrote(Pod pod) {
       return new Attempt(pod, false, false, false);
     }
+  }
+
+  /** The pod as the API server holds it now; empty when it is gone or was recreated under a new UID. */
+  public Optional<Pod> reread(Pod pod) {
+    Pod fresh = client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).get();
+    return fresh != null && Objects.equals(fresh.getMetadata().getUid(), pod.getMetadata().getUid())
+        ? Optional.of(fresh) : Optional.empty();
   }
 
   /** A pod being deleted keeps the gate it has: its containers cannot restart, and writes to it are wasted. */
@@ -121,8 +143,8 @@ public final class PodGate {
    * Plans and writes one patch, re-reading on conflict. {@code judged} is the pod the decision was made on: an
    * opening decision is not written onto containers it was not made for.
    */
-  private Attempt write(Pod judged, Pod pod, Function<Pod, Optional<String>> planner, Runnable beforeWrite,
-      boolean statusSubresource, boolean opening) {
+  private Attempt write(Pod judged, Pod pod, String policy, Function<Pod, Optional<String>> planner,
+      Runnable beforeWrite, boolean statusSubresource, boolean opening) {
     Pod current = pod;
     for (int attempt = 1; ; attempt++) {
       if (terminating(current)) {
@@ -157,10 +179,12 @@ public final class PodGate {
         if (fresh == null || !Objects.equals(fresh.getMetadata().getUid(), pod.getMetadata().getUid())) {
           return Attempt.GONE;
         }
-        if (!GatePatchPlanner.gateOf(fresh).equals(GatePatchPlanner.gateOf(current))) {
-          // Someone wrote the gate after the read this decision was made on: never overwrite what we did not see.
+        if (!GatePatchPlanner.gateOf(fresh, policy).equals(GatePatchPlanner.gateOf(current, policy))) {
+          // Someone wrote the gate (or this policy's record) after the read this decision was made on: never
+          // overwrite what we did not see. Other policies' records are merged by planning again.
           LOG.info("gate write dropped pod={}/{}: the gate changed since it was read (now {})",
-              current.getMetadata().getNamespace(), current.getMetadata().getName(), GatePatchPlanner.gateOf(fresh));
+              current.getMetadata().getNamespace(), current.getMetadata().getName(),
+              GatePatchPlanner.gateOf(fresh, null));
           return Attempt.SUPERSEDED;
         }
         current = fresh;

@@ -17,6 +17,9 @@ import io.kvguard.customresource.ModelDeploymentStatus;
 import io.kvguard.customresource.PodVerdictStatus;
 import io.kvguard.customresource.RoleSpec;
 import io.kvguard.gate.PodGate;
+import io.kvguard.gate.RecordUpdate;
+import io.kvguard.gate.VerdictRecord;
+import io.kvguard.gate.VerdictRecords;
 import io.kvguard.probe.EngineProbes;
 import io.kvguard.probe.RejectionProbe;
 import io.kvguard.verdict.ProbeOutcome;
@@ -96,7 +99,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     Instant now = clock.instant();
     ResourceID self = ResourceID.fromResource(md);
     Optional<String> invalid = SpecProblems.of(md.getSpec());
-    Map<String, PodVerdictStatus> before = previousPods(md);
+    Map<String, VerdictRecord> before = previousRecords(md);
     List<PodAssessment> assessments = new ArrayList<>();
     Map<String, List<String>> roleNotes = new LinkedHashMap<>();
     if (invalid.isEmpty()) {
@@ -114,13 +117,13 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     } else {
       // A spec that cannot be applied says nothing about which pods it means: the pods it gated stay its own,
       // shut, and listed, so neither a typo nor the deletion that follows it opens anything unverified.
-      before.values().forEach(entry -> cachedPod(md.getMetadata().getNamespace(), entry.name)
+      new java.util.TreeMap<>(before).forEach((name, record) -> cachedPod(md.getMetadata().getNamespace(), name)
           .filter(pod -> !PodGate.terminating(pod))
-          .ifPresent(pod -> assessments.add(ShutAssessments.heldForInvalidSpec(pod, entry, invalid.get()))));
+          .ifPresent(pod -> assessments.add(ShutAssessments.heldForInvalidSpec(pod, record, invalid.get()))));
     }
     List<String> conflicts = new ArrayList<>();
     List<String> unwritten = new ArrayList<>();
-    List<PodAssessment> kept = gate(md, context, self, dedupe(assessments), conflicts, unwritten);
+    List<PodAssessment> kept = gate(md, context, self, dedupe(assessments), before, now, conflicts, unwritten);
     releaseDeselected(md, context, self, before, kept, unwritten);
     // What this policy remembers of pods it no longer has (deleted, or recreated under a new UID) goes now.
     for (String gone : keptPods.gone(self, kept.stream().map(PodAssessment::podUid).collect(Collectors.toSet()))) {
@@ -130,8 +133,9 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     }
     List<AdvisoryWarnings.Found> advisories = AdvisoryWarnings.of(md, kept);
     advisories.forEach(found -> roleNotes.computeIfAbsent(found.role(), r -> new ArrayList<>()).add(found.note()));
-    ModelDeploymentStatus status = StatusFactory.build(md, kept, roleNotes, invalid, conflicts, now);
-    signals.reconciled(md, before, status, kept);
+    List<PodVerdictStatus> entries = StatusFactory.entries(kept, before, now);
+    ModelDeploymentStatus status = StatusFactory.build(md, entries, roleNotes, invalid, conflicts, now);
+    signals.reconciled(md, before, entries, kept);
     signals.advisories(md, advisories);
     Duration next = nextPass(md, kept, now);
     if (!StatusComparison.same(md.getStatus(), status)) {
@@ -163,7 +167,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    * with any conflict noted, and collects the conflicts for the status.
    */
   private List<PodAssessment> gate(ModelDeployment md, Context<ModelDeployment> context, ResourceID self,
-      List<PodAssessment> assessments, List<String> conflicts, List<String> unwritten) {
+      List<PodAssessment> assessments, Map<String, VerdictRecord> before, Instant now, List<String> conflicts,
+      List<String> unwritten) {
     boolean audit = md.getSpec() != null
         && md.getSpec().effectiveEnforcement() == io.kvguard.customresource.Enforcement.Audit;
     List<PodAssessment> kept = new ArrayList<>();
@@ -173,8 +178,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       GateArbiter.Arbitration arbitration;
       synchronized (arbiter.lockFor(assessment.podUid())) {
         arbitration = arbiter.arbitrate(assessment.podUid(), self, GateDecision.of(assessment.verdict(), audit), others);
+        // The policy's own verdict goes on the pod with the decision: it survives an operator restart there.
+        RecordUpdate record = new RecordUpdate(md.getMetadata().getName(),
+            PodRecords.of(assessment, before.get(assessment.podName()), now));
         isolated(md, assessment.pod(), unwritten,
-            () -> writeGate(md, context, assessment.role(), assessment.pod(), arbitration.decision()));
+            () -> writeGate(md, context, assessment.role(), assessment.pod(), arbitration.decision(), record));
       }
       if (arbitration.conflicts().isEmpty()) {
         kept.add(assessment);
@@ -204,17 +212,15 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
         selectedPods(md, role).forEach(pod -> concerned.put(pod.getMetadata().getName(), pod));
       }
     }
-    previousPods(md).keySet().forEach(name -> cachedPod(md.getMetadata().getNamespace(), name)
+    previousRecords(md).keySet().forEach(name -> cachedPod(md.getMetadata().getNamespace(), name)
         .ifPresent(pod -> concerned.putIfAbsent(name, pod)));
     for (Pod pod : concerned.values()) {
       try {
         GateDecision removed = GateDecision.policyRemoved(md.getMetadata().getName());
         if (!release(md, context, self, pod, removed)) {
           // The gate changed under the write: hand back what the pod shows now (this decision needs no verdict).
-          Pod fresh = context.getClient().pods().inNamespace(pod.getMetadata().getNamespace())
-              .withName(pod.getMetadata().getName()).get();
-          if (fresh != null && java.util.Objects.equals(fresh.getMetadata().getUid(), pod.getMetadata().getUid())
-              && !release(md, context, self, fresh, removed)) {
+          Optional<Pod> fresh = gate.reread(pod);
+          if (fresh.isPresent() && !release(md, context, self, fresh.get(), removed)) {
             throw new IllegalStateException("the pod's gate kept changing under the hand-back");
           }
         }
@@ -248,11 +254,12 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     boolean written = true;
     Set<ResourceID> others = policiesConcerning(pod).stream().map(ResourceID::fromResource)
         .filter(id -> !id.equals(self)).collect(Collectors.toSet());
+    RecordUpdate letGo = RecordUpdate.remove(md.getMetadata().getName());
     synchronized (arbiter.lockFor(pod.getMetadata().getUid())) {
       arbiter.forget(pod.getMetadata().getUid(), self);
-      if (others.isEmpty()) {
-        written = writeGate(md, context, null, pod, released);
-      }
+      // Handed back open when no other policy holds the pod; either way this policy's record leaves it, so the
+      // pod is no longer counted as this policy's (the others then decide without it).
+      written = writeGate(md, context, null, pod, others.isEmpty() ? released : null, letGo);
     }
     others.forEach(probeEvents::probeFinished);
     forgetPod(self, pod.getMetadata().getUid());
@@ -265,11 +272,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   private void releaseDeselected(ModelDeployment md, Context<ModelDeployment> context, ResourceID self,
-      Map<String, PodVerdictStatus> before, List<PodAssessment> kept, List<String> unwritten) {
+      Map<String, VerdictRecord> before, List<PodAssessment> kept, List<String> unwritten) {
     Set<String> selected = kept.stream().map(PodAssessment::podName).collect(Collectors.toSet());
     for (String name : before.keySet()) {
       if (!selected.contains(name)) {
-        signals.forgetPod(md, before.get(name));
+        signals.forgetPod(md, name, before.get(name).role());
         cachedPod(md.getMetadata().getNamespace(), name).ifPresent(pod -> isolated(md, pod, unwritten,
             () -> release(md, context, self, pod,
                 GateDecision.released("no longer selected by ModelDeployment " + md.getMetadata().getName()))));
@@ -292,11 +299,15 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     }
   }
 
-  /** Writes the decision; false when the write was dropped because the pod's gate changed after it was read. */
+  /**
+   * Writes the decision (null: leaves condition and label) and the policy's record; false when the write was dropped
+   * because the pod's gate changed after it was read.
+   */
   private boolean writeGate(ModelDeployment md, Context<ModelDeployment> context, String role, Pod pod,
-      GateDecision decision) {
+      GateDecision decision, RecordUpdate record) {
     Boolean wasOpen = GateState.conditionOpen(pod);
-    if (wasOpen == null && decision.reason() == io.kvguard.verdict.GateReason.AwaitingProbe && !GateState.labelled(pod)) {
+    if (decision != null && wasOpen == null && decision.reason() == io.kvguard.verdict.GateReason.AwaitingProbe
+        && !GateState.labelled(pod)) {
       // A pod that never had a kvguard condition or label is already shut (its readiness gate has no
       // condition, routers see no label): writing "awaiting" would only double the writes of every new pod.
       return true;
@@ -306,9 +317,10 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     Runnable beforeWrite = context.isPrimaryResourceDeleted() ? () -> { } : () -> PolicyFinalizer.ensure(context, md);
     // Each write is cached as it is accepted, so the next pass sees it before the watch delivers it, and the
     // watch event of the condition write (arriving before the label write) is known as ours and triggers no pass.
-    PodGate.Outcome outcome = gate.apply(pod, decision, beforeWrite,
+    PodGate.Outcome outcome = gate.apply(pod, decision, record, beforeWrite,
         (written, previous) -> pods.handleRecentResourceUpdate(ResourceID.fromResource(written), written, previous));
-    if (outcome.conditionWritten() && role != null && (wasOpen == null || wasOpen != decision.open())) {
+    if (outcome.conditionWritten() && role != null && decision != null
+        && (wasOpen == null || wasOpen != decision.open())) {
       signals.gateFlipped(md, role, decision.open());
     }
     return !outcome.superseded();
@@ -341,12 +353,14 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     return pods.get(new ResourceID(name, namespace));
   }
 
-  /** Every policy in the pod's namespace that selects it now or listed it in its status. */
+  /** Every policy in the pod's namespace that selects it now, recorded a verdict on it, or lists it in its status. */
   private List<ModelDeployment> policiesConcerning(Pod pod) {
     String name = pod.getMetadata().getName();
+    Set<String> recorded = VerdictRecords.of(pod).keySet();
     return SelectionIndex.candidatePolicies(policies, pod).stream()
         .filter(md -> md.getMetadata().getDeletionTimestamp() == null)
-        .filter(md -> selects(md, pod) || (md.getStatus() != null && md.getStatus().pods != null
+        .filter(md -> selects(md, pod) || recorded.contains(md.getMetadata().getName())
+            || (md.getStatus() != null && md.getStatus().pods != null
             && md.getStatus().pods.stream().anyMatch(p -> name.equals(p.name))))
         .toList();
   }
@@ -356,10 +370,22 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
         .anyMatch(role -> LabelSelectors.matches(role.getSelector(), pod.getMetadata().getLabels()));
   }
 
-  private static Map<String, PodVerdictStatus> previousPods(ModelDeployment md) {
-    Map<String, PodVerdictStatus> byName = new HashMap<>();
+  /**
+   * What this policy last concluded about each pod it gated, by pod name: the records on the pods themselves
+   * (any number of pods; the status lists at most {@value StatusFactory#MAX_LISTED_PODS}), and for a pod without
+   * one the entry the status lists (a pod not written yet, or written by a kvguard that kept its verdicts in
+   * the status only).
+   */
+  private Map<String, VerdictRecord> previousRecords(ModelDeployment md) {
+    Map<String, VerdictRecord> byName = new HashMap<>();
     if (md.getStatus() != null && md.getStatus().pods != null) {
-      md.getStatus().pods.forEach(p -> byName.put(p.name, p));
+      md.getStatus().pods.stream().filter(p -> p.name != null).forEach(p -> byName.put(p.name, PodRecords.of(p)));
+    }
+    for (Pod pod : SelectionIndex.recordedBy(pods, md)) {
+      VerdictRecord record = VerdictRecords.of(pod, md.getMetadata().getName());
+      if (record != null) {
+        byName.put(pod.getMetadata().getName(), record);
+      }
     }
     return byName;
   }

@@ -4,7 +4,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodReadinessGate;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.kvguard.customresource.ModelDeployment;
-import io.kvguard.customresource.PodVerdictStatus;
+import io.kvguard.gate.VerdictRecord;
 import io.kvguard.customresource.RoleSpec;
 import io.kvguard.gate.GateNames;
 import io.kvguard.probe.EngineEndpoint;
@@ -57,7 +57,7 @@ final class PodAssessor {
     this.trust = trust;
   }
 
-  PodAssessment assess(ModelDeployment md, RoleSpec role, Pod pod, PodVerdictStatus before, Instant now) {
+  PodAssessment assess(ModelDeployment md, RoleSpec role, Pod pod, VerdictRecord before, Instant now) {
     List<String> notes = new ArrayList<>();
     boolean labelOnly = !declaresGate(pod);
     if (labelOnly) {
@@ -117,11 +117,12 @@ final class PodAssessor {
       return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
           checked.verdict(), observation, notes, due ? null : result.completedAt().plus(wait), checked.refusal());
     }
-    // No probe of this process yet in this operator's memory. If the status recorded a verdict for this very
-    // container (the operator restarted), re-judge those figures instead of flapping the gate shut.
+    // No probe of this process yet in this operator's memory. If the pod carries this policy's verdict for this
+    // very container (the operator restarted), re-judge those figures instead of flapping the gate shut.
     PoolObservation recorded = recordedObservation(before, role, process);
     if (recorded != null) {
-      notes.add("verdict carried over from status for container " + process.containerID() + " until it is re-probed");
+      notes.add("verdict carried over from the pod's record for container " + process.containerID()
+          + " until it is re-probed");
       addObservationNotes(role, recorded, notes);
       // The rejection probe is owed too: a pool recorded before it was enabled, or for another prompt, is no refusal.
       Checked checked = withRejectionCheck(md, role, process, key, endpoint,
@@ -141,7 +142,7 @@ final class PodAssessor {
    */
   private Checked withRejectionCheck(ModelDeployment md, RoleSpec role, EngineProcess process,
       ProbeScheduler.Key key, EngineEndpoint endpoint, PoolVerdict poolVerdict, PoolObservation observation,
-      PodVerdictStatus before) {
+      VerdictRecord before) {
     RejectionProbeSpec spec = md.getSpec().effectiveRejectionProbe();
     if (!spec.effectiveEnabled() || !poolVerdict.verified() || observation == null) {
       return new Checked(poolVerdict, null);
@@ -154,13 +155,13 @@ final class PodAssessor {
       return new Checked(new PoolVerdict(io.kvguard.verdict.Verdict.Unknown, io.kvguard.verdict.GateReason.ProbeFailed,
           "rejection probe: the engine's figures leave no prompt size above its admission limit"), null);
     }
-    if (before != null && process.containerID().equals(before.rejectionRefusedBy)
-        && Objects.equals(before.restartCount, process.restartCount())
-        && Long.valueOf(promptTokens).equals(before.rejectionPromptTokens)
-        && before.rejectionRefusalStatus != null && before.rejectionRefusalError != null) {
+    if (before != null && process.containerID().equals(before.rejectionRefusedBy())
+        && Objects.equals(before.restartCount(), process.restartCount())
+        && Long.valueOf(promptTokens).equals(before.rejectionPromptTokens())
+        && before.rejectionRefusalStatus() != null && before.rejectionRefusalError() != null) {
       // The refusal as the engine gave it; a record without its status (older kvguard) is sent again instead.
-      return refusedOrNot(poolVerdict, new RejectionOutcome.Refused(before.rejectionRefusalStatus,
-          before.rejectionRefusalError, promptTokens));
+      return refusedOrNot(poolVerdict, new RejectionOutcome.Refused(before.rejectionRefusalStatus(),
+          before.rejectionRefusalError(), promptTokens));
     }
     String fingerprint = role.getEngine().wireName() + "|" + promptTokens + "|" + spec.effectiveTimeoutSeconds();
     ProbeScheduler.Key rejectionKey = new ProbeScheduler.Key(key.modelDeployment(), key.podUid());
@@ -249,25 +250,25 @@ final class PodAssessor {
     }
   }
 
-  static PoolObservation recordedObservation(PodVerdictStatus before, RoleSpec role, EngineProcess process) {
-    if (before == null || before.poolTokens == null || !role.getName().equals(before.role)
-        || !Objects.equals(before.containerID, process.containerID())
-        || !Objects.equals(before.restartCount, process.restartCount())
-        || Verdict.Unknown.name().equals(before.verdict)) {
+  static PoolObservation recordedObservation(VerdictRecord before, RoleSpec role, EngineProcess process) {
+    if (before == null || before.poolTokens() == null || !role.getName().equals(before.role())
+        || !Objects.equals(before.containerID(), process.containerID())
+        || !Objects.equals(before.restartCount(), process.restartCount())
+        || before.verdict() == null || Verdict.Unknown.name().equals(before.verdict())) {
       return null;
     }
-    OptionalLong engineContext = before.engineContextTokens == null ? OptionalLong.empty()
-        : OptionalLong.of(before.engineContextTokens);
+    OptionalLong engineContext = before.engineContextTokens() == null ? OptionalLong.empty()
+        : OptionalLong.of(before.engineContextTokens());
     if (!role.getEngine().exposesKvPool()) {
       // No pool was measured: the recorded bound is the context length, and must still say so.
-      boolean consistent = engineContext.isPresent() && engineContext.getAsLong() == before.poolTokens;
-      return consistent ? PoolObservation.contextLengthOnly(before.poolTokens, before.engineVersion, List.of()) : null;
+      boolean consistent = engineContext.isPresent() && engineContext.getAsLong() == before.poolTokens();
+      return consistent ? PoolObservation.contextLengthOnly(before.poolTokens(), before.engineVersion(), List.of()) : null;
     }
-    if (before.poolSource != null) {
+    if (before.poolSource() != null) {
       // Recorded as an upper bound only: it must stay one, or a restart would judge it as a measured pool.
       PoolObservation.PoolSource source;
       try {
-        source = PoolObservation.PoolSource.valueOf(before.poolSource);
+        source = PoolObservation.PoolSource.valueOf(before.poolSource());
       } catch (IllegalArgumentException e) {
         return null;
       }
@@ -275,10 +276,10 @@ final class PodAssessor {
           || (source == PoolObservation.PoolSource.UPPER_BOUND_CONTEXT_HELD && engineContext.isEmpty())) {
         return null;
       }
-      return PoolObservation.upperBound(before.poolTokens, engineContext, before.engineVersion,
-          before.disaggregationMode, List.of(), source, "recorded in status as an upper bound before the operator"
+      return PoolObservation.upperBound(before.poolTokens(), engineContext, before.engineVersion(),
+          before.disaggregationMode(), List.of(), source, "recorded as an upper bound before the operator"
               + " restarted; the next probe says why");
     }
-    return new PoolObservation(before.poolTokens, engineContext, before.engineVersion, before.disaggregationMode, List.of());
+    return new PoolObservation(before.poolTokens(), engineContext, before.engineVersion(), before.disaggregationMode(), List.of());
   }
 }

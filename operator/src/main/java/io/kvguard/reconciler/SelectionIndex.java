@@ -7,6 +7,7 @@ import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.RoleSpec;
+import io.kvguard.gate.VerdictRecords;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -29,6 +30,8 @@ final class SelectionIndex {
   static final String POLICY_SELECTS = "kvguard-policy-selects";
   /** Policies by each pod their status lists: {@code namespace/podName}. */
   static final String POLICY_LISTS = "kvguard-policy-lists";
+  /** Pods by each policy whose verdict record they carry: {@code namespace/policyName}. */
+  static final String POD_RECORDED_BY = "kvguard-pod-recorded-by";
 
   private SelectionIndex() {}
 
@@ -72,8 +75,13 @@ final class SelectionIndex {
     return md.getStatus().pods.stream().filter(p -> p.name != null).map(p -> namespace + "/" + p.name).distinct().toList();
   }
 
+  static List<String> recordKeys(Pod pod) {
+    String namespace = pod.getMetadata().getNamespace();
+    return VerdictRecords.of(pod).keySet().stream().map(policy -> namespace + "/" + policy).toList();
+  }
+
   static void register(IndexerResourceCache<Pod> pods, IndexerResourceCache<ModelDeployment> policies) {
-    pods.addIndexer(POD_LABEL, SelectionIndex::podKeys);
+    pods.addIndexers(Map.of(POD_LABEL, SelectionIndex::podKeys, POD_RECORDED_BY, SelectionIndex::recordKeys));
     policies.addIndexers(Map.of(POLICY_SELECTS, SelectionIndex::policySelectKeys, POLICY_LISTS, SelectionIndex::policyListKeys));
   }
 
@@ -87,7 +95,15 @@ final class SelectionIndex {
         .toList();
   }
 
-  /** Policies of the pod's namespace that might select it or list it: a superset the caller filters exactly. */
+  /** The pods that carry a verdict record of this policy, whether or not it selects them now. */
+  static List<Pod> recordedBy(IndexerResourceCache<Pod> pods, ModelDeployment md) {
+    return pods.byIndex(POD_RECORDED_BY, md.getMetadata().getNamespace() + "/" + md.getMetadata().getName());
+  }
+
+  /**
+   * Policies of the pod's namespace that might select it, list it or have recorded a verdict on it: a superset
+   * the caller filters exactly.
+   */
   static List<ModelDeployment> candidatePolicies(IndexerResourceCache<ModelDeployment> policies, Pod pod) {
     String namespace = pod.getMetadata().getNamespace();
     Map<ResourceID, ModelDeployment> found = new LinkedHashMap<>();
@@ -98,6 +114,9 @@ final class SelectionIndex {
     }
     policies.byIndex(POLICY_LISTS, namespace + "/" + pod.getMetadata().getName())
         .forEach(md -> found.putIfAbsent(ResourceID.fromResource(md), md));
+    for (String recorded : VerdictRecords.of(pod).keySet()) {
+      policies.get(new ResourceID(recorded, namespace)).ifPresent(md -> found.putIfAbsent(ResourceID.fromResource(md), md));
+    }
     List<ModelDeployment> byName = new ArrayList<>(found.values());
     byName.sort(Comparator.comparing((HasMetadata md) -> md.getMetadata().getName()));
     return byName;

@@ -1,7 +1,7 @@
 package io.kvguard.reconciler;
 
 import io.fabric8.kubernetes.api.model.Pod;
-import io.kvguard.customresource.PodVerdictStatus;
+import io.kvguard.gate.VerdictRecord;
 import io.kvguard.verdict.GateReason;
 import io.kvguard.verdict.PoolVerdict;
 import io.kvguard.verdict.Verdict;
@@ -16,8 +16,8 @@ final class ShutAssessments {
    * policy selects is handed back open), and the broken spec cannot say whether it still means the pod: it is
    * held shut, under the role it had, until the spec is fixed or the policy deleted.
    */
-  static PodAssessment heldForInvalidSpec(Pod pod, PodVerdictStatus previous, String problem) {
-    return shut(pod, previous.role == null ? "" : previous.role, previous.containerID, previous.restartCount,
+  static PodAssessment heldForInvalidSpec(Pod pod, VerdictRecord previous, String problem) {
+    return shut(pod, previous.role() == null ? "" : previous.role(), previous.containerID(), previous.restartCount(),
         "the ModelDeployment's spec cannot be applied (" + problem + "); the pod stays shut until it is fixed");
   }
 

@@ -45,7 +45,11 @@ public final class Signals implements AutoCloseable {
     this.metrics = metrics;
   }
 
-  void reconciled(ModelDeployment md, Map<String, PodVerdictStatus> before, ModelDeploymentStatus after,
+  /**
+   * @param before what the policy last concluded per pod (records on the pods, or status entries)
+   * @param entries this pass's conclusion for every pod (the status lists only some of them)
+   */
+  void reconciled(ModelDeployment md, Map<String, io.kvguard.gate.VerdictRecord> before, List<PodVerdictStatus> entries,
       List<PodAssessment> assessments) {
     String namespace = md.getMetadata().getNamespace();
     String name = md.getMetadata().getName();
@@ -58,10 +62,10 @@ public final class Signals implements AutoCloseable {
     }
     Map<String, List<Announcement>> refusals = new java.util.LinkedHashMap<>();
     List<Announcement> verified = new java.util.ArrayList<>();
-    for (PodVerdictStatus pod : after.pods) {
-      PodVerdictStatus previous = before.get(pod.name);
+    for (PodVerdictStatus pod : entries) {
+      io.kvguard.gate.VerdictRecord previous = before.get(pod.name);
       String key = md.getMetadata().getUid() + "/" + pod.name;
-      String last = announced.getOrDefault(key, previous == null ? null : previous.reason);
+      String last = announced.getOrDefault(key, previous == null ? null : previous.reason());
       if (Objects.equals(last, pod.reason)) {
         continue;
       }
@@ -170,14 +174,16 @@ public final class Signals implements AutoCloseable {
     metrics.gateTransition(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), role), open);
   }
 
-  void forgetPod(ModelDeployment md, PodVerdictStatus pod) {
-    announced.remove(md.getMetadata().getUid() + "/" + pod.name);
+  void forgetPod(ModelDeployment md, String pod, String role) {
+    announced.remove(md.getMetadata().getUid() + "/" + pod);
     warnedPods.forEach((key, pods) -> {
       if (key.startsWith(md.getMetadata().getUid() + "/")) {
-        pods.remove(pod.name);
+        pods.remove(pod);
       }
     });
-    metrics.forgetPod(KvguardMetrics.podTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), pod.role, pod.name));
+    if (role != null) {
+      metrics.forgetPod(KvguardMetrics.podTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), role, pod));
+    }
   }
 
   void forget(ModelDeployment md) {

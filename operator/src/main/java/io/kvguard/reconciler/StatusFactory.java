@@ -7,6 +7,8 @@ import io.kvguard.customresource.ModelDeploymentStatus;
 import io.kvguard.customresource.PodVerdictStatus;
 import io.kvguard.customresource.RoleSpec;
 import io.kvguard.customresource.RoleStatus;
+import io.kvguard.gate.VerdictRecord;
+import io.kvguard.verdict.GateReason;
 import io.kvguard.verdict.Verdict;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -15,44 +17,58 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Function;
-import java.util.stream.Collectors;
+import java.util.TreeMap;
 
 /**
  * Builds a ModelDeployment's status from the previous one and this pass's assessments. Pure: timestamps move
  * only where something flipped, so an unchanged cluster gives an identical status and no write.
+ *
+ * <p>Bounded at any pod count: etcd refuses an object over 1.5 MiB, and one entry per pod (about 500 bytes)
+ * reached that at about 3,000 pods, after which no status write succeeded. So the status counts every pod (per
+ * role and reason) and lists at most {@value #MAX_LISTED_PODS}, the ones not verified first, with the number left
+ * out; what a restarted operator needs of each pod is on the pod itself ({@link PodRecords}).
  */
 final class StatusFactory {
   static final String READY = "Ready";
   static final String POOLS_VERIFIED = "PoolsVerified";
   static final String INVALID_SPEC = "InvalidSpec";
+  /** Pods listed in status.pods; the CRD's maxItems says the same. */
+  static final int MAX_LISTED_PODS = io.kvguard.customresource.ModelDeploymentStatus.MAX_LISTED_PODS;
+  /** A message or note longer than this is cut, so one entry cannot outgrow the bound. */
+  static final int MAX_TEXT = 1024;
+  /** Notes kept per listed pod. */
+  static final int MAX_NOTES = 8;
+  /** Pods named in the ConflictingPolicies part of a condition message. */
+  static final int MAX_CONFLICTS_NAMED = 3;
 
   private StatusFactory() {}
 
-  static ModelDeploymentStatus build(ModelDeployment md, List<PodAssessment> assessments,
+  /**
+   * One entry per assessed pod, by name: what the pass concluded and the figures behind it. The status lists a
+   * bounded part of these; events and logs see them all.
+   */
+  static List<PodVerdictStatus> entries(List<PodAssessment> assessments, Map<String, VerdictRecord> before,
+      Instant now) {
+    List<PodAssessment> sorted = new ArrayList<>(assessments);
+    sorted.sort(Comparator.comparing(PodAssessment::podName));
+    List<PodVerdictStatus> entries = new ArrayList<>(sorted.size());
+    for (PodAssessment assessment : sorted) {
+      entries.add(podEntry(assessment, before.get(assessment.podName()), now));
+    }
+    return entries;
+  }
+
+  static ModelDeploymentStatus build(ModelDeployment md, List<PodVerdictStatus> entries,
       Map<String, List<String>> roleNotes, Optional<String> invalidSpec, List<String> conflicts, Instant now) {
     ModelDeploymentStatus previous = md.getStatus() == null ? new ModelDeploymentStatus() : md.getStatus();
-    Map<String, PodVerdictStatus> before = previous.pods == null ? Map.of()
-        : previous.pods.stream().collect(Collectors.toMap(p -> p.name, Function.identity(), (a, b) -> a));
     String stamp = now.truncatedTo(ChronoUnit.SECONDS).toString();
     long generation = md.getMetadata().getGeneration() == null ? 0 : md.getMetadata().getGeneration();
 
     ModelDeploymentStatus status = new ModelDeploymentStatus();
     status.observedGeneration = generation;
-    List<PodAssessment> sorted = new ArrayList<>(assessments);
-    sorted.sort(Comparator.comparing(PodAssessment::podName));
-    for (PodAssessment assessment : sorted) {
-      PodVerdictStatus entry = podEntry(assessment, before.get(assessment.podName()), stamp);
-      if (assessment.refusal() != null && assessment.verdict().verified()) {
-        // Only a refusal this container gave (or one recorded for it and this very prompt) is written down,
-        // with the status and error class the engine really answered: the record lets a restarted operator
-        // keep the gate open without sending the prompt again, and say what was seen.
-        entry.rejectionRefusedBy = assessment.containerID();
-        entry.rejectionPromptTokens = assessment.refusal().promptTokens();
-        entry.rejectionRefusalStatus = assessment.refusal().status();
-        entry.rejectionRefusalError = assessment.refusal().errorClass();
-      }
-      status.pods.add(entry);
+    status.pods = listed(entries);
+    if (entries.size() > status.pods.size()) {
+      status.podsNotListed = entries.size() - status.pods.size();
     }
 
     int selected = 0;
@@ -64,11 +80,18 @@ final class StatusFactory {
       RoleStatus entry = new RoleStatus();
       entry.name = role.getName();
       entry.minReadyPods = role.effectiveMinReadyPods();
-      List<PodAssessment> ofRole = sorted.stream().filter(a -> a.role().equals(role.getName())).toList();
+      List<PodVerdictStatus> ofRole = entries.stream().filter(e -> role.getName().equals(e.role)).toList();
       entry.selected = ofRole.size();
-      entry.verified = (int) ofRole.stream().filter(a -> a.verdict().verified()).count();
-      entry.smallestPoolTokens = ofRole.stream().filter(a -> a.observation() != null && !a.observation().upperBoundOnly())
-          .mapToLong(a -> a.observation().poolTokens()).min().stream().boxed().findFirst().orElse(null);
+      entry.verified = (int) ofRole.stream().filter(StatusFactory::verified).count();
+      // An upper bound of a pool is no measured pool: it is not the role's smallest.
+      entry.smallestPoolTokens = ofRole.stream().filter(e -> e.poolTokens != null && e.poolSource == null)
+          .mapToLong(e -> e.poolTokens).min().stream().boxed().findFirst().orElse(null);
+      if (!ofRole.isEmpty()) {
+        entry.podsByReason = new TreeMap<>();
+        for (PodVerdictStatus pod : ofRole) {
+          entry.podsByReason.merge(pod.reason, 1, Integer::sum);
+        }
+      }
       entry.notes.addAll(roleNotes.getOrDefault(role.getName(), List.of()));
       status.roles.add(entry);
       selected += entry.selected;
@@ -83,13 +106,14 @@ final class StatusFactory {
 
     List<Condition> conditions = new ArrayList<>();
     if (invalidSpec.isPresent()) {
-      conditions.add(condition(previous, READY, false, "InvalidSpec", invalidSpec.get(), generation, stamp));
-      conditions.add(condition(previous, POOLS_VERIFIED, false, "InvalidSpec", invalidSpec.get(), generation, stamp));
-      conditions.add(condition(previous, INVALID_SPEC, true, "InvalidSpec", invalidSpec.get(), generation, stamp));
+      String why = cut(invalidSpec.get());
+      conditions.add(condition(previous, READY, false, "InvalidSpec", why, generation, stamp));
+      conditions.add(condition(previous, POOLS_VERIFIED, false, "InvalidSpec", why, generation, stamp));
+      conditions.add(condition(previous, INVALID_SPEC, true, "InvalidSpec", why, generation, stamp));
       status.conditions = conditions;
       return status;
     }
-    String conflictSuffix = conflicts.isEmpty() ? "" : "; ConflictingPolicies: " + String.join("; ", conflicts);
+    String conflictSuffix = conflicts.isEmpty() ? "" : "; ConflictingPolicies: " + named(conflicts);
     if (shortRoles.isEmpty()) {
       conditions.add(condition(previous, READY, true, "MinReadyPodsVerified",
           "every role has its minimum of verified pods (" + status.verified + " pods verified)", generation, stamp));
@@ -108,7 +132,7 @@ final class StatusFactory {
           "all " + selected + " selected pods verified" + conflictSuffix, generation, stamp));
     } else {
       conditions.add(condition(previous, POOLS_VERIFIED, false, "PodsNotVerified",
-          (selected - verified) + " of " + selected + " selected pods not verified" + firstProblem(sorted)
+          (selected - verified) + " of " + selected + " selected pods not verified" + firstProblem(entries)
               + conflictSuffix, generation, stamp));
     }
     conditions.add(condition(previous, INVALID_SPEC, false, "SpecValid", "the spec can be applied", generation, stamp));
@@ -116,37 +140,80 @@ final class StatusFactory {
     return status;
   }
 
-  private static String firstProblem(List<PodAssessment> sorted) {
-    return sorted.stream().filter(a -> !a.verdict().verified()).findFirst()
-        .map(a -> ", e.g. " + a.podName() + ": " + a.verdict().reason() + " (" + a.verdict().message() + ")")
+  /**
+   * The entries the status lists: every pod while they fit; beyond that the most pressing first (refused, then
+   * failed, then awaiting a probe, then verified; by name within each), listed by name.
+   */
+  private static List<PodVerdictStatus> listed(List<PodVerdictStatus> entries) {
+    if (entries.size() <= MAX_LISTED_PODS) {
+      return new ArrayList<>(entries);
+    }
+    List<PodVerdictStatus> chosen = entries.stream()
+        .sorted(Comparator.comparingInt(StatusFactory::urgency).thenComparing(e -> e.name))
+        .limit(MAX_LISTED_PODS)
+        .sorted(Comparator.comparing(e -> e.name))
+        .toList();
+    return new ArrayList<>(chosen);
+  }
+
+  private static int urgency(PodVerdictStatus entry) {
+    if (Verdict.Refused.name().equals(entry.verdict)) {
+      return 0;
+    }
+    if (verified(entry)) {
+      return 3;
+    }
+    return GateReason.AwaitingProbe.name().equals(entry.reason) ? 2 : 1;
+  }
+
+  private static boolean verified(PodVerdictStatus entry) {
+    return Verdict.Verified.name().equals(entry.verdict);
+  }
+
+  private static String named(List<String> conflicts) {
+    if (conflicts.size() <= MAX_CONFLICTS_NAMED) {
+      return String.join("; ", conflicts);
+    }
+    return String.join("; ", conflicts.subList(0, MAX_CONFLICTS_NAMED)) + "; and "
+        + (conflicts.size() - MAX_CONFLICTS_NAMED) + " more pods";
+  }
+
+  private static String firstProblem(List<PodVerdictStatus> entries) {
+    return entries.stream().filter(e -> !verified(e)).findFirst()
+        .map(e -> ", e.g. " + e.name + ": " + e.reason + " (" + e.message + ")")
         .orElse("");
   }
 
-  private static PodVerdictStatus podEntry(PodAssessment assessment, PodVerdictStatus before, String stamp) {
+  private static PodVerdictStatus podEntry(PodAssessment assessment, VerdictRecord before, Instant now) {
+    VerdictRecord record = PodRecords.of(assessment, before, now);
     PodVerdictStatus entry = new PodVerdictStatus();
     entry.name = assessment.podName();
-    entry.role = assessment.role();
-    entry.verdict = assessment.verdict().verdict().name();
-    entry.reason = assessment.verdict().reason().name();
-    entry.message = assessment.verdict().message();
-    if (assessment.observation() != null) {
-      entry.poolTokens = assessment.observation().poolTokens();
-      entry.poolSource = assessment.observation().upperBoundOnly() ? assessment.observation().poolSource().name() : null;
-      entry.engineContextTokens = assessment.observation().engineContextTokens().isPresent()
-          ? assessment.observation().engineContextTokens().getAsLong() : null;
-      entry.engineVersion = assessment.observation().engineVersion();
-      entry.disaggregationMode = assessment.observation().disaggregationMode();
-    }
+    entry.role = record.role();
+    entry.verdict = record.verdict();
+    entry.reason = record.reason();
+    entry.message = cut(assessment.verdict().message());
+    entry.poolTokens = record.poolTokens();
+    entry.poolSource = record.poolSource();
+    entry.engineContextTokens = record.engineContextTokens();
+    entry.engineVersion = record.engineVersion();
+    entry.disaggregationMode = record.disaggregationMode();
     // containerID records which process the verdict is about; it is only meaningful once judged.
-    if (assessment.verdict().verdict() != Verdict.Unknown) {
-      entry.containerID = assessment.containerID();
-      entry.restartCount = assessment.restartCount();
-    }
+    entry.containerID = record.containerID();
+    entry.restartCount = record.restartCount();
     entry.gating = assessment.labelOnly() ? "LabelOnly" : "ReadinessGate";
-    entry.notes.addAll(assessment.notes());
-    boolean same = before != null && entry.verdict.equals(before.verdict) && entry.reason.equals(before.reason);
-    entry.lastTransitionTime = same && before.lastTransitionTime != null ? before.lastTransitionTime : stamp;
+    // Only a refusal this container gave (or one recorded for it and this very prompt) is written down, with the
+    // status and error class the engine really answered.
+    entry.rejectionRefusedBy = record.rejectionRefusedBy();
+    entry.rejectionPromptTokens = record.rejectionPromptTokens();
+    entry.rejectionRefusalStatus = record.rejectionRefusalStatus();
+    entry.rejectionRefusalError = record.rejectionRefusalError();
+    assessment.notes().stream().limit(MAX_NOTES).map(StatusFactory::cut).forEach(entry.notes::add);
+    entry.lastTransitionTime = record.lastTransitionTime();
     return entry;
+  }
+
+  private static String cut(String text) {
+    return text == null || text.length() <= MAX_TEXT ? text : text.substring(0, MAX_TEXT - 3) + "...";
   }
 
   private static Condition condition(ModelDeploymentStatus previous, String type, boolean value, String reason,
@@ -156,7 +223,7 @@ final class StatusFactory {
         : previous.conditions.stream().filter(c -> type.equals(c.getType())).findFirst();
     String transition = before.filter(c -> status.equals(c.getStatus()) && c.getLastTransitionTime() != null)
         .map(Condition::getLastTransitionTime).orElse(stamp);
-    return new ConditionBuilder().withType(type).withStatus(status).withReason(reason).withMessage(message)
+    return new ConditionBuilder().withType(type).withStatus(status).withReason(reason).withMessage(cut(message))
         .withObservedGeneration(generation).withLastTransitionTime(transition).build();
   }
 }

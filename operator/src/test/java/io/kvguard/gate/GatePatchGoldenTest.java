@@ -19,6 +19,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
@@ -29,7 +30,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Golden files of exactly what kvguard writes to a pod. Each folder under golden/gate holds in-pod.yaml and
  * decision.properties, and out-condition-patch.json / out-label-patch.json where a write is expected (no
- * file: no write). Run with -Dkvguard.golden.update=true to rewrite the out- files, then review the diff.
+ * file: no write). decision.properties without {@code open} leaves condition and label alone; with {@code
+ * policy} the write also brings that policy's verdict record to record.json (no record.json: removes it). Run
+ * with -Dkvguard.golden.update=true to rewrite the out- files, then review the diff.
  */
 class GatePatchGoldenTest {
   private static final Path ROOT = Path.of("src/test/resources/golden/gate");
@@ -51,18 +54,42 @@ class GatePatchGoldenTest {
     try (Reader reader = Files.newBufferedReader(folder.resolve("decision.properties"), StandardCharsets.UTF_8)) {
       props.load(reader);
     }
-    GateDecision decision = new GateDecision(Boolean.parseBoolean(props.getProperty("open")),
-        GateReason.valueOf(props.getProperty("reason")), props.getProperty("message"));
+    GateDecision decision = props.getProperty("open") == null ? null
+        : new GateDecision(Boolean.parseBoolean(props.getProperty("open")),
+            GateReason.valueOf(props.getProperty("reason")), props.getProperty("message"));
+    RecordUpdate update = null;
+    if (props.getProperty("policy") != null) {
+      Path recordFile = folder.resolve("record.json");
+      VerdictRecord record = null;
+      if (Files.exists(recordFile)) {
+        record = JSON.readValue(Files.readString(recordFile), VerdictRecord.class);
+        used.add("record.json");
+      }
+      update = new RecordUpdate(props.getProperty("policy"), record);
+    }
 
-    Optional<String> conditionPatch = GatePatchPlanner.conditionPatch(pod, decision, NOW);
-    Optional<String> labelPatch = GatePatchPlanner.labelPatch(pod, decision);
+    Optional<String> conditionPatch = GatePatchPlanner.conditionPatch(pod, decision, update, NOW);
+    Optional<String> labelPatch = decision == null ? Optional.empty() : GatePatchPlanner.labelPatch(pod, decision);
     check(folder, "out-condition-patch.json", conditionPatch, used);
     check(folder, "out-label-patch.json", labelPatch, used);
     // The patches must apply to the pod as the API server holds it (its JSON, not fabric8's reading of it,
     // which turns an absent list into an empty one) and leave the gate saying what the decision says.
     JsonNode stored = SERIALIZATION.unmarshal(Files.readString(folder.resolve("in-pod.yaml")), JsonNode.class);
-    if (conditionPatch.isPresent()) {
-      JsonNode patched = JsonPatch.apply(JSON.readTree(conditionPatch.get()), stored);
+    JsonNode afterCondition = conditionPatch.isPresent()
+        ? JsonPatch.apply(JSON.readTree(conditionPatch.get()), stored) : stored;
+    if (update != null) {
+      // The record the pod carries after the write is exactly the one asked for, and the other policies' stay.
+      Pod written = SERIALIZATION.convertValue(afterCondition, Pod.class);
+      assertThat(VerdictRecords.of(written, update.modelDeployment())).as("%s: record after the write", folder)
+          .isEqualTo(update.record());
+      Map<String, VerdictRecord> others = new java.util.TreeMap<>(VerdictRecords.of(pod));
+      others.remove(update.modelDeployment());
+      Map<String, VerdictRecord> othersAfter = new java.util.TreeMap<>(VerdictRecords.of(written));
+      othersAfter.remove(update.modelDeployment());
+      assertThat(othersAfter).as("%s: other policies' records", folder).isEqualTo(others);
+    }
+    if (conditionPatch.isPresent() && decision != null) {
+      JsonNode patched = afterCondition;
       List<JsonNode> gates = new ArrayList<>();
       patched.path("status").path("conditions").forEach(c -> {
         if (GateNames.CONDITION_TYPE.equals(c.path("type").asText())) {

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.PodVerdictStatus;
+import io.kvguard.gate.VerdictRecord;
 import io.kvguard.customresource.RoleSpec;
 import io.kvguard.verdict.GateReason;
 import io.kvguard.verdict.PoolJudge;
@@ -60,7 +61,8 @@ class EngineReadingTest {
     return role;
   }
 
-  private static PodVerdictStatus recorded(String poolSource) {
+  /** What a pod's verdict record holds, written here as the status entry of the same fields. */
+  private static VerdictRecord recorded(String poolSource) {
     PodVerdictStatus before = new PodVerdictStatus();
     before.role = "serve";
     before.verdict = "Verified";
@@ -69,7 +71,7 @@ class EngineReadingTest {
     before.poolTokens = 262_144L;
     before.engineContextTokens = 131_072L;
     before.poolSource = poolSource;
-    return before;
+    return PodRecords.of(before);
   }
 
   @Test

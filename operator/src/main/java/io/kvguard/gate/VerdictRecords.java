@@ -1,0 +1,54 @@
+package io.kvguard.gate;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.Pod;
+import java.util.Collections;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The {@value GateNames#VERDICTS_ANNOTATION} annotation: a JSON object from ModelDeployment name to its {@link
+ * VerdictRecord}. An annotation that cannot be read counts as none (fail closed: nothing is carried over from
+ * it, and the next write replaces it).
+ */
+public final class VerdictRecords {
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+  private static final TypeReference<TreeMap<String, VerdictRecord>> TYPE = new TypeReference<>() {};
+
+  private VerdictRecords() {}
+
+  /** Every ModelDeployment's record on the pod, by name (sorted); empty when there is none or it is unreadable. */
+  public static Map<String, VerdictRecord> of(Pod pod) {
+    String json = annotation(pod);
+    if (json == null || json.isBlank()) {
+      return Map.of();
+    }
+    try {
+      Map<String, VerdictRecord> records = MAPPER.readValue(json, TYPE);
+      return records == null ? Map.of() : Collections.unmodifiableMap(records);
+    } catch (JsonProcessingException | IllegalArgumentException e) {
+      return Map.of();
+    }
+  }
+
+  /** This ModelDeployment's record on the pod, or null. */
+  public static VerdictRecord of(Pod pod, String modelDeployment) {
+    return of(pod).get(modelDeployment);
+  }
+
+  static String annotation(Pod pod) {
+    Map<String, String> annotations = pod.getMetadata().getAnnotations();
+    return annotations == null ? null : annotations.get(GateNames.VERDICTS_ANNOTATION);
+  }
+
+  /** The annotation's value for these records (names sorted, so equal records give equal text). */
+  static String write(Map<String, VerdictRecord> records) {
+    try {
+      return MAPPER.writeValueAsString(new TreeMap<>(records));
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot serialise verdict records", e);
+    }
+  }
+}
