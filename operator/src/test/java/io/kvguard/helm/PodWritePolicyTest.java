@@ -32,6 +32,8 @@ import org.junit.jupiter.api.Test;
  */
 class PodWritePolicyTest {
   private static final String KVGUARD = "system:serviceaccount:" + RenderedChart.NAMESPACE + ":kvguard";
+  private static final String METADATA_REFUSED = "kvguard may change no pod metadata but the kvguard.io/verified label"
+      + " and the kvguard.io/verdicts annotation (and no annotation on a pod with more than 1024)";
   private static final YAMLMapper YAML = new YAMLMapper();
   private static final CelCompiler CEL = CelCompilerFactory.standardCelCompilerBuilder()
       .setStandardMacros(CelStandardMacro.STANDARD_MACROS)
@@ -125,6 +127,30 @@ class PodWritePolicyTest {
         "status", KVGUARD))).isEmpty();
   }
 
+  /** kvguard's verdict records ride on its pods/status write with the condition (issue 17 item 2). */
+  @Test
+  void kvguardMayWriteItsVerdictRecordsButNoOtherAnnotation() {
+    String record = "{\"glm\":{\"role\":\"prefill\",\"verdict\":\"Verified\",\"reason\":\"PoolSufficient\"}}";
+    assertThat(refusals(update(POD, pod -> {
+      ((ObjectNode) pod.at("/metadata/annotations")).put("kvguard.io/verdicts", record);
+      condition(pod, "kvguard.io/pool-verified").put("status", "True").put("reason", "PoolSufficient");
+    }, "status", KVGUARD))).isEmpty();
+    String recorded = write(apply(POD, pod -> ((ObjectNode) pod.at("/metadata/annotations")).put("kvguard.io/verdicts", record)));
+    assertThat(refusals(update(recorded, pod -> ((ObjectNode) pod.at("/metadata/annotations"))
+        .put("kvguard.io/verdicts", record.replace("Verified", "Refused")), "status", KVGUARD))).isEmpty();
+    assertThat(refusals(update(recorded, pod -> ((ObjectNode) pod.at("/metadata/annotations")).remove("kvguard.io/verdicts"),
+        "status", KVGUARD))).isEmpty();
+    // A pod without annotations gets the whole map.
+    String bare = write(apply(POD, pod -> ((ObjectNode) pod.get("metadata")).remove("annotations")));
+    assertThat(refusals(update(bare, pod -> ((ObjectNode) pod.get("metadata")).putObject("annotations")
+        .put("kvguard.io/verdicts", record), "status", KVGUARD))).isEmpty();
+    // Any other annotation, with it or alone, is refused.
+    assertThat(refusals(update(recorded, pod -> ((ObjectNode) pod.at("/metadata/annotations"))
+        .remove("kubectl.kubernetes.io/default-container"), "status", KVGUARD))).containsExactly(METADATA_REFUSED);
+    assertThat(refusals(update(POD, pod -> ((ObjectNode) pod.at("/metadata/annotations"))
+        .put("kvguard.io/verdicts", record).put("example.com/other", "x"), "status", KVGUARD))).containsExactly(METADATA_REFUSED);
+  }
+
   @Test
   void kvguardMayNotChangeAnotherLabel() {
     assertThat(refusals(update(POD, pod -> labels(pod).put("app", "other"), "", KVGUARD)))
@@ -146,9 +172,9 @@ class PodWritePolicyTest {
     assertThat(refusals(update(POD, pod -> ((ObjectNode) pod.at("/spec/containers/0")).put("image", "evil:latest"),
         "", KVGUARD))).containsExactly("kvguard may not change a pod's spec");
     assertThat(refusals(update(POD, pod -> ((ObjectNode) pod.at("/metadata/annotations")).put("x", "y"), "", KVGUARD)))
-        .containsExactly("kvguard may change no pod metadata but the kvguard.io/verified label");
+        .containsExactly(METADATA_REFUSED);
     assertThat(refusals(update(POD, pod -> ((ObjectNode) pod.at("/metadata")).putArray("finalizers").add("x/y"),
-        "", KVGUARD))).containsExactly("kvguard may change no pod metadata but the kvguard.io/verified label");
+        "", KVGUARD))).containsExactly(METADATA_REFUSED);
     assertThat(refusals(update(POD, pod -> ((ObjectNode) pod.get("status")).put("phase", "Failed"), "status", KVGUARD)))
         .containsExactly("kvguard may change no pod status but the kvguard.io/pool-verified condition");
     // The API server's own bookkeeping on every write is not kvguard's change.
