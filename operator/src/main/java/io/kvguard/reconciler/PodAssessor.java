@@ -57,8 +57,11 @@ final class PodAssessor {
     this.trust = trust;
   }
 
-  PodAssessment assess(ModelDeployment md, RoleSpec role, Pod pod, VerdictRecord before, Instant now) {
+  PodAssessment assess(ModelDeployment md, RoleSpec role, Pod pod, VerdictRecord record, Instant now) {
     List<String> notes = new ArrayList<>();
+    // The record is pod metadata, which anyone who may patch the pod can write; the condition is pods/status.
+    // A record may open nothing the condition did not already show open (fail closed on a forged one).
+    boolean vouched = vouchedFor(record, pod);
     boolean labelOnly = !declaresGate(pod);
     if (labelOnly) {
       notes.add("pod spec has no readiness gate " + GateNames.CONDITION_TYPE + ": gated by label "
@@ -112,21 +115,26 @@ final class PodAssessor {
     if (result != null) {
       PoolObservation observation = result.outcome() instanceof ProbeOutcome.Observed seen ? seen.observation() : null;
       Checked checked = withRejectionCheck(md, role, process, key, endpoint,
-          PoolJudge.judge(policy, result.outcome()), observation, before);
+          PoolJudge.judge(policy, result.outcome()), observation, record, vouched);
       addObservationNotes(role, observation, notes);
       return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
           checked.verdict(), observation, notes, due ? null : result.completedAt().plus(wait), checked.refusal());
     }
     // No probe of this process yet in this operator's memory. If the pod carries this policy's verdict for this
     // very container (the operator restarted), re-judge those figures instead of flapping the gate shut.
-    PoolObservation recorded = recordedObservation(before, role, process);
+    PoolObservation recorded = recordedObservation(record, role, process);
     if (recorded != null) {
       notes.add("verdict carried over from the pod's record for container " + process.containerID()
           + " until it is re-probed");
       addObservationNotes(role, recorded, notes);
       // The rejection probe is owed too: a pool recorded before it was enabled, or for another prompt, is no refusal.
       Checked checked = withRejectionCheck(md, role, process, key, endpoint,
-          PoolJudge.judge(policy, ProbeOutcome.observed(recorded)), recorded, before);
+          PoolJudge.judge(policy, ProbeOutcome.observed(recorded)), recorded, record, vouched);
+      if (checked.verdict().verified() && !vouched) {
+        return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
+            PoolVerdict.awaitingProbe("the pod's record of container " + process.containerID() + " would open a gate"
+                + " its condition shows shut: not carried over, probing the engine"), null, notes, null);
+      }
       return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
           checked.verdict(), recorded, notes, null, checked.refusal());
     }
@@ -142,7 +150,7 @@ final class PodAssessor {
    */
   private Checked withRejectionCheck(ModelDeployment md, RoleSpec role, EngineProcess process,
       ProbeScheduler.Key key, EngineEndpoint endpoint, PoolVerdict poolVerdict, PoolObservation observation,
-      VerdictRecord before) {
+      VerdictRecord before, boolean vouched) {
     RejectionProbeSpec spec = md.getSpec().effectiveRejectionProbe();
     if (!spec.effectiveEnabled() || !poolVerdict.verified() || observation == null) {
       return new Checked(poolVerdict, null);
@@ -155,7 +163,7 @@ final class PodAssessor {
       return new Checked(new PoolVerdict(io.kvguard.verdict.Verdict.Unknown, io.kvguard.verdict.GateReason.ProbeFailed,
           "rejection probe: the engine's figures leave no prompt size above its admission limit"), null);
     }
-    if (before != null && process.containerID().equals(before.rejectionRefusedBy())
+    if (vouched && process.containerID().equals(before.rejectionRefusedBy())
         && Objects.equals(before.restartCount(), process.restartCount())
         && Long.valueOf(promptTokens).equals(before.rejectionPromptTokens())
         && before.rejectionRefusalStatus() != null && before.rejectionRefusalError() != null) {
@@ -248,6 +256,15 @@ final class PodAssessor {
     if (disaggregatedRole && !roleName.equals(mode)) {
       notes.add("role " + roleName + " but the engine reports disaggregation mode " + (mode == null ? "unified" : mode));
     }
+  }
+
+  /**
+   * Whether the gate condition (written only through pods/status, with the record) shows this record's verdict
+   * open: only then may the record stand in for a probe that would open the gate.
+   */
+  static boolean vouchedFor(VerdictRecord record, Pod pod) {
+    return record != null && Verdict.Verified.name().equals(record.verdict())
+        && Boolean.TRUE.equals(GateState.conditionOpen(pod));
   }
 
   static PoolObservation recordedObservation(VerdictRecord before, RoleSpec role, EngineProcess process) {
