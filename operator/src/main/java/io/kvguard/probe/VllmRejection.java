@@ -11,12 +11,15 @@ import java.util.regex.Pattern;
  * {@code vllm/entrypoints/openai/engine/serving.py} and the renderer's {@code _create_tokens_prompt}. The
  * envelope changed between releases: older ones answer {@code {"object": "error", "message": …, "type": …}},
  * newer ones the OpenAI form {@code {"error": {"message": …, "type": …}}}
- * ({@code vllm/entrypoints/openai/engine/protocol.py} {@code ErrorResponse}); both are accepted.
+ * ({@code vllm/entrypoints/openai/engine/protocol.py} {@code ErrorResponse}); both are accepted. In both the error
+ * type is {@code BadRequestError} ({@code create_error_response} in {@code serving.py}). The same message under another
+ * type (OpenAI's {@code invalid_request_error}, a gateway's empty type) is OpenAI's own wording, answered by a gateway
+ * that counted the tokens before the engine saw them: no refusal of vLLM's.
  */
 final class VllmRejection implements EngineRejection {
   static final String COMPLETIONS = "/v1/completions";
   private static final Pattern MAXIMUM_CONTEXT = Pattern.compile("maximum context length is [0-9]+ tokens");
-  private static final Pattern ERROR_TYPE = Pattern.compile("[A-Za-z_]{1,40}");
+  static final String ERROR_TYPE = "BadRequestError";
 
   @Override
   public String engineName() {
@@ -38,16 +41,16 @@ final class VllmRejection implements EngineRejection {
     Optional<JsonNode> error = body.flatMap(b -> ErrorBodies.child(b, "error"))
         .or(() -> body.filter(b -> "error".equals(ErrorBodies.text(b, "object").orElse(null))));
     Optional<String> message = error.flatMap(e -> ErrorBodies.text(e, "message"));
-    if (message.isEmpty() || !MAXIMUM_CONTEXT.matcher(message.get()).find()) {
+    boolean vllmsType = ERROR_TYPE.equals(error.flatMap(e -> ErrorBodies.text(e, "type")).orElse(null));
+    if (!vllmsType || message.isEmpty() || !MAXIMUM_CONTEXT.matcher(message.get()).find()) {
       return Optional.empty();
     }
-    String type = error.flatMap(e -> ErrorBodies.text(e, "type")).filter(t -> ERROR_TYPE.matcher(t).matches())
-        .orElse("error");
-    return Optional.of(type + ": maximum context length");
+    return Optional.of(ERROR_TYPE + ": maximum context length");
   }
 
   @Override
   public String refusalShape() {
-    return "vLLM's length refusal (HTTP 400 whose error message says \"maximum context length is N tokens\")";
+    return "vLLM's length refusal (HTTP 400, error type " + ERROR_TYPE + ", whose message says \"maximum context"
+        + " length is N tokens\")";
   }
 }

@@ -142,10 +142,26 @@ class RejectionProbeTest {
 
     assertThat(send("vllm", 4_097)).isInstanceOfSatisfying(RejectionOutcome.Inconclusive.class, i ->
         assertThat(i.cause()).isEqualTo("POST /v1/completions answered HTTP 400 (text/html), which is not vLLM's length"
-            + " refusal (HTTP 400 whose error message says \"maximum context length is N tokens\"); something other"
+            + " refusal (HTTP 400, error type BadRequestError, whose message says \"maximum context length is N"
+            + " tokens\"); something other"
             + " than the engine answered (a proxy, an authentication layer) or an engine build kvguard does not"
             + " know: point the role's port at the engine itself and check which component answered in the"
             + " engine's and the proxy's logs"));
+  }
+
+  @ParameterizedTest(name = "gateway body {0}")
+  @CsvSource(delimiter = '|', value = {
+      // OpenAI's own context_length_exceeded wording and envelope, which OpenAI-compatible gateways answer with when
+      // they count tokens before forwarding: the engine never saw the prompt.
+      "{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens. However, your messages resulted in 4097 tokens. Please reduce the length of the messages.\",\"type\":\"invalid_request_error\",\"param\":\"messages\",\"code\":\"context_length_exceeded\"}}",
+      // A gateway that wraps the upstream's error text and leaves the type empty.
+      "{\"error\":{\"message\":\"ContextWindowExceededError: This model's maximum context length is 4096 tokens.\",\"type\":null,\"param\":null,\"code\":\"400\"}}"})
+  void aGatewaysOpenAiShapedLengthErrorIsNotVllmsRefusal(String body) {
+    // vLLM answers every such 400 with error type BadRequestError (create_error_response in
+    // vllm/entrypoints/openai/engine/serving.py, and in the older {"object": "error"} envelope alike).
+    engine.answer("/v1/completions", answer(400, "application/json", body));
+
+    assertThat(send("vllm", 4_097)).isInstanceOf(RejectionOutcome.Inconclusive.class);
   }
 
   @Test

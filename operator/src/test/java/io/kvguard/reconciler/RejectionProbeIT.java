@@ -241,7 +241,8 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   void vllmIsAskedWithATokenIdPromptOnTheCompletionsEndpoint() throws Exception {
     Map<String, FakeEngine.Answer> answers = new HashMap<>(EngineShapes.vllm(WINDOW, 40_000, 64, 2_000_000L));
     answers.put("/v1/completions", new FakeEngine.Answer(400, "application/json", ("{\"object\":\"error\",\"message\":"
-        + "\"This model's maximum context length is 1048576 tokens. However, you requested 1048578 tokens\"}").getBytes(), 0));
+        + "\"This model's maximum context length is 1048576 tokens. However, you requested 1048578 tokens\","
+        + "\"type\":\"BadRequestError\",\"param\":null,\"code\":400}").getBytes(), 0));
     FakeEngine engine = h.engine(answers);
     h.pod("serve-0", SERVE, engine);
     h.create(withRejectionProbe(Engine.VLLM, 10));
