@@ -37,15 +37,9 @@ public class RoleSpec {
   private Engine engine;
 
   @Required
-  @ValidationRule(
-      value = "type(self) == int ? (self >= 1 && self <= 65535) : self.matches('^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$')",
-      message = "port must be a number in 1-65535 or a container port name (IANA_SVC_NAME)")
   @JsonPropertyDescription("The engine's container port, by number or name (resolved per pod like a Service targetPort).")
   private IntOrString port;
 
-  @ValidationRule(
-      value = "type(self) == int ? (self >= 1 && self <= 65535) : self.matches('^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$')",
-      message = "metricsPort must be a number in 1-65535 or a container port name (IANA_SVC_NAME)")
   @JsonPropertyDescription("Where the engine serves its metrics, when not on port: a number, or the name of a port the"
       + " engine container declares (Triton: its metrics port, 8002 by default). Every probe that reads a metrics page"
       + " (vllm, tgi, trtllm, a generic metric source) reads it here; the other reads and the rejection probe use port.")

@@ -22,13 +22,20 @@ final class SchemaAdditions {
   /** Where (a JSON pointer into openAPIV3Schema) and what. */
   record Addition(String path, Map<String, Object> keywords) {}
 
+  private static final Map<String, Object> PORT = Map.of("maxLength", SchemaBounds.PORT_NAME, "minimum", 1,
+      "maximum", 65535, "pattern", "^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$");
+
   static final List<Addition> ADDITIONS = List.of(
       // Role names are unique because they are the keys of a list-map: the API server refuses a duplicate
       // ("Duplicate value") without any CEL rule; a rule comparing every pair of roles cost more than a real
       // API server admits (issue 17).
       new Addition(SPEC + "/roles", Map.of("x-kubernetes-list-type", "map", "x-kubernetes-list-map-keys", List.of("name"))),
-      new Addition(ROLE + "/port", Map.of("maxLength", SchemaBounds.PORT_NAME)),
-      new Addition(ROLE + "/metricsPort", Map.of("maxLength", SchemaBounds.PORT_NAME)),
+      // A port is 1-65535 or an IANA service name, said with OpenAPI keywords (minimum and maximum apply to its
+      // integer form, pattern and maxLength to its string form) rather than a CEL rule: Kubernetes before 1.34
+      // sizes an int-or-string as 3 MiB whatever its maxLength (kubernetes/apiserver v0.33.0
+      // pkg/cel/common/schemas.go), which prices a matches() on it above the per-rule limit under the role list.
+      new Addition(ROLE + "/port", PORT),
+      new Addition(ROLE + "/metricsPort", PORT),
       new Addition(SELECTOR + "/matchLabels", Map.of("maxProperties", SchemaBounds.SELECTOR_LABELS)),
       new Addition(SELECTOR + "/matchLabels/additionalProperties", Map.of("maxLength", SchemaBounds.LABEL_VALUE)),
       new Addition(SELECTOR + "/matchExpressions", Map.of("maxItems", SchemaBounds.SELECTOR_EXPRESSIONS)),

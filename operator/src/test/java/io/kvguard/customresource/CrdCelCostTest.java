@@ -50,6 +50,32 @@ class CrdCelCostTest {
         .as("StaticEstimatedCRDCostLimit 10^8, total %s:\n%s", Uint64.format(total), table(costs)).isFalse();
   }
 
+  /**
+   * Kubernetes before 1.34 ignores maxLength on an x-kubernetes-int-or-string node when it sizes it for CEL
+   * (kubernetes/apiserver v0.33.0 pkg/cel/common/schemas.go: MaxElements = estimateMaxStringLengthPerRequest;
+   * v0.34.0 added estimateMaxElementsFromMaxLength). The chart installs on Kubernetes 1.27 or later, so every rule
+   * must also fit when every int-or-string is priced as 3 MiB long.
+   */
+  @Test
+  void everyRuleFitsAnApiServerBefore134ThatIgnoresMaxLengthOnIntOrString() throws IOException {
+    com.fasterxml.jackson.databind.JsonNode schema = YAML.readTree(Files.readString(
+        Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml"))).at("/spec/versions/0/schema/openAPIV3Schema");
+    dropIntOrStringMaxLength(schema);
+    List<CrdCelCost.RuleCost> costs = CrdCelCost.of(schema);
+    assertThat(costs).as("StaticEstimatedCostLimit 10^7 per rule:\n%s", table(costs))
+        .noneMatch(CrdCelCost.RuleCost::overLimit);
+    assertThat(Uint64.greaterThan(CrdCelCost.total(costs), CrdCelCost.STATIC_ESTIMATED_CRD_COST_LIMIT))
+        .as(table(costs)).isFalse();
+  }
+
+  private static void dropIntOrStringMaxLength(com.fasterxml.jackson.databind.JsonNode node) {
+    if (node instanceof com.fasterxml.jackson.databind.node.ObjectNode object
+        && object.path("x-kubernetes-int-or-string").asBoolean(false)) {
+      object.remove("maxLength");
+    }
+    node.forEach(CrdCelCostTest::dropIntOrStringMaxLength);
+  }
+
   @Test
   void theCrdBeforeIssue17IsRefusedForItsTwoUnboundedRules() throws IOException {
     List<CrdCelCost.RuleCost> costs = costs(Path.of("src/test/resources/crd-cost/modeldeployments-before-issue-17.yml"));
