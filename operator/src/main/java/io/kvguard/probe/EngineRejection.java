@@ -42,6 +42,12 @@ public interface EngineRejection {
    */
   Optional<String> refusal(EngineResponse response);
 
+  /**
+   * Whether a refusal recorded earlier (on the pod, before an operator restart) is one this recogniser gives today:
+   * a record from a kvguard build that recognised more must not stand in for a refusal.
+   */
+  boolean recognises(int status, String errorClass);
+
   /** The refusal's shape, as messages describe what was expected instead. */
   String refusalShape();
 

@@ -39,6 +39,11 @@ final class LlamaCppRejection implements EngineRejection {
   }
 
   @Override
+  public boolean recognises(int status, String errorClass) {
+    return status == 400 && EXCEED_CONTEXT_SIZE.equals(errorClass);
+  }
+
+  @Override
   public String refusalShape() {
     return "llama.cpp's length refusal (HTTP 400 with error type \"" + EXCEED_CONTEXT_SIZE + "\")";
   }

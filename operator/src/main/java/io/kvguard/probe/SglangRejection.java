@@ -80,6 +80,12 @@ final class SglangRejection implements EngineRejection {
   }
 
   @Override
+  public boolean recognises(int status, String errorClass) {
+    return status == 400 && java.util.Set.of("context-length check", "total-token check", "validate_input_length")
+        .contains(errorClass);
+  }
+
+  @Override
   public String refusalShape() {
     return "SGLang's length refusal (HTTP 400 {\"error\": {\"message\": …}} from its context-length,"
         + " total-token or validate_input_length check)";

@@ -45,6 +45,11 @@ final class TgiRejection implements EngineRejection {
   }
 
   @Override
+  public boolean recognises(int status, String errorClass) {
+    return status == 422 && "validation".equals(errorClass);
+  }
+
+  @Override
   public String refusalShape() {
     return "TGI's length refusal (HTTP 422 with error_type \"validation\" and \"`inputs` tokens + `max_new_tokens`"
         + " must be <= N\" or \"`inputs` must have less than N tokens\")";

@@ -49,6 +49,11 @@ final class VllmRejection implements EngineRejection {
   }
 
   @Override
+  public boolean recognises(int status, String errorClass) {
+    return status == 400 && (ERROR_TYPE + ": maximum context length").equals(errorClass);
+  }
+
+  @Override
   public String refusalShape() {
     return "vLLM's length refusal (HTTP 400, error type " + ERROR_TYPE + ", whose message says \"maximum context"
         + " length is N tokens\")";

@@ -166,8 +166,11 @@ final class PodAssessor {
     if (vouched && process.containerID().equals(before.rejectionRefusedBy())
         && Objects.equals(before.restartCount(), process.restartCount())
         && Long.valueOf(promptTokens).equals(before.rejectionPromptTokens())
-        && before.rejectionRefusalStatus() != null && before.rejectionRefusalError() != null) {
-      // The refusal as the engine gave it; a record without its status (older kvguard) is sent again instead.
+        && before.rejectionRefusalStatus() != null && before.rejectionRefusalError() != null
+        && probes.forRole(role).rejection()
+            .filter(r -> r.recognises(before.rejectionRefusalStatus(), before.rejectionRefusalError())).isPresent()) {
+      // The refusal as the engine gave it; a record without its status (older kvguard), or with one this engine's
+      // recogniser no longer counts (an older kvguard took a gateway's answer for vLLM's), is sent again instead.
       return refusedOrNot(poolVerdict, new RejectionOutcome.Refused(before.rejectionRefusalStatus(),
           before.rejectionRefusalError(), promptTokens));
     }

@@ -104,6 +104,35 @@ class CarryOverIT extends EmbeddedClusterTest {
   }
 
   @Test
+  void aRecordedRefusalThisEnginesRecogniserDoesNotCountIsSentAgainAfterARestart() {
+    FakeEngine big = h.engine(sglang(2_040_000));
+    h.pod("serve-0", SERVE, big);
+    h.create(withRejectionProbe());
+    awaitGate("serve-0", "True", "PoolSufficient");
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+        assertThat(VerdictRecords.of(h.getPod("serve-0"), "glm").rejectionRefusedBy()).isNotNull());
+    h.stopOperator();
+    // As an older kvguard recorded a 413 from an HTTP layer: same container, same prompt, no engine's refusal.
+    VerdictRecord recorded = VerdictRecords.of(h.getPod("serve-0"), "glm");
+    VerdictRecord stale = new VerdictRecord(recorded.role(), recorded.verdict(), recorded.reason(), recorded.containerID(),
+        recorded.restartCount(), recorded.poolTokens(), recorded.poolSource(), recorded.engineContextTokens(),
+        recorded.engineVersion(), recorded.disaggregationMode(), recorded.rejectionRefusedBy(),
+        recorded.rejectionPromptTokens(), 413, "length limit exceeded", recorded.lastTransitionTime());
+    h.client.pods().inNamespace(OperatorHarness.NAMESPACE).withName("serve-0").edit(pod -> {
+      pod.getMetadata().getAnnotations().put(GateNames.VERDICTS_ANNOTATION,
+          new com.fasterxml.jackson.databind.ObjectMapper().valueToTree(Map.of("glm", stale)).toString());
+      return pod;
+    });
+    assertThat(VerdictRecords.of(h.getPod("serve-0"), "glm").rejectionRefusalStatus()).isEqualTo(413);
+    h.start();
+
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(big.hits("/generate")).isEqualTo(2));
+    awaitGate("serve-0", "True", "PoolSufficient");
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+        assertThat(VerdictRecords.of(h.getPod("serve-0"), "glm").rejectionRefusalStatus()).isEqualTo(400));
+  }
+
+  @Test
   void aPodThatLeftThePolicyWhileTheOperatorWasDownIsHandedBackOnItsRecordAlone() {
     h.pod("serve-0", SERVE, h.engine(sglang(2_040_000)));
     h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
