@@ -103,11 +103,12 @@ requests, fails on a request these rules refuse and on a verb no request uses; C
   resources: ["modeldeployments/status"]
   verbs: ["patch"]
 {{- if .Values.probeCredentials.enabled }}
-# Probe credentials: only the named Secrets, only get.
+# Probe credentials: only the named Secrets; get to read a token, watch (by name) to drop it the moment
+# its Secret changes or goes.
 - apiGroups: [""]
   resources: ["secrets"]
   resourceNames: {{ toJson .Values.probeCredentials.secretNames }}
-  verbs: ["get"]
+  verbs: ["get", "watch"]
 {{- end }}
 {{- if and .Values.probeTls.enabled .Values.probeTls.secretNames }}
 # CA bundles of engines behind TLS (probe.tls.caSecretRef): only the named Secrets, only get.

@@ -14,15 +14,13 @@ import io.kvguard.probe.EngineProbes;
 import io.kvguard.probe.RejectionProbe;
 import io.kvguard.reconciler.ModelDeploymentReconciler;
 import io.kvguard.reconciler.ProbeCredentials;
+import io.kvguard.reconciler.ProbeLimits;
 import io.kvguard.reconciler.ProbeTrust;
 import io.kvguard.reconciler.Signals;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -86,8 +84,10 @@ public final class KvguardOperator implements AutoCloseable {
     EngineHttp engineHttp = new EngineHttp(EngineHttp.newHttpClient(), config.probeMaxBodyBytes());
     EngineProbes probes = EngineProbes.standard(engineHttp);
     KvguardMetrics metrics = new KvguardMetrics(registry);
-    ModelDeploymentReconciler reconciler = new ModelDeploymentReconciler(probes, new RejectionProbe(engineHttp),
-        probeExecutor(config.probeConcurrency()),
+    ModelDeploymentReconciler reconciler = new ModelDeploymentReconciler(probes,
+        new RejectionProbe(engineHttp, config.rejectionMaxPromptTokens()),
+        new ProbeLimits(config.probeConcurrency(), config.probeConcurrencyPerNamespace(),
+            config.rejectionProbeConcurrency()),
         new PodGate(client, clock), new Signals(new EventRecorder(EventRecorder.clientWithoutRetries(client), metrics, clock,
             config.identity(), EventRecorderSettings.standard()), metrics),
         new ProbeCredentials(client, clock), new ProbeTrust(client, clock), clock);
@@ -101,15 +101,6 @@ public final class KvguardOperator implements AutoCloseable {
         ? () -> LeaseRelease.release(client, leaseNamespace, KvguardConfig.LEASE_NAME, config.identity())
         : () -> { };
     return new KvguardOperator(operator, reconciler, stopping, releaseLease);
-  }
-
-  private static ExecutorService probeExecutor(int threads) {
-    AtomicInteger count = new AtomicInteger();
-    return Executors.newFixedThreadPool(threads, runnable -> {
-      Thread thread = new Thread(runnable, "kvguard-probe-" + count.incrementAndGet());
-      thread.setDaemon(true);
-      return thread;
-    });
   }
 
   public void start() {

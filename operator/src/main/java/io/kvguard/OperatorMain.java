@@ -19,6 +19,8 @@ public final class OperatorMain {
   private OperatorMain() {}
 
   public static void main(String[] args) {
+    // Before any HTTP server of this JVM exists: the JDK reads its request time limits once.
+    limitHttpRequestTimes();
     try {
       if (args.length > 0 && !args[0].startsWith("-")) {
         System.exit(Subcommands.run(args));
@@ -33,21 +35,48 @@ public final class OperatorMain {
     }
   }
 
+  /** The JDK HTTP server's request and response time limits (see {@link OperatorHttp}); first thing in a main. */
+  public static void limitHttpRequestTimes() {
+    OperatorHttp.limitRequestTimes();
+  }
+
   static void runOperator(KvguardConfig config) throws Exception {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     Metrics.globalRegistry.add(registry);
     KubernetesClient client = new KubernetesClientBuilder().build();
-    KvguardOperator operator = KvguardOperator.create(client, config, registry, Clock.systemUTC(), true);
-    HealthServer http = new HealthServer(config.metricsPort(), registry::scrape,
-        () -> operator.operator().getRuntimeInfo().isStarted(), operator::healthy);
-    http.start();
+    Serving serving = serve(client, config, registry, true);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      operator.close();
-      http.close();
+      serving.close();
       client.close();
     }, "kvguard-shutdown"));
+  }
+
+  /** The operator and its two HTTP servers, running. */
+  public record Serving(KvguardOperator operator, MetricsServer metrics, HealthServer health) implements AutoCloseable {
+    @Override
+    public void close() {
+      operator.close();
+      health.close();
+      metrics.close();
+    }
+  }
+
+  /**
+   * Starts what production runs: the operator, /metrics and the kubelet's /healthz and /readyz (the benchmark's
+   * operator JVM starts it the same way).
+   */
+  public static Serving serve(KubernetesClient client, KvguardConfig config, PrometheusMeterRegistry registry,
+      boolean exitOnStopLeading) throws java.io.IOException {
+    KvguardOperator operator = KvguardOperator.create(client, config, registry, Clock.systemUTC(), exitOnStopLeading);
+    MetricsServer metrics = new MetricsServer(config.metricsBindAddress(), config.metricsPort(), registry::scrape);
+    HealthServer health = new HealthServer(config.healthPort(),
+        () -> operator.operator().getRuntimeInfo().isStarted(), operator::healthy);
+    metrics.start();
+    health.start();
     operator.start();
-    LOG.info("kvguard started namespaces={} leaderElection={} metricsPort={}",
-        config.namespaces().isEmpty() ? "all" : config.namespaces(), config.leaderElection(), config.metricsPort());
+    LOG.info("kvguard started namespaces={} leaderElection={} metrics={}:{} healthPort={}",
+        config.namespaces().isEmpty() ? "all" : config.namespaces(), config.leaderElection(),
+        config.metricsBindAddress(), config.metricsPort(), health.port());
+    return new Serving(operator, metrics, health);
   }
 }

@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  * One child runs the floor, another the operator, so neither is warmed up by the other and neither shares a
  * heap or a JIT with the mock API server.
  */
-final class OperatorJvm implements AutoCloseable {
+public final class OperatorJvm implements AutoCloseable {
   private final Process process;
   private final BufferedReader answers;
   private final PrintStream commands;
@@ -29,12 +29,24 @@ final class OperatorJvm implements AutoCloseable {
 
   /** Starts the child and waits until its JVM is up and its client built (not yet any operator or floor work). */
   static OperatorJvm launch(String apiUrl, BenchOptions options) throws IOException {
+    return launch(apiUrl, options.operatorHeap(), options.probeConcurrency());
+  }
+
+  /**
+   * A child JVM with the chart's JVM options and heap ({@link BenchOptions#CHART_HEAP}), ready for
+   * {@link #serve}: the operator as a cluster runs it.
+   */
+  public static OperatorJvm launchAsTheChartRunsIt(String apiUrl) throws IOException {
+    return launch(apiUrl, BenchOptions.CHART_HEAP, BenchOptions.DEFAULT_PROBE_CONCURRENCY);
+  }
+
+  private static OperatorJvm launch(String apiUrl, String heap, int probeConcurrency) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     // What the chart runs the operator with, and the heap its default memory limit gives.
     command.addAll(List.of(BenchOptions.CHART_JVM_OPTIONS.split(" ")));
-    command.addAll(List.of("-Xmx" + options.operatorHeap(), "-cp", System.getProperty("java.class.path"),
-        OperatorJvmMain.class.getName(), apiUrl, String.valueOf(options.probeConcurrency())));
+    command.addAll(List.of("-Xmx" + heap, "-cp", System.getProperty("java.class.path"),
+        OperatorJvmMain.class.getName(), apiUrl, String.valueOf(probeConcurrency)));
     // e.g. -Dkvguard.bench.operatorJvmArgs="-XX:StartFlightRecording=filename=operator.jfr" to profile the operator.
     String extra = System.getProperty("kvguard.bench.operatorJvmArgs", "").trim();
     if (!extra.isEmpty()) {
@@ -50,16 +62,54 @@ final class OperatorJvm implements AutoCloseable {
     ask("start", "started");
   }
 
+  /**
+   * Starts the operator with its HTTP servers as OperatorMain does, configured by {@code environment} (the
+   * chart's variables); returns the health and metrics ports.
+   */
+  public int[] serve(Map<String, String> environment) throws IOException {
+    StringBuilder command = new StringBuilder("serve");
+    environment.forEach((key, value) -> command.append(' ').append(key).append('=').append(value));
+    String[] answer = ask(command.toString(), null).split(" ");
+    if (!answer[0].equals("serving")) {
+      throw new IllegalStateException("operator JVM answered '" + String.join(" ", answer) + "' to serve");
+    }
+    return new int[] {Integer.parseInt(answer[1]), Integer.parseInt(answer[2])};
+  }
+
+  /** Whether the operator's process still runs (ExitOnOutOfMemoryError ends it). */
+  public boolean alive() {
+    return process.isAlive();
+  }
+
+  /** The process's exit code, or null while it runs. */
+  public Integer exitCode() {
+    return process.isAlive() ? null : process.exitValue();
+  }
+
   void runFloor(String namespace, boolean withLabel) throws IOException {
     ask((withLabel ? "contract-floor " : "floor ") + namespace, "floor done");
   }
 
-  double heapAfterGcMiB() throws IOException {
+  /** The most heap the pools held since the last {@link #resetHeapPeak()} (an upper bound), MiB. */
+  public double heapPeakMiB() throws IOException {
+    return Double.parseDouble(ask("heap-peak", null));
+  }
+
+  public void resetHeapPeak() throws IOException {
+    ask("reset-peak", "reset");
+  }
+
+  /** Heap live at the end of a full collection, MiB (see OperatorJvmMain.liveHeapMiB). */
+  public double liveHeapMiB() throws IOException {
+    return Double.parseDouble(ask("live-heap", null));
+  }
+
+  public double heapAfterGcMiB() throws IOException {
     return Double.parseDouble(ask("heap", null));
   }
 
   /** Resident memory now and at its peak, MiB ({@code -1} without /proc). */
-  double[] residentMiB() throws IOException {
+  public double[] residentMiB() throws IOException {
     String[] both = ask("memory", null).trim().split(" ");
     return new double[] {Double.parseDouble(both[0]), Double.parseDouble(both[1])};
   }

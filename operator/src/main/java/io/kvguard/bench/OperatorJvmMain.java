@@ -24,6 +24,8 @@ import java.util.Map;
  * operator's alone, not shared with the mock API server, the fake engines and the benchmark's watches.
  *
  * <p>Driven line by line over stdin/stdout by {@link OperatorJvm}: {@code start} (the operator),
+ * {@code serve KEY=VALUE...} (the operator and its HTTP servers as OperatorMain runs them, configured by those
+ * environment variables; answers {@code serving HEALTH_PORT METRICS_PORT}),
  * {@code floor NAMESPACE} or {@code contract-floor NAMESPACE}, then {@code heap}, {@code memory}, {@code cpu}, {@code reconciles started|failed}, {@code threads},
  * {@code stop}. Each command answers one line ({@code threads}: lines up to {@code end}).
  */
@@ -34,6 +36,7 @@ public final class OperatorJvmMain {
 
   /** {@code API_URL PROBE_CONCURRENCY}. */
   public static void main(String[] args) throws Exception {
+    io.kvguard.OperatorMain.limitHttpRequestTimes();
     ScaleBenchmark.quietLogs();
     String apiUrl = args[0];
     int probeConcurrency = Integer.parseInt(args[1]);
@@ -46,6 +49,7 @@ public final class OperatorJvmMain {
     // Nothing else may write to stdout: it is the protocol.
     System.setOut(System.err);
     KvguardOperator operator = null;
+    io.kvguard.OperatorMain.Serving serving = null;
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     out.println(READY);
     for (String line = in.readLine(); line != null; line = in.readLine()) {
@@ -59,6 +63,16 @@ public final class OperatorJvmMain {
           operator.start();
           out.println("started");
         }
+        case "serve" -> {
+          // The operator as OperatorMain runs it, HTTP servers included, configured by KEY=VALUE environment.
+          Map<String, String> env = new java.util.HashMap<>();
+          for (int i = 1; i < command.length; i++) {
+            String[] pair = command[i].split("=", 2);
+            env.put(pair[0], pair[1]);
+          }
+          serving = io.kvguard.OperatorMain.serve(client, KvguardConfig.fromEnvironment(env), registry, false);
+          out.println("serving " + serving.health().port() + " " + serving.metrics().port());
+        }
         case "floor", "contract-floor" -> {
           // The contract floor rewrites the floor's conditions (another reason, so each is a real write) plus labels.
           boolean label = command[0].equals("contract-floor");
@@ -67,6 +81,12 @@ public final class OperatorJvmMain {
           out.println("floor done");
         }
         case "heap" -> out.println(heapAfterGcMiB());
+        case "heap-peak" -> out.println(heapPeakMiB());
+        case "live-heap" -> out.println(liveHeapMiB());
+        case "reset-peak" -> {
+          ManagementFactory.getMemoryPoolMXBeans().forEach(java.lang.management.MemoryPoolMXBean::resetPeakUsage);
+          out.println("reset");
+        }
         case "memory" -> out.println(residentMiB("VmRSS") + " " + residentMiB("VmHWM"));
         case "cpu" -> out.println(processCpuSeconds());
         case "reconciles" -> out.println(registry.find("operator.sdk.reconciliations." + command[1]).counters().stream()
@@ -78,6 +98,9 @@ public final class OperatorJvmMain {
         case "stop" -> {
           if (operator != null) {
             operator.close();
+          }
+          if (serving != null) {
+            serving.close();
           }
           client.close();
           out.println("stopped");
@@ -96,6 +119,36 @@ public final class OperatorJvmMain {
       Waits.sleep(200);
     }
     return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / (1024.0 * 1024.0);
+  }
+
+  /**
+   * The heap still in use at the end of a full collection (each heap pool's usage as that collection left it),
+   * in MiB: what is live, even while the operator allocates fast (an attack) between the collection and the
+   * reading, which {@link #heapAfterGcMiB()} would count.
+   */
+  static double liveHeapMiB() {
+    System.gc();
+    long bytes = 0;
+    for (java.lang.management.MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+      if (pool.getType() == java.lang.management.MemoryType.HEAP && pool.getCollectionUsage() != null) {
+        bytes += pool.getCollectionUsage().getUsed();
+      }
+    }
+    return bytes / (1024.0 * 1024.0);
+  }
+
+  /**
+   * The most heap used since the last reset: the sum of each heap pool's peak (an upper bound, as the pools need
+   * not peak at once), in MiB. Garbage counts too: this is what the heap had to hold, not what was live.
+   */
+  static double heapPeakMiB() {
+    long bytes = 0;
+    for (java.lang.management.MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+      if (pool.getType() == java.lang.management.MemoryType.HEAP && pool.getPeakUsage() != null) {
+        bytes += pool.getPeakUsage().getUsed();
+      }
+    }
+    return bytes / (1024.0 * 1024.0);
   }
 
   /**

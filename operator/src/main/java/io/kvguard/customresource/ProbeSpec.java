@@ -17,7 +17,7 @@ public class ProbeSpec {
   @Min(1)
   @Max(300)
   @Default("5")
-  @JsonPropertyDescription("Seconds one probe request may take, body included.")
+  @JsonPropertyDescription("Seconds one probe may take, all of its requests and answers included.")
   private Integer timeoutSeconds = 5;
 
   @JsonPropertyDescription("Bearer token for engines that require one, from a Secret; sent only to this"

@@ -108,6 +108,8 @@ public final class EventRecorder implements AutoCloseable {
   private final EventRecorderSettings settings;
   private final ScheduledExecutorService writer;
   private final Map<SeriesKey, Series> series = new LinkedHashMap<>();
+  /** Objects forgotten whose write counters go once their last Event is written (on the writer thread). */
+  private final Map<String, InvolvedObject> retiredObjects = new LinkedHashMap<>();
   private final Map<String, TokenBucket> buckets = new HashMap<>();
   private Instant pausedUntil = Instant.MIN;
   private ScheduledFuture<?> wake;
@@ -166,11 +168,15 @@ public final class EventRecorder implements AutoCloseable {
       Series s = it.next();
       if (s.object.uid().equals(uid)) {
         s.retired = true;
+        retiredObjects.put(uid, s.object);
         if (s.pending == 0) {
           it.remove();
         }
       }
     }
+    // The writer thread removes the object's write counters once no write of it is in flight (issue 20: meters
+    // must not outlive their ModelDeployment).
+    wakeAt(clock.instant());
   }
 
   private synchronized void wakeAt(Instant at) {
@@ -207,6 +213,13 @@ public final class EventRecorder implements AutoCloseable {
       Instant now = clock.instant();
       Instant next = null;
       series.values().removeIf(s -> s.retired && s.pending == 0);
+      retiredObjects.values().removeIf(object -> {
+        boolean done = series.values().stream().noneMatch(s -> s.object.uid().equals(object.uid()));
+        if (done) {
+          metrics.forgetEventWrites(object.namespace(), object.name());
+        }
+        return done;
+      });
       for (Series s : series.values()) {
         if (s.pending > 0) {
           Instant at = latest(latest(s.notBefore, pausedUntil), bucket(s, now).nextTokenAt(now));

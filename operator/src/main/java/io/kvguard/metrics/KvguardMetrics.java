@@ -2,6 +2,7 @@ package io.kvguard.metrics;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
@@ -12,8 +13,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Every metric kvguard exports. Per-pod gauges are removed when the pod leaves a ModelDeployment, so a
- * deleted pod does not linger as a stale series.
+ * Every metric kvguard exports. Per-pod gauges are removed when the pod leaves a ModelDeployment, and every
+ * meter of a ModelDeployment (windows, pods, per-role counters and timers) when it is deleted, so neither pod
+ * churn nor policies created and deleted under new names grow the registry.
  */
 public final class KvguardMetrics {
   /** Prometheus names, exactly as scraped. */
@@ -90,6 +92,17 @@ public final class KvguardMetrics {
         remove(advisoryWarnings, "kvguard.engine.advisory.warnings", advisoryTags);
       }
     }
+    poolTokens.keySet().removeIf(podTags -> sameDeployment(podTags, namespace, modelDeployment));
+    // Per-role counters and timers (gate transitions, probe durations and failures, rejection probes). Gate writes
+    // that failed stay: a pod a deleted policy could not hand back keeps its gate, and the alert must still see it.
+    for (Meter meter : List.copyOf(registry.getMeters())) {
+      Meter.Id id = meter.getId();
+      if (id.getName().startsWith("kvguard.") && !id.getName().equals("kvguard.gate.write.failures")
+          && namespace.equals(id.getTag("namespace"))
+          && modelDeployment.equals(id.getTag("modeldeployment"))) {
+        registry.remove(meter);
+      }
+    }
   }
 
   /** Pods of a role an engine advisory applies to that only warns (no fixed release verified). */
@@ -157,6 +170,17 @@ public final class KvguardMetrics {
    * One attempt to write a ModelDeployment's Event; {@code outcome} is created, patched, retried (refused or
    * unanswered, tried again later) or dropped (given up: the transitions it carried were not announced).
    */
+  /** The Event-write counters of a ModelDeployment that is gone and whose last Events are written. */
+  public void forgetEventWrites(String namespace, String modelDeployment) {
+    for (Meter meter : List.copyOf(registry.getMeters())) {
+      Meter.Id id = meter.getId();
+      if (id.getName().equals("kvguard.event.writes") && namespace.equals(id.getTag("namespace"))
+          && modelDeployment.equals(id.getTag("modeldeployment"))) {
+        registry.remove(meter);
+      }
+    }
+  }
+
   public void eventWrite(String namespace, String modelDeployment, String outcome) {
     Counter.builder("kvguard.event.writes")
         .description("Writes of kvguard's Kubernetes Events, by outcome")

@@ -1,27 +1,34 @@
 package io.kvguard.probe;
 
+import java.io.FilterInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.ConnectException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
-import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Flow;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import javax.net.ssl.SSLException;
 
 /**
- * The only way probes reach engines: GET, no redirects followed, one deadline covering headers and body, and
- * a hard cap on the bytes read so a hostile or broken engine cannot exhaust the operator's memory.
+ * The only way probes reach engines: no redirects followed, one deadline covering headers and body, a hard cap
+ * on the bytes read, and each body parsed as it streams in, keeping only what the probe's {@link Reading}
+ * selects. Nothing of an answer is buffered whole, so the memory probes use is bounded by what they read, not
+ * by what engines send (docs/reliability.md, "Hostile tenants and engines").
  */
 public final class EngineHttp {
-  public static final int DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+  /**
+   * The default byte cap of one answer. The largest legitimate answer a probe reads is a vLLM /metrics page:
+   * about 330 sample lines (40 KiB) per data-parallel engine, all engines on one page (docs/reliability.md,
+   * "Hostile tenants and engines"); 2 MiB holds about 48 engines. Parsing is streamed, so the cap bounds the
+   * time spent on an answer, not memory.
+   */
+  public static final int DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024;
 
   /** Where GET answers come from: the network, or (for fuzzing and replaying captured answers) memory. */
   @FunctionalInterface
@@ -29,25 +36,28 @@ public final class EngineHttp {
     EngineResponse get(EngineEndpoint endpoint, String path) throws ProbeException;
   }
 
+  /** Closes the bodies of answers whose deadline passed: one daemon thread for every probe. */
+  private static final ScheduledThreadPoolExecutor DEADLINES = deadlines();
+
   private final HttpClient client;
-  private final TlsClients tlsClients = new TlsClients(java.time.Clock.systemUTC());
   private final int maxBodyBytes;
   private final Exchange exchange;
+  private final TlsClients tlsClients = new TlsClients(java.time.Clock.systemUTC());
 
   /** @param client for engines without TLS settings (http, or https verified by the JVM's trust store) */
   public EngineHttp(HttpClient client, int maxBodyBytes) {
     this.client = client;
     this.maxBodyBytes = maxBodyBytes;
-    this.exchange = this::sendGet;
+    this.exchange = null;
   }
 
   private EngineHttp(Exchange exchange) {
     this.client = null;
-    this.maxBodyBytes = 0;
+    this.maxBodyBytes = Integer.MAX_VALUE;
     this.exchange = exchange;
   }
 
-  /** Probes run against answers held in memory, with the same status and content-type checks as on the wire. */
+  /** Probes run against answers held in memory, read through the same {@link Reading}s as on the wire. */
   public static EngineHttp inMemory(Exchange exchange) {
     return new EngineHttp(exchange);
   }
@@ -75,69 +85,36 @@ public final class EngineHttp {
         .version(HttpClient.Version.HTTP_1_1);
   }
 
-  /** GET {@code path}; any status is returned, transport failures become a {@link ProbeException}. */
+  /** GET {@code path}, keeping the head of the body ({@link Reading#raw()}); any status is returned. */
   public EngineResponse get(EngineEndpoint endpoint, String path) throws ProbeException {
-    return exchange.get(endpoint, path);
+    return get(endpoint, path, Reading.raw());
   }
 
-  private EngineResponse sendGet(EngineEndpoint endpoint, String path) throws ProbeException {
+  /** GET {@code path}, keeping what {@code reading} selects; any status is returned, transport failures thrown. */
+  public EngineResponse get(EngineEndpoint endpoint, String path, Reading reading) throws ProbeException {
+    if (exchange != null) {
+      EngineResponse whole = exchange.get(endpoint, path);
+      try {
+        return AnswerReader.read(path, whole.status(), whole.contentType(),
+            new java.io.ByteArrayInputStream(whole.body()), reading);
+      } catch (IOException e) {
+        throw new ProbeException("GET " + path + " failed: " + describe(e, endpoint));
+      }
+    }
     HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.resolve(path))
-        .timeout(endpoint.timeout())
         .header("Accept", "application/json, text/plain;q=0.9")
         .GET();
-    return send(endpoint, request, "GET " + path, path);
+    return send(endpoint, request, "GET " + path, path, reading);
   }
 
-  /** POST a JSON body (the rejection probe); same deadline, cap and redirect rules as GET. */
-  public EngineResponse postJson(EngineEndpoint endpoint, String path, byte[] json) throws ProbeException {
-    if (client == null) {
-      throw new ProbeException("POST " + path + " is not available on an in-memory exchange");
-    }
-    HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.resolve(path))
-        .timeout(endpoint.timeout())
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofByteArray(json));
-    return send(endpoint, request, "POST " + path, path);
-  }
-
-  /**
-   * Blocking {@code send}, not {@code sendAsync}: {@code sendAsync} hands every answer on to CompletableFuture's
-   * default executor, which on a JVM with fewer than three CPUs (the chart's one-CPU limit, this two-core
-   * benchmark machine) is a new thread per answer. The request timeout covers connecting and the headers; the
-   * body subscriber holds the rest of the same deadline, so a dripping body cannot outlast it either.
-   */
-  private EngineResponse send(EngineEndpoint endpoint, HttpRequest.Builder request, String what, String path)
-      throws ProbeException {
-    endpoint.bearerToken().ifPresent(token -> request.header("Authorization", "Bearer " + token));
-    long deadlineNanos = System.nanoTime() + endpoint.timeout().toNanos();
-    String timedOut = what + " timed out after " + endpoint.timeout().toMillis() + " ms";
-    // probe.tls applies to https only: a plain-http engine is asked as before.
-    HttpClient through = endpoint.tls().isPresent() && "https".equalsIgnoreCase(endpoint.baseUri().getScheme())
-        ? tlsClients.forTls(endpoint.tls().get()) : client;
-    try {
-      HttpResponse<byte[]> response =
-          through.send(request.build(), info -> new BoundedBody(maxBodyBytes, deadlineNanos));
-      String contentType = response.headers().firstValue("content-type").orElse(null);
-      return new EngineResponse(path, response.statusCode(), contentType, response.body());
-    } catch (HttpTimeoutException e) {
-      throw new ProbeException(timedOut);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new ProbeException(what + " interrupted");
-    } catch (IOException e) {
-      // send() wraps what failed inside the exchange in a plain IOException; the cause says what it was.
-      Throwable cause = e.getClass() == IOException.class && e.getCause() != null ? e.getCause() : e;
-      if (cause instanceof TimeoutException) {
-        throw new ProbeException(timedOut);
-      }
-      throw new ProbeException(what + " failed: " + describe(cause, endpoint));
-    }
-  }
-
-  /** GET that must answer 200 with the given kind of body. */
+  /** GET that must answer 200, keeping the head of the body. */
   public EngineResponse getOk(EngineEndpoint endpoint, String path) throws ProbeException {
-    EngineResponse response = get(endpoint, path);
+    return getOk(endpoint, path, Reading.raw());
+  }
+
+  /** GET that must answer 200, keeping what {@code reading} selects. */
+  public EngineResponse getOk(EngineEndpoint endpoint, String path, Reading reading) throws ProbeException {
+    EngineResponse response = get(endpoint, path, reading);
     if (response.status() >= 300 && response.status() < 400) {
       throw new ProbeException("GET " + path + " answered HTTP " + response.status() + " (redirects are not followed)");
     }
@@ -152,7 +129,13 @@ public final class EngineHttp {
    * 200, and the same errors as {@link #getOk} on any other status.
    */
   public java.util.Optional<EngineResponse> getOkUnlessAbsent(EngineEndpoint endpoint, String path) throws ProbeException {
-    EngineResponse response = get(endpoint, path);
+    return getOkUnlessAbsent(endpoint, path, Reading.raw());
+  }
+
+  /** {@link #getOkUnlessAbsent(EngineEndpoint, String)}, keeping what {@code reading} selects. */
+  public java.util.Optional<EngineResponse> getOkUnlessAbsent(EngineEndpoint endpoint, String path, Reading reading)
+      throws ProbeException {
+    EngineResponse response = get(endpoint, path, reading);
     if (response.status() == 404) {
       return java.util.Optional.empty();
     }
@@ -163,6 +146,68 @@ public final class EngineHttp {
       throw new ProbeException("GET " + path + " answered HTTP " + response.status());
     }
     return java.util.Optional.of(response);
+  }
+
+  /** POST a JSON body (the rejection probe); same deadline, cap and redirect rules as GET. */
+  public EngineResponse postJson(EngineEndpoint endpoint, String path, byte[] json) throws ProbeException {
+    return postJson(endpoint, path, HttpRequest.BodyPublishers.ofByteArray(json));
+  }
+
+  /**
+   * POST a JSON body produced as it is sent ({@link OverLimitPrompt}: millions of token IDs are never held in
+   * memory); the answer is kept raw: its head, length and SHA-256.
+   */
+  public EngineResponse postJson(EngineEndpoint endpoint, String path, HttpRequest.BodyPublisher body)
+      throws ProbeException {
+    if (client == null) {
+      throw new ProbeException("POST " + path + " is not available on an in-memory exchange");
+    }
+    HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.resolve(path))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json")
+        .POST(body);
+    return send(endpoint, request, "POST " + path, path, Reading.raw());
+  }
+
+  /**
+   * Blocking {@code send}, not {@code sendAsync}: {@code sendAsync} hands every answer on to CompletableFuture's
+   * default executor, which on a JVM with fewer than three CPUs (the chart's one-CPU limit, this two-core
+   * benchmark machine) is a new thread per answer. The request timeout covers connecting and the headers; the
+   * body is read on this thread under the rest of the same deadline (the endpoint's, which a probe shares across
+   * its requests), and a body still arriving when it passes is closed, so a dripping engine cannot outlast it.
+   */
+  private EngineResponse send(EngineEndpoint endpoint, HttpRequest.Builder request, String what, String path,
+      Reading reading) throws ProbeException {
+    endpoint.bearerToken().ifPresent(token -> request.header("Authorization", "Bearer " + token));
+    String timedOut = what + " timed out after " + endpoint.timeout().toMillis() + " ms";
+    long remaining = endpoint.remainingNanos();
+    if (remaining <= 0) {
+      throw new ProbeException(timedOut);
+    }
+    long deadlineNanos = System.nanoTime() + remaining;
+    request.timeout(Duration.ofNanos(remaining));
+    // probe.tls applies to https only: a plain-http engine is asked as before.
+    HttpClient through = endpoint.tls().isPresent() && "https".equalsIgnoreCase(endpoint.baseUri().getScheme())
+        ? tlsClients.forTls(endpoint.tls().get()) : client;
+    try {
+      HttpResponse<InputStream> response = through.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+      String contentType = response.headers().firstValue("content-type").orElse(null);
+      try (BoundedBody body = new BoundedBody(response.body(), maxBodyBytes, deadlineNanos)) {
+        return AnswerReader.read(path, response.statusCode(), contentType, body, reading);
+      }
+    } catch (HttpTimeoutException | DeadlinePassed e) {
+      throw new ProbeException(timedOut);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ProbeException(what + " interrupted");
+    } catch (IOException e) {
+      // send() wraps what failed inside the exchange in a plain IOException; the cause says what it was.
+      Throwable cause = e.getClass() == IOException.class && e.getCause() != null ? e.getCause() : e;
+      if (cause instanceof TimeoutException) {
+        throw new ProbeException(timedOut);
+      }
+      throw new ProbeException(what + " failed: " + describe(cause, endpoint));
+    }
   }
 
   private static String describe(Throwable cause, EngineEndpoint endpoint) {
@@ -185,69 +230,97 @@ public final class EngineHttp {
     return cause == null ? "unknown error" : cause.getClass().getSimpleName();
   }
 
-  /** Raised inside the body subscriber when an answer exceeds the byte cap. */
+  private static ScheduledThreadPoolExecutor deadlines() {
+    ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, runnable -> {
+      Thread thread = new Thread(runnable, "kvguard-probe-deadlines");
+      thread.setDaemon(true);
+      return thread;
+    });
+    // Most answers arrive in time: their cancelled closers must not pile up until their deadline.
+    timer.setRemoveOnCancelPolicy(true);
+    return timer;
+  }
+
+  /** Raised while reading a body that exceeds the byte cap. */
   static final class BodyTooLargeException extends IOException {
     BodyTooLargeException(int limit) {
       super("answer larger than " + limit + " bytes");
     }
   }
 
-  /** Collects at most {@code limit} bytes until the deadline, then cancels the stream. */
-  private static final class BoundedBody implements HttpResponse.BodySubscriber<byte[]> {
+  /** Raised while reading a body whose deadline passed. */
+  static final class DeadlinePassed extends IOException {
+    DeadlinePassed() {
+      super("deadline passed");
+    }
+  }
+
+  /**
+   * A body read on the probe's thread: at most {@code limit} bytes, and closed by the deadline timer if it is
+   * still being read when the deadline passes (closing the JDK's stream wakes a read blocked on it).
+   */
+  private static final class BoundedBody extends FilterInputStream {
     private final int limit;
     private final long deadlineNanos;
-    private final CompletableFuture<byte[]> result = new CompletableFuture<>();
-    private final java.io.ByteArrayOutputStream buffer = new java.io.ByteArrayOutputStream();
-    private Flow.Subscription subscription;
+    private final ScheduledFuture<?> closer;
+    private volatile boolean expired;
+    private long read;
 
-    BoundedBody(int limit, long deadlineNanos) {
+    BoundedBody(InputStream in, int limit, long deadlineNanos) {
+      super(in);
       this.limit = limit;
       this.deadlineNanos = deadlineNanos;
+      this.closer = DEADLINES.schedule(this::expire, Math.max(0, deadlineNanos - System.nanoTime()),
+          TimeUnit.NANOSECONDS);
     }
 
-    @Override
-    public CompletionStage<byte[]> getBody() {
-      return result;
-    }
-
-    @Override
-    public void onSubscribe(Flow.Subscription subscription) {
-      this.subscription = subscription;
-      // orTimeout's timer is CompletableFuture's one shared delay thread: nothing started per answer.
-      result.orTimeout(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)
-          .whenComplete((body, failure) -> {
-            if (failure != null) {
-              subscription.cancel();
-            }
-          });
-      subscription.request(Long.MAX_VALUE);
-    }
-
-    @Override
-    public void onNext(List<ByteBuffer> items) {
-      if (result.isDone()) {
-        return;
+    private void expire() {
+      expired = true;
+      try {
+        in.close();
+      } catch (IOException e) {
+        // Closing only wakes the reader; the reader reports the deadline.
+        expired = true;
       }
-      for (ByteBuffer item : items) {
-        if (buffer.size() + item.remaining() > limit) {
-          result.completeExceptionally(new BodyTooLargeException(limit));
-          subscription.cancel();
-          return;
+    }
+
+    @Override
+    public int read() throws IOException {
+      byte[] one = new byte[1];
+      int n = read(one, 0, 1);
+      return n < 0 ? -1 : one[0] & 0xff;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      if (expired || System.nanoTime() - deadlineNanos > 0) {
+        throw new DeadlinePassed();
+      }
+      int n;
+      try {
+        n = super.read(b, off, (int) Math.min(len, limit - read + 1L));
+      } catch (IOException e) {
+        if (expired) {
+          throw new DeadlinePassed();
         }
-        byte[] chunk = new byte[item.remaining()];
-        item.get(chunk);
-        buffer.writeBytes(chunk);
+        throw e;
       }
+      if (expired) {
+        throw new DeadlinePassed();
+      }
+      if (n > 0) {
+        read += n;
+        if (read > limit) {
+          throw new BodyTooLargeException(limit);
+        }
+      }
+      return n;
     }
 
     @Override
-    public void onError(Throwable throwable) {
-      result.completeExceptionally(throwable);
-    }
-
-    @Override
-    public void onComplete() {
-      result.complete(buffer.toByteArray());
+    public void close() throws IOException {
+      closer.cancel(false);
+      super.close();
     }
   }
 }

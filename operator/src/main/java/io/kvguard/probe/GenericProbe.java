@@ -153,9 +153,58 @@ public final class GenericProbe implements EngineProbe {
     return "metric " + source.getMetric() + (labels.isEmpty() ? "" : labels.toString());
   }
 
-  /** The answers of one probe, fetched once per path. */
+  /** What each path's answer is read for: the JSON pointers and metrics the settings name on it. */
+  private Map<String, Reading> readings() {
+    Map<String, List<String>> pointers = new HashMap<>();
+    Map<String, List<String>> metrics = new HashMap<>();
+    for (GenericValueSource source : java.util.Arrays.asList(spec.getPool(), spec.getEngineContext())) {
+      if (source != null) {
+        select(pathOf(source.getPath()), source.getJsonPointer(), source.getMetric(), pointers, metrics);
+      }
+    }
+    if (spec.getVersion() != null) {
+      select(pathOf(spec.getVersion().getPath()), spec.getVersion().getJsonPointer(), null, pointers, metrics);
+    }
+    Map<String, Reading> readings = new HashMap<>();
+    for (String path : union(pointers.keySet(), metrics.keySet())) {
+      readings.put(path, Reading.raw().andJsonPointers(pointers.getOrDefault(path, List.of()))
+          .andMetrics(metrics.getOrDefault(path, List.of()).toArray(String[]::new)));
+    }
+    return readings;
+  }
+
+  private static void select(String path, String pointer, String metric, Map<String, List<String>> pointers,
+      Map<String, List<String>> metrics) {
+    if (path == null) {
+      return;
+    }
+    if (pointer != null && isPointer(pointer)) {
+      pointers.computeIfAbsent(path, p -> new ArrayList<>()).add(pointer);
+    }
+    if (metric != null) {
+      metrics.computeIfAbsent(path, p -> new ArrayList<>()).add(metric);
+    }
+  }
+
+  private static boolean isPointer(String pointer) {
+    try {
+      JsonPointer.compile(pointer);
+      return true;
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+  }
+
+  private static java.util.Set<String> union(java.util.Set<String> a, java.util.Set<String> b) {
+    java.util.Set<String> all = new java.util.LinkedHashSet<>(a);
+    all.addAll(b);
+    return all;
+  }
+
+  /** The answers of one probe, fetched once per path and read for what the settings name on it. */
   private final class Answers {
     private final EngineEndpoint endpoint;
+    private final Map<String, Reading> readings = readings();
     private final Map<String, EngineResponse> responses = new HashMap<>();
     private final Map<String, JsonNode> trees = new HashMap<>();
 
@@ -175,7 +224,7 @@ public final class GenericProbe implements EngineProbe {
     List<PrometheusText.Sample> prometheus(String path) throws ProbeException {
       // A metric source is a metrics page: served on the role's metricsPort when it names one.
       EngineResponse response = response(endpoint.metrics(), path);
-      if (response.isPrometheusText() && response.body().length == 0) {
+      if (response.isPrometheusText() && response.isEmpty()) {
         throw new ProbeException("GET " + path + " answered an empty body");
       }
       return PrometheusText.parse(response);
@@ -186,7 +235,7 @@ public final class GenericProbe implements EngineProbe {
       EngineResponse response = responses.get(key);
       if (response == null) {
         requireSameOrigin(from, path);
-        response = http.getOk(from, path);
+        response = http.getOk(from, path, readings.getOrDefault(path, Reading.raw()));
         responses.put(key, response);
       }
       return response;

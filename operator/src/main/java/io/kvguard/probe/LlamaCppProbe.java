@@ -39,7 +39,8 @@ public final class LlamaCppProbe implements EngineProbe {
   @Override
   public ProbeOutcome probe(EngineEndpoint endpoint) {
     try {
-      JsonNode props = StrictJson.requireObject(StrictJson.parse(http.getOk(endpoint, PROPS)), PROPS);
+      JsonNode props = StrictJson.requireObject(StrictJson.parse(http.getOk(endpoint, PROPS,
+          Reading.json("/default_generation_settings/n_ctx", "/total_slots", "/build_info"))), PROPS);
       JsonNode settings = props.get("default_generation_settings");
       if (settings == null || !settings.isObject()) {
         throw new ProbeException(PROPS + " has no default_generation_settings object");

@@ -23,8 +23,8 @@ final class LlamaCppRejection implements EngineRejection {
 
   @Override
   public Plan plan(long promptTokens, String model, PoolObservation observation, Route route) {
-    return new Plan.Send(OverLimitPrompt.json(COMPLETION, "{\"prompt\":" + OverLimitPrompt.tokenIds(promptTokens)
-        + ",\"n_predict\":1,\"stream\":false}"));
+    return new Plan.Send(OverLimitPrompt.tokenIds(COMPLETION, "{\"prompt\":", promptTokens,
+        ",\"n_predict\":1,\"stream\":false}"));
   }
 
   @Override

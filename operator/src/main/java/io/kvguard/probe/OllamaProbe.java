@@ -32,7 +32,8 @@ public final class OllamaProbe implements EngineProbe {
   @Override
   public ProbeOutcome probe(EngineEndpoint endpoint) {
     try {
-      JsonNode ps = StrictJson.requireObject(StrictJson.parse(http.getOk(endpoint, PS)), PS);
+      JsonNode ps = StrictJson.requireObject(StrictJson.parse(http.getOk(endpoint, PS,
+          Reading.json("/models/*/context_length"))), PS);
       JsonNode models = ps.get("models");
       if (models == null || !models.isArray()) {
         throw new ProbeException(PS + " has no models list");
@@ -61,7 +62,7 @@ public final class OllamaProbe implements EngineProbe {
   }
 
   private String version(EngineEndpoint endpoint) throws ProbeException {
-    EngineResponse response = http.get(endpoint, VERSION);
+    EngineResponse response = http.get(endpoint, VERSION, Reading.json("/version"));
     if (response.status() != 200 || !response.isJson()) {
       return null;
     }

@@ -11,7 +11,8 @@ final class OpenAiModels {
 
   /** The smallest max_model_len over the served models; empty when no entry reports one. */
   static OptionalLong maxModelLen(EngineHttp http, EngineEndpoint endpoint) throws ProbeException {
-    JsonNode root = StrictJson.requireObject(StrictJson.parse(http.getOk(endpoint, PATH)), PATH);
+    JsonNode root = StrictJson.requireObject(StrictJson.parse(http.getOk(endpoint, PATH,
+        Reading.json("/data/*/max_model_len"))), PATH);
     JsonNode data = root.get("data");
     if (data == null || !data.isArray() || data.isEmpty()) {
       throw new ProbeException(PATH + " lists no models (data[] missing or empty)");

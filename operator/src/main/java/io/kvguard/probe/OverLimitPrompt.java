@@ -1,25 +1,60 @@
 package io.kvguard.probe;
 
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The request the rejection probe sends: a prompt of exactly the given number of tokens asking for one output
- * token. Where the engine accepts token IDs no tokenizer is involved; the ID is a small one present in every
- * common vocabulary, and its meaning does not matter because the engine must refuse before running it.
+ * The request the rejection probe sends: a prompt of exactly {@code tokens} tokens asking for one output token.
+ * Where the engine accepts token IDs no tokenizer is involved; the ID is a small one present in every common
+ * vocabulary, and its meaning does not matter because the engine must refuse before running it. Each engine's
+ * {@link EngineRejection} builds its own.
+ *
+ * <p>The body is {@code prefix + unit × tokens (joined by separator) + suffix}, produced while it is sent
+ * ({@link #publisher()}): a prompt sized from what an engine claims (issue 20: 30,000,000 tokens) is never built
+ * in memory. Its length is known in advance and sent as Content-Length.
  */
-public record OverLimitPrompt(String path, byte[] body) {
+public record OverLimitPrompt(String path, String prefix, String unit, String separator, long tokens, String suffix) {
   static final int TOKEN_ID = 100;
 
-  /** A JSON array of {@code tokens} token IDs. */
-  static String tokenIds(long tokens) {
-    StringBuilder ids = new StringBuilder(Math.toIntExact(Math.multiplyExact(tokens, 4) + 2)).append('[');
-    for (long i = 0; i < tokens; i++) {
-      if (i > 0) {
-        ids.append(',');
-      }
-      ids.append(TOKEN_ID);
+  /** {@code before} + a JSON array of {@code tokens} token IDs + {@code after}. */
+  static OverLimitPrompt tokenIds(String path, String before, long tokens, String after) {
+    return new OverLimitPrompt(path, before + "[", String.valueOf(TOKEN_ID), ",", tokens, "]" + after);
+  }
+
+  /** {@code before} + {@code unit} repeated {@code tokens} times + {@code after} (engines that take text only). */
+  static OverLimitPrompt text(String path, String before, String unit, long tokens, String after) {
+    return new OverLimitPrompt(path, before, unit, "", tokens, after);
+  }
+
+  /** Bytes of the whole body. */
+  public long contentLength() {
+    long units = Math.multiplyExact(tokens, (long) bytes(unit).length);
+    long separators = tokens == 0 ? 0 : Math.multiplyExact(tokens - 1, (long) bytes(separator).length);
+    return Math.addExact(Math.addExact(bytes(prefix).length + (long) bytes(suffix).length, units), separators);
+  }
+
+  /** The body as it is sent: generated in small chunks on demand, with its exact Content-Length. */
+  public HttpRequest.BodyPublisher publisher() {
+    return HttpRequest.BodyPublishers.fromPublisher(HttpRequest.BodyPublishers.ofInputStream(this::stream),
+        contentLength());
+  }
+
+  /** The body as a stream that produces it on the fly. */
+  public InputStream stream() {
+    return new PromptStream(this);
+  }
+
+  /** The whole body in memory: for tests of small prompts only. */
+  byte[] body() {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (InputStream in = stream()) {
+      in.transferTo(out);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
     }
-    return ids.append(']').toString();
+    return out.toByteArray();
   }
 
   static String quote(String text) {
@@ -27,7 +62,81 @@ public record OverLimitPrompt(String path, byte[] body) {
         .quoteAsString(text == null ? "" : text)) + "\"";
   }
 
-  static OverLimitPrompt json(String path, String json) {
-    return new OverLimitPrompt(path, json.getBytes(StandardCharsets.UTF_8));
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** prefix, then the units with separators between them, then suffix; holds one unit's bytes at a time. */
+  private static final class PromptStream extends InputStream {
+    private final byte[] prefix;
+    private final byte[] unit;
+    private final byte[] separator;
+    private final byte[] suffix;
+    private final long tokens;
+    private long unitsDone;
+    private byte[] current;
+    private int position;
+    private int stage; // 0 prefix, 1 units, 2 suffix, 3 done
+
+    PromptStream(OverLimitPrompt prompt) {
+      this.prefix = bytes(prompt.prefix);
+      this.unit = bytes(prompt.unit);
+      this.separator = bytes(prompt.separator);
+      this.suffix = bytes(prompt.suffix);
+      this.tokens = prompt.tokens;
+      this.current = prefix;
+    }
+
+    @Override
+    public int read() {
+      byte[] one = new byte[1];
+      return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+    }
+
+    @Override
+    public int read(byte[] into, int offset, int length) {
+      int written = 0;
+      while (written < length) {
+        if (position == current.length && !advance()) {
+          break;
+        }
+        int n = Math.min(length - written, current.length - position);
+        System.arraycopy(current, position, into, offset + written, n);
+        position += n;
+        written += n;
+      }
+      return written == 0 && length > 0 ? -1 : written;
+    }
+
+    /** Moves to the next piece of the body; false at the end. */
+    private boolean advance() {
+      position = 0;
+      if (stage == 0) {
+        stage = 1;
+        if (tokens > 0) {
+          unitsDone = 1;
+          current = unit;
+          return true;
+        }
+      }
+      if (stage == 1 && unitsDone < tokens) {
+        // Separator and unit alternate: the separator is written first, then the unit it precedes.
+        if (current == unit && separator.length > 0) {
+          current = separator;
+        } else {
+          current = unit;
+          unitsDone++;
+        }
+        return true;
+      }
+      if (stage == 1) {
+        stage = 2;
+        current = suffix;
+        return true;
+      }
+      stage = 3;
+      current = new byte[0];
+      return false;
+    }
   }
 }

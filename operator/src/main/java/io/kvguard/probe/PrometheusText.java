@@ -1,22 +1,114 @@
 package io.kvguard.probe;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * A strict reader of the Prometheus text exposition format (also the sample lines of OpenMetrics). No
  * maintained Java library parses this format (the Prometheus Java client only writes it), so kvguard keeps
  * this small one. A malformed line fails the whole answer: a half-read metrics page is not evidence.
+ *
+ * <p>Engine pages are read as they stream in ({@link #read}): every line is parsed and checked, and only the
+ * samples of the families a probe names are kept, so what a page costs is bounded by what the probe reads
+ * ({@link #MAX_KEPT_SAMPLES}, {@link #MAX_KEPT_BYTES}, {@link #MAX_LINE_BYTES}), not by the page.
  */
 public final class PrometheusText {
+  /** Longest line read; vLLM's cache_config_info, the longest line a probe reads, is under 2 KiB. */
+  static final int MAX_LINE_BYTES = 64 * 1024;
+  /** Samples kept from one page: vLLM keeps one per data-parallel engine, Triton a few per model. */
+  static final int MAX_KEPT_SAMPLES = 4096;
+  /** Bytes of the kept lines of one page. */
+  static final int MAX_KEPT_BYTES = 256 * 1024;
+  /** Distinct values a census keeps (vLLM: one per data-parallel engine). */
+  static final int MAX_CENSUS_VALUES = 1024;
 
   /** One sample line. {@code value} may be NaN or infinite; callers decide what that means. */
   public record Sample(String name, Map<String, String> labels, double value) {}
 
+  /**
+   * What a streamed read kept: the named families' samples in page order, the census's distinct values, and
+   * whether any sample's name had the census's prefix at all.
+   */
+  record Kept(List<Sample> samples, Set<String> census, boolean prefixSeen) {}
+
   private PrometheusText() {}
+
+  /**
+   * Reads a page line by line from {@code in}, keeping the samples of {@code reading}'s families and its census.
+   * A malformed or over-long line, or more kept than the bounds allow, fails the page.
+   */
+  static Kept read(InputStream in, Reading reading) throws IOException, ProbeException {
+    return read(in, reading.metricFamilies(), reading.censusPrefix(), reading.censusLabel());
+  }
+
+  /** {@code families} null: every sample is kept (a small answer read without a selection). */
+  static Kept read(InputStream in, Set<String> families, String censusPrefix, String censusLabel)
+      throws IOException, ProbeException {
+    List<Sample> kept = new ArrayList<>();
+    Set<String> census = new LinkedHashSet<>();
+    long keptBytes = 0;
+    boolean prefixSeen = false;
+    byte[] line = new byte[256];
+    byte[] chunk = new byte[8192];
+    int length = 0;
+    int lineNumber = 1;
+    boolean atEnd = false;
+    while (!atEnd) {
+      int read = in.read(chunk);
+      atEnd = read < 0;
+      int count = Math.max(read, 0);
+      for (int i = 0; i <= count; i++) {
+        boolean endOfLine = i < count ? chunk[i] == '\n' : atEnd;
+        if (i == count && !atEnd) {
+          break;
+        }
+        if (!endOfLine) {
+          if (length == MAX_LINE_BYTES) {
+            throw new ProbeException("metrics line " + lineNumber + " is longer than " + MAX_LINE_BYTES + " bytes");
+          }
+          if (length == line.length) {
+            line = java.util.Arrays.copyOf(line, Math.min(line.length * 2, MAX_LINE_BYTES));
+          }
+          line[length++] = chunk[i];
+          continue;
+        }
+        String text = new String(line, 0, length, StandardCharsets.UTF_8);
+        if (text.endsWith("\r")) {
+          text = text.substring(0, text.length() - 1);
+        }
+        if (!text.isBlank() && !text.startsWith("#")) {
+          Sample sample = parseLine(text.strip(), lineNumber);
+          if (families == null || families.contains(sample.name())) {
+            keptBytes += length;
+            if (kept.size() == MAX_KEPT_SAMPLES || keptBytes > MAX_KEPT_BYTES) {
+              throw new ProbeException("metrics page has more series of "
+                  + (families == null ? "all metrics" : String.join(", ", families)) + " than kvguard keeps ("
+                  + MAX_KEPT_SAMPLES + " series, " + MAX_KEPT_BYTES + " bytes)");
+            }
+            kept.add(sample);
+          }
+          boolean inCensus = censusPrefix != null && sample.name().startsWith(censusPrefix);
+          prefixSeen |= inCensus;
+          String value = censusLabel == null || !inCensus ? null : sample.labels().get(censusLabel);
+          if (value != null && census.add(value) && census.size() > MAX_CENSUS_VALUES) {
+            throw new ProbeException("metrics page has more than " + MAX_CENSUS_VALUES + " distinct "
+                + censusLabel + " labels on " + censusPrefix + " series");
+          }
+        }
+        length = 0;
+        lineNumber++;
+      }
+    }
+    return new Kept(Collections.unmodifiableList(kept), Collections.unmodifiableSet(census), prefixSeen);
+  }
 
   public static List<Sample> parse(String text) throws ProbeException {
     List<Sample> samples = new ArrayList<>();
@@ -32,13 +124,30 @@ public final class PrometheusText {
     return samples;
   }
 
-  /** The samples of a Prometheus text answer; any other content type is an error naming the path. */
+  /**
+   * The samples of a Prometheus text answer that its {@link Reading} kept; any other content type is an error
+   * naming the path.
+   */
   public static List<Sample> parse(EngineResponse response) throws ProbeException {
+    return kept(response).samples();
+  }
+
+  /** The distinct values of the census label the answer's {@link Reading} asked for. */
+  public static Set<String> census(EngineResponse response) throws ProbeException {
+    return kept(response).census();
+  }
+
+  /** Whether any sample's name had the census prefix the answer's {@link Reading} asked for. */
+  public static boolean prefixSeen(EngineResponse response) throws ProbeException {
+    return kept(response).prefixSeen();
+  }
+
+  private static Kept kept(EngineResponse response) throws ProbeException {
     if (!response.isPrometheusText()) {
       throw new ProbeException("GET " + response.path() + " answered content type "
           + EngineText.safe(response.contentType()) + ", expected Prometheus text");
     }
-    return parse(response.text());
+    return response.prometheus();
   }
 
   public static List<Sample> named(List<Sample> samples, String name) {

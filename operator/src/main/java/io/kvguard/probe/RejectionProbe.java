@@ -2,23 +2,38 @@ package io.kvguard.probe;
 
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.RejectionOutcome;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Optional;
 
 /**
  * Sends one prompt just above an engine's admission limit and reports what the engine did. Only the engine's
  * own admission refusal, as its {@link EngineRejection} recognises it, counts as a refusal; any other 4xx is
- * inconclusive. The body of an answer is hashed and dropped at once: it may carry another tenant's data, so it
- * is never logged or kept.
+ * inconclusive. The body of an answer is hashed as it arrives and only its head is looked at: it may carry
+ * another tenant's data, so it is never logged or kept. The prompt is produced while it is sent and never built
+ * in memory, and it is capped.
  */
 public final class RejectionProbe {
+  /**
+   * Largest prompt sent (KVGUARD_REJECTION_MAX_PROMPT_TOKENS): four times the incident's 1,048,576-token window.
+   * The prompt is streamed, so the bound is not the operator's memory but what kvguard sends an engine on the
+   * strength of figures the engine itself reports (about 4 bytes a token: 16 MiB at the default).
+   */
+  public static final long DEFAULT_MAX_PROMPT_TOKENS = 4L * 1024 * 1024;
+
   private final EngineHttp http;
+  private final long maxPromptTokens;
 
   public RejectionProbe(EngineHttp http) {
+    this(http, DEFAULT_MAX_PROMPT_TOKENS);
+  }
+
+  public RejectionProbe(EngineHttp http, long maxPromptTokens) {
     this.http = http;
+    this.maxPromptTokens = maxPromptTokens;
+  }
+
+  public long maxPromptTokens() {
+    return maxPromptTokens;
   }
 
   /**
@@ -30,19 +45,22 @@ public final class RejectionProbe {
     if (engine.isEmpty()) {
       return new RejectionOutcome.Failed("kvguard has no rejection probe for engine " + engineName);
     }
-    EngineRejection.Plan plan;
-    try {
-      plan = engine.get().plan(promptTokens, model, observation, route);
-    } catch (ArithmeticException | OutOfMemoryError e) {
-      return new RejectionOutcome.Failed("a " + promptTokens + "-token prompt is too large to build");
+    if (promptTokens > maxPromptTokens) {
+      // Never sent: the engine's own figures call for a prompt larger than kvguard sends; nothing is proven.
+      return new RejectionOutcome.Inconclusive("the engine's figures call for a " + promptTokens + "-token prompt,"
+          + " above KVGUARD_REJECTION_MAX_PROMPT_TOKENS (" + maxPromptTokens + "), so it was not sent and the"
+          + " rejection path is unproven; if the engine really holds that many tokens, raise the limit", promptTokens);
     }
+    EngineRejection.Plan plan = engine.get().plan(promptTokens, model, observation, route);
     if (plan instanceof EngineRejection.Plan.Skip skip) {
       return new RejectionOutcome.Inconclusive("not sent: " + skip.reason(), promptTokens);
     }
     OverLimitPrompt prompt = ((EngineRejection.Plan.Send) plan).prompt();
     EngineResponse response;
     try {
-      response = http.postJson(endpoint, prompt.path(), prompt.body());
+      response = http.postJson(endpoint, prompt.path(), prompt.publisher());
+    } catch (ArithmeticException e) {
+      return new RejectionOutcome.Failed("a " + promptTokens + "-token prompt is too large to send");
     } catch (ProbeException e) {
       return new RejectionOutcome.Failed(e.getMessage());
     }
@@ -60,7 +78,7 @@ public final class RejectionProbe {
       return new RejectionOutcome.Failed("POST " + prompt.path() + " answered HTTP " + status
           + " (redirects are not followed)");
     }
-    return new RejectionOutcome.Answered(status, response.body().length, sha256(response.body()), promptTokens,
+    return new RejectionOutcome.Answered(status, response.length(), response.sha256(), promptTokens,
         streamed, engine.get().answerMeaning());
   }
 
@@ -72,11 +90,4 @@ public final class RejectionProbe {
             + " engine itself and check which component answered in the engine's and the proxy's logs");
   }
 
-  private static String sha256(byte[] body) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(body));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is part of every JDK", e);
-    }
-  }
 }

@@ -16,6 +16,10 @@ import java.util.OptionalLong;
 public final class SglangProbe implements EngineProbe {
   static final String SERVER_INFO = "/server_info";
   static final String LEGACY_SERVER_INFO = "/get_server_info";
+  /** What the probe reads of /server_info: the ranks' capacities (a list, or one object), and four fields. */
+  static final Reading SERVER_INFO_READING = Reading.json("/internal_states/*/memory_usage/token_capacity",
+      "/internal_states/memory_usage/token_capacity", "/dp_size", "/max_total_num_tokens", "/version",
+      "/disaggregation_mode");
 
   private final EngineHttp http;
 
@@ -54,11 +58,11 @@ public final class SglangProbe implements EngineProbe {
   }
 
   private JsonNode serverInfo(EngineEndpoint endpoint) throws ProbeException {
-    EngineResponse response = http.get(endpoint, SERVER_INFO);
+    EngineResponse response = http.get(endpoint, SERVER_INFO, SERVER_INFO_READING);
     if (response.status() == 404) {
-      response = http.getOk(endpoint, LEGACY_SERVER_INFO);
+      response = http.getOk(endpoint, LEGACY_SERVER_INFO, SERVER_INFO_READING);
     } else if (response.status() != 200) {
-      response = http.getOk(endpoint, SERVER_INFO);
+      response = http.getOk(endpoint, SERVER_INFO, SERVER_INFO_READING);
     }
     return StrictJson.requireObject(StrictJson.parse(response), response.path());
   }

@@ -52,8 +52,8 @@ final class SglangRejection implements EngineRejection {
             + " `check --rejection-probe --pd-router`");
       }
     }
-    return new Plan.Send(OverLimitPrompt.json(GENERATE, "{\"input_ids\":" + OverLimitPrompt.tokenIds(promptTokens)
-        + ",\"sampling_params\":{\"max_new_tokens\":1},\"stream\":false}"));
+    return new Plan.Send(OverLimitPrompt.tokenIds(GENERATE, "{\"input_ids\":", promptTokens,
+        ",\"sampling_params\":{\"max_new_tokens\":1},\"stream\":false}"));
   }
 
   @Override

@@ -1,19 +1,14 @@
 package io.kvguard.probe;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.OptionalLong;
 
 /**
  * Reads engine JSON without guessing: token counts must be positive whole numbers that fit a long; anything
- * else (fraction, exponent, string, overflow, zero, negative) is an error that names the field.
+ * else (fraction, exponent, string, overflow, zero, negative) is an error that names the field. The JSON itself
+ * was parsed as it streamed in, keeping only the paths the probe's {@link Reading} named ({@link SelectiveJson}).
  */
 final class StrictJson {
-  private static final ObjectMapper MAPPER = new ObjectMapper()
-      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-      .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
 
   private StrictJson() {}
 
@@ -22,23 +17,14 @@ final class StrictJson {
       throw new ProbeException("GET " + response.path() + " answered content type "
           + EngineText.safe(response.contentType()) + ", expected JSON");
     }
-    if (response.body().length == 0) {
+    if (response.isEmpty()) {
       throw new ProbeException("GET " + response.path() + " answered an empty body");
     }
-    try {
-      return MAPPER.readTree(response.body());
-    } catch (JsonProcessingException e) {
-      // Jackson's message quotes the input; say only what broke and where.
-      String where = e.getLocation() == null ? "?" : "byte " + e.getLocation().getByteOffset();
-      if (e.getOriginalMessage() != null && e.getOriginalMessage().startsWith("Duplicate field")) {
-        // Two values for one key: which one the engine meant cannot be known.
-        throw new ProbeException("GET " + response.path() + " answered malformed JSON: a key appears twice (at "
-            + where + ")");
-      }
-      throw new ProbeException("GET " + response.path() + " answered malformed JSON (at " + where + ")");
-    } catch (java.io.IOException e) {
-      throw new ProbeException("GET " + response.path() + " could not be read as JSON");
+    JsonNode root = response.json();
+    if (root == null) {
+      throw new ProbeException("GET " + response.path() + " answered no JSON value");
     }
+    return root;
   }
 
   static JsonNode requireObject(JsonNode node, String what) throws ProbeException {

@@ -38,7 +38,8 @@ public final class TgiProbe implements EngineProbe {
   @Override
   public ProbeOutcome probe(EngineEndpoint endpoint) {
     try {
-      EngineResponse response = http.getOk(endpoint, INFO);
+      EngineResponse response = http.getOk(endpoint, INFO,
+          Reading.json("/max_total_tokens", "/max_batch_total_tokens", "/version"));
       JsonNode info = StrictJson.requireObject(StrictJson.parse(response), INFO);
       OptionalLong engineContext = StrictJson.optionalTokens(info, "max_total_tokens", INFO);
       if (engineContext.isEmpty()) {
@@ -62,14 +63,14 @@ public final class TgiProbe implements EngineProbe {
   }
 
   private long gauge(EngineEndpoint endpoint) throws ProbeException {
-    EngineResponse response = http.get(endpoint.metrics(), METRICS);
+    EngineResponse response = http.get(endpoint.metrics(), METRICS, Reading.metrics(POOL_GAUGE));
     if (response.status() != 200) {
       boolean redirect = response.status() >= 300 && response.status() < 400;
       throw new ProbeException(INFO + " reports no max_batch_total_tokens (TGI 2.2 and older) and GET " + METRICS
           + " answered HTTP " + response.status() + (redirect ? " (redirects are not followed)" : "") + ", so "
           + POOL_GAUGE + " (TGI 2.3.1 and later) cannot be read");
     }
-    if (response.body().length == 0) {
+    if (response.isEmpty()) {
       throw new ProbeException("GET " + METRICS + " answered an empty body");
     }
     List<PrometheusText.Sample> samples = PrometheusText.named(PrometheusText.parse(response), POOL_GAUGE);

@@ -28,8 +28,8 @@ final class TgiRejection implements EngineRejection {
   @Override
   public Plan plan(long promptTokens, String model, PoolObservation observation, Route route) {
     // One " a" per token: at least one token each with every common tokenizer.
-    return new Plan.Send(OverLimitPrompt.json(GENERATE, "{\"inputs\":\"" + " a".repeat(Math.toIntExact(promptTokens))
-        + "\",\"parameters\":{\"max_new_tokens\":1}}"));
+    return new Plan.Send(OverLimitPrompt.text(GENERATE, "{\"inputs\":\"", " a", promptTokens,
+        "\",\"parameters\":{\"max_new_tokens\":1}}"));
   }
 
   @Override
@@ -62,7 +62,7 @@ final class TgiRejection implements EngineRejection {
     }
     // Only numbers kvguard saw: the size of what it sent. The limit in force is not visible from outside.
     return Optional.of("TGI 2.4.1 and later refuse request bodies above --payload-limit before validating them,"
-        + " and this request is " + prompt.body().length + " bytes: raise the engine's --payload-limit above "
-        + prompt.body().length + " bytes");
+        + " and this request is " + prompt.contentLength() + " bytes: raise the engine's --payload-limit above "
+        + prompt.contentLength() + " bytes");
   }
 }

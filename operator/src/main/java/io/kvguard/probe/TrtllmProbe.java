@@ -52,6 +52,13 @@ public final class TrtllmProbe implements EngineProbe {
       + " generations while kvguard keeps traffic away (a readinessProbe on /health_generate); for Triton, set the"
       + " role's metricsPort to its metrics port (8002 by default)";
 
+  /** What the probe reads of the metrics pages: every figure family, and the iteration stats' block counts. */
+  static final Reading GAUGES_READING = Reading.metrics(TRITON_BLOCKS, SERVE_MAX_BLOCKS, SERVE_TOKENS_PER_BLOCK,
+      SERVE_MODEL_CONFIG);
+  static final Reading PAGE_READING = GAUGES_READING.andJson("/*/kvCacheStats/maxNumBlocks",
+      "/*/kvCacheStats/tokensPerBlock", "/*/kvCacheIterationStats/*/primaryMaxNumBlocks",
+      "/*/kvCacheIterationStats/*/secondaryMaxNumBlocks");
+
   private final EngineHttp http;
 
   public TrtllmProbe(EngineHttp http) {
@@ -75,8 +82,8 @@ public final class TrtllmProbe implements EngineProbe {
     try {
       EngineEndpoint metrics = endpoint.metrics();
       List<String> notes = new ArrayList<>();
-      Optional<EngineResponse> page = http.getOkUnlessAbsent(metrics, METRICS);
-      if (page.isPresent() && page.get().body().length == 0) {
+      Optional<EngineResponse> page = http.getOkUnlessAbsent(metrics, METRICS, PAGE_READING);
+      if (page.isPresent() && page.get().isEmpty()) {
         throw new ProbeException("GET " + METRICS + " answered an empty body");
       }
       if (page.isPresent() && page.get().isPrometheusText()) {
@@ -93,7 +100,7 @@ public final class TrtllmProbe implements EngineProbe {
       }
       // trtllm-serve: JSON iteration stats on /metrics, Prometheus gauges on /prometheus/metrics.
       Optional<Figure> fromStats = page.isEmpty() ? Optional.empty() : iterationStats(StrictJson.parse(page.get()), notes);
-      Optional<EngineResponse> gauges = http.getOkUnlessAbsent(metrics, PROMETHEUS_METRICS);
+      Optional<EngineResponse> gauges = http.getOkUnlessAbsent(metrics, PROMETHEUS_METRICS, GAUGES_READING);
       List<PrometheusText.Sample> gaugeSamples = gauges.isEmpty() ? List.of() : PrometheusText.parse(gauges.get());
       Optional<Figure> figure = fromStats;
       if (figure.isEmpty() && !PrometheusText.named(gaugeSamples, SERVE_MAX_BLOCKS).isEmpty()) {
@@ -266,7 +273,7 @@ public final class TrtllmProbe implements EngineProbe {
   }
 
   private String version(EngineEndpoint endpoint) throws ProbeException {
-    EngineResponse response = http.get(endpoint, VERSION);
+    EngineResponse response = http.get(endpoint, VERSION, Reading.json("/version"));
     if (response.status() != 200 || !response.isJson()) {
       return null;
     }

@@ -44,20 +44,21 @@ public final class VllmProbe implements EngineProbe {
   @Override
   public ProbeOutcome probe(EngineEndpoint endpoint) {
     try {
-      EngineResponse metrics = http.getOk(endpoint.metrics(), METRICS);
+      // Kept: the cache_config_info series, and which data-parallel engines any vllm: series names.
+      EngineResponse metrics = http.getOk(endpoint.metrics(), METRICS,
+          Reading.metrics(CACHE_CONFIG).withCensus("vllm:", "engine"));
       if (!metrics.isPrometheusText()) {
         throw new ProbeException("GET " + METRICS + " answered content type " + EngineText.safe(metrics.contentType())
             + ", expected Prometheus text");
       }
-      if (metrics.body().length == 0) {
+      if (metrics.isEmpty()) {
         throw new ProbeException("GET " + METRICS + " answered an empty body");
       }
       List<String> notes = new ArrayList<>();
-      List<PrometheusText.Sample> samples = PrometheusText.parse(metrics.text());
-      List<PrometheusText.Sample> cacheConfig = PrometheusText.named(samples, CACHE_CONFIG);
-      requireCacheConfig(samples, cacheConfig);
+      List<PrometheusText.Sample> cacheConfig = PrometheusText.named(PrometheusText.parse(metrics), CACHE_CONFIG);
+      requireCacheConfig(PrometheusText.prefixSeen(metrics), cacheConfig);
       Pool pool = pool(cacheConfig, notes);
-      requireEveryEngineDescribed(samples, cacheConfig);
+      requireEveryEngineDescribed(PrometheusText.census(metrics), cacheConfig);
       OptionalLong engineContext = OpenAiModels.maxModelLen(http, endpoint);
       if (engineContext.isEmpty()) {
         // Both engines always report it; without it the over-pool rejection path cannot be ruled out.
@@ -87,12 +88,12 @@ public final class VllmProbe implements EngineProbe {
    * skips together with every other {@code vllm:} series; a page with other {@code vllm:} series but no cache config
    * comes from a build or logger setup that does not export it.
    */
-  static void requireCacheConfig(List<PrometheusText.Sample> samples, List<PrometheusText.Sample> cacheConfig)
+  /** {@code otherVllmSeries}: whether the page has any vllm: series at all. */
+  static void requireCacheConfig(boolean otherVllmSeries, List<PrometheusText.Sample> cacheConfig)
       throws ProbeException {
     if (!cacheConfig.isEmpty()) {
       return;
     }
-    boolean otherVllmSeries = samples.stream().anyMatch(s -> s.name().startsWith("vllm:"));
     if (!otherVllmSeries) {
       throw new ProbeException(METRICS + " has no " + CACHE_CONFIG + " series and no other vllm: series: the engine"
           + " runs with --disable-log-stats, which skips vLLM's stat loggers, so it never exports its KV cache size;"
@@ -154,13 +155,12 @@ public final class VllmProbe implements EngineProbe {
    * Every data-parallel engine the page mentions must have its own cache_config_info series: an engine seen
    * only in other vllm: metrics has a pool nobody measured.
    */
-  static void requireEveryEngineDescribed(List<PrometheusText.Sample> samples, List<PrometheusText.Sample> cacheConfig)
+  static void requireEveryEngineDescribed(Set<String> engines, List<PrometheusText.Sample> cacheConfig)
       throws ProbeException {
     Set<String> described = new HashSet<>();
     cacheConfig.forEach(s -> described.add(s.labels().getOrDefault("engine", "0")));
-    for (PrometheusText.Sample sample : samples) {
-      String engine = sample.labels().get("engine");
-      if (engine != null && sample.name().startsWith("vllm:") && !described.contains(engine)) {
+    for (String engine : engines) {
+      if (!described.contains(engine)) {
         throw new ProbeException(METRICS + " lists data-parallel engine " + EngineText.safe(engine)
             + " but no " + CACHE_CONFIG + " series for it: its pool cannot be measured");
       }
@@ -168,7 +168,7 @@ public final class VllmProbe implements EngineProbe {
   }
 
   private String version(EngineEndpoint endpoint) throws ProbeException {
-    EngineResponse response = http.get(endpoint, VERSION);
+    EngineResponse response = http.get(endpoint, VERSION, Reading.json("/version"));
     if (response.status() != 200 || !response.isJson()) {
       return null;
     }

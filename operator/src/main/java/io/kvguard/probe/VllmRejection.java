@@ -28,8 +28,8 @@ final class VllmRejection implements EngineRejection {
 
   @Override
   public Plan plan(long promptTokens, String model, PoolObservation observation, Route route) {
-    return new Plan.Send(OverLimitPrompt.json(COMPLETIONS, "{\"model\":" + OverLimitPrompt.quote(model) + ",\"prompt\":"
-        + OverLimitPrompt.tokenIds(promptTokens) + ",\"max_tokens\":1,\"stream\":false}"));
+    return new Plan.Send(OverLimitPrompt.tokenIds(COMPLETIONS, "{\"model\":" + OverLimitPrompt.quote(model)
+        + ",\"prompt\":", promptTokens, ",\"max_tokens\":1,\"stream\":false}"));
   }
 
   @Override

@@ -77,6 +77,9 @@ record EngineProcess(String containerName, String containerID, int restartCount,
     if (pod.getMetadata().getDeletionTimestamp() != null) {
       return new NotProbeable("pod is terminating", false, containerID, restarts);
     }
+    if (usesHostNetwork(pod)) {
+      return new NotProbeable(HOST_NETWORK, true, containerID, restarts);
+    }
     String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
     if (!"Running".equals(phase)) {
       return new NotProbeable("pod phase is " + (phase == null ? "unknown" : phase), false, containerID, restarts);
@@ -91,6 +94,16 @@ record EngineProcess(String containerName, String containerID, int restartCount,
     }
     int restartCount = status.getRestartCount() == null ? 0 : status.getRestartCount();
     return new Probeable(new EngineProcess(container.getName(), containerID, restartCount, podIP, port, metricsPort));
+  }
+
+  /** Why a hostNetwork pod is not probed (docs/runbook.md, ProbeFailed). */
+  static final String HOST_NETWORK = "pod uses hostNetwork: its IP is the node's, where the kubelet, node exporters"
+      + " and every host port answer, so kvguard does not send it probes or credentials; run the engine on the pod"
+      + " network (hostNetwork: false)";
+
+  /** A pod on the node's network: its IP is the node's, not one a tenant's own pods could be reached at. */
+  static boolean usesHostNetwork(Pod pod) {
+    return pod.getSpec() != null && Boolean.TRUE.equals(pod.getSpec().getHostNetwork());
   }
 
   private static String describe(IntOrString port) {

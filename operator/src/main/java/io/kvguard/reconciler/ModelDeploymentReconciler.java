@@ -35,7 +35,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,18 +61,28 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private final PodGate gate;
   private final GateArbiter arbiter = new GateArbiter();
   private final KeptPods keptPods = new KeptPods();
+  /** The generation each policy's last pass saw: a new one re-probes its pods. Removed with the policy. */
+  private final Map<ResourceID, Long> generations = new java.util.concurrent.ConcurrentHashMap<>();
   private final Signals signals;
+  private final ProbeCredentials credentials;
   private volatile InformerEventSource<Pod, ModelDeployment> pods;
   private volatile IndexerResourceCache<ModelDeployment> policies;
 
-  public ModelDeploymentReconciler(EngineProbes probes, RejectionProbe rejectionProbe, ExecutorService probeExecutor,
+  public ModelDeploymentReconciler(EngineProbes probes, RejectionProbe rejectionProbe, ProbeLimits limits,
       PodGate gate, Signals signals, ProbeCredentials credentials, ProbeTrust trust, Clock clock) {
     this.clock = clock;
     this.gate = gate;
     this.signals = signals;
-    this.scheduler = new ProbeScheduler<>(probeExecutor, clock, ProbeOutcome::failed, probeEvents::probeFinished);
-    this.rejections = new ProbeScheduler<>(probeExecutor, clock, RejectionOutcome.Failed::new, probeEvents::probeFinished);
-    this.assessor = new PodAssessor(scheduler, rejections, probes, rejectionProbe, signals, credentials, trust);
+    this.credentials = credentials;
+    this.scheduler = new ProbeScheduler<>(new TenantFairExecutor("kvguard-probe", limits.concurrency(),
+        Math.min(limits.concurrency(), limits.concurrencyPerNamespace())), clock, ProbeOutcome::failed,
+        probeEvents::probeFinished);
+    // One rejection probe per namespace at once: they may take minutes, and a refusing engine answers in
+    // milliseconds, so a tenant whose engines hang holds one thread, not the pool.
+    this.rejections = new ProbeScheduler<>(new TenantFairExecutor("kvguard-rejection-probe",
+        limits.rejectionConcurrency(), 1), clock, RejectionOutcome.Failed::new, probeEvents::probeFinished);
+    this.assessor = new PodAssessor(scheduler, rejections, probes, rejectionProbe, signals, credentials, trust,
+        this::whyNotProbe);
   }
 
   @Override
@@ -98,7 +107,12 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     }
     Instant now = clock.instant();
     ResourceID self = ResourceID.fromResource(md);
+    long generation = md.getMetadata().getGeneration() == null ? 0 : md.getMetadata().getGeneration();
+    Long lastGeneration = generations.put(self, generation);
+    PodAssessor.Pass pass = new PodAssessor.Pass(now, lastGeneration != null && lastGeneration != generation,
+        new java.util.HashSet<>(), new java.util.HashSet<>());
     Optional<String> invalid = SpecProblems.of(md.getSpec());
+    signals.live(md);
     Map<String, VerdictRecord> before = previousRecords(md);
     List<PodAssessment> assessments = new ArrayList<>();
     Map<String, List<String>> roleNotes = new LinkedHashMap<>();
@@ -107,7 +121,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
         roleNotes.put(role.getName(), RoleNotes.of(role));
         for (Pod pod : selectedPods(md, role)) {
           try {
-            assessments.add(assessor.assess(md, role, pod, before.get(pod.getMetadata().getName()), now));
+            assessments.add(assessor.assess(md, role, pod, before.get(pod.getMetadata().getName()), pass));
           } catch (RuntimeException e) {
             LOG.warn("cannot assess pod {}/{}: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(), e.toString());
             assessments.add(ShutAssessments.failed(pod, role.getName(), e));
@@ -123,12 +137,14 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     }
     List<String> conflicts = new ArrayList<>();
     List<String> unwritten = new ArrayList<>();
+    scheduler.retain(self, pass.probes());
+    rejections.retain(self, pass.rejections());
     List<PodAssessment> kept = gate(md, context, self, dedupe(assessments), before, now, conflicts, unwritten);
     releaseDeselected(md, context, self, before, kept, unwritten);
     // What this policy remembers of pods it no longer has (deleted, or recreated under a new UID) goes now.
     for (String gone : keptPods.gone(self, kept.stream().map(PodAssessment::podUid).collect(Collectors.toSet()))) {
-      scheduler.forget(new ProbeScheduler.Key(self, gone));
-      rejections.forget(new ProbeScheduler.Key(self, gone));
+      scheduler.forget(gone, self);
+      rejections.forget(gone, self);
       arbiter.forget(gone, self);
     }
     List<AdvisoryWarnings.Found> advisories = AdvisoryWarnings.of(md, kept);
@@ -233,7 +249,9 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     }
     scheduler.forgetAll(self);
     rejections.forgetAll(self);
+    generations.remove(self);
     keptPods.forget(self);
+    credentials.forget(self);
     signals.forget(md);
     if (!context.isPrimaryResourceDeleted()) {
       PolicyFinalizer.release(context.getClient(), md);
@@ -267,8 +285,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   private void forgetPod(ResourceID self, String podUid) {
-    scheduler.forget(new ProbeScheduler.Key(self, podUid));
-    rejections.forget(new ProbeScheduler.Key(self, podUid));
+    scheduler.forget(podUid, self);
+    rejections.forget(podUid, self);
   }
 
   private void releaseDeselected(ModelDeployment md, Context<ModelDeployment> context, ResourceID self,
@@ -365,6 +383,27 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
         .toList();
   }
 
+  /**
+   * Asked just before a queued probe is sent: the pod must still be the same pod (UID), at the same IP, on the
+   * pod network, and selected by a policy that is not being deleted. Otherwise the probe is not sent.
+   */
+  private Optional<String> whyNotProbe(String namespace, String name, String uid, String podIP) {
+    Optional<Pod> current = pods == null ? Optional.empty() : cachedPod(namespace, name);
+    if (current.isEmpty() || !uid.equals(current.get().getMetadata().getUid())) {
+      return Optional.of("pod " + namespace + "/" + name + " is gone");
+    }
+    Pod pod = current.get();
+    if (pod.getStatus() == null || !podIP.equals(pod.getStatus().getPodIP())) {
+      return Optional.of("pod " + namespace + "/" + name + " no longer has IP " + podIP);
+    }
+    if (EngineProcess.usesHostNetwork(pod)) {
+      return Optional.of("pod " + namespace + "/" + name + " uses the node's network");
+    }
+    boolean selected = SelectionIndex.candidatePolicies(policies, pod).stream()
+        .anyMatch(md -> md.getMetadata().getDeletionTimestamp() == null && selects(md, pod));
+    return selected ? Optional.empty() : Optional.of("no policy selects pod " + namespace + "/" + name + " any more");
+  }
+
   private static boolean selects(ModelDeployment md, Pod pod) {
     return md.getSpec() != null && md.getSpec().getRoles() != null && md.getSpec().getRoles().stream()
         .anyMatch(role -> LabelSelectors.matches(role.getSelector(), pod.getMetadata().getLabels()));
@@ -402,5 +441,6 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     scheduler.close();
     rejections.close();
     signals.close();
+    credentials.close();
   }
 }

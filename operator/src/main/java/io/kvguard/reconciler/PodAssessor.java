@@ -45,9 +45,18 @@ final class PodAssessor {
   private final Signals signals;
   private final ProbeCredentials credentials;
   private final ProbeTrust trust;
+  private final ProbeTargets targets;
+
+  /** Whether a queued probe may still be sent: asked just before it is, from the informer cache. */
+  @FunctionalInterface
+  interface ProbeTargets {
+    /** Why the pod must not be probed at {@code podIP} any more (gone, recreated, re-addressed, deselected); empty: go. */
+    Optional<String> whyNotProbe(String namespace, String name, String uid, String podIP);
+  }
 
   PodAssessor(ProbeScheduler<ProbeOutcome> scheduler, ProbeScheduler<RejectionOutcome> rejections, EngineProbes probes,
-      RejectionProbe rejectionProbe, Signals signals, ProbeCredentials credentials, ProbeTrust trust) {
+      RejectionProbe rejectionProbe, Signals signals, ProbeCredentials credentials, ProbeTrust trust,
+      ProbeTargets targets) {
     this.scheduler = scheduler;
     this.rejections = rejections;
     this.rejectionProbe = rejectionProbe;
@@ -55,9 +64,24 @@ final class PodAssessor {
     this.signals = signals;
     this.credentials = credentials;
     this.trust = trust;
+    this.targets = targets;
   }
 
-  PodAssessment assess(ModelDeployment md, RoleSpec role, Pod pod, VerdictRecord record, Instant now) {
+  /**
+   * One pass of one policy.
+   *
+   * @param respec whether the policy's spec changed since its last pass: its pods are probed again (in the
+   *     background; the last answer for the same process is judged against the new spec meanwhile)
+   * @param probes the probe keys the pass used, so a pod's keys it replaced (a spec edit changed how it is asked)
+   *     can be let go
+   * @param rejections the same for rejection probes (a restarted engine needs another prompt)
+   */
+  record Pass(Instant now, boolean respec, java.util.Set<ProbeScheduler.Key> probes,
+      java.util.Set<ProbeScheduler.Key> rejections) {}
+
+  PodAssessment assess(ModelDeployment md, RoleSpec role, Pod pod, VerdictRecord record, Pass pass) {
+    Instant now = pass.now();
+    boolean respec = pass.respec();
     List<String> notes = new ArrayList<>();
     // The record is pod metadata, which anyone who may patch the pod can write; the condition is pods/status.
     // A record may open nothing the condition did not already show open (fail closed on a forged one).
@@ -76,7 +100,7 @@ final class PodAssessor {
           verdict, null, notes, null);
     }
     EngineProcess process = ((EngineProcess.Probeable) resolution).process();
-    ProbeCredentials.Lookup token = credentials.token(md.getMetadata().getNamespace(),
+    ProbeCredentials.Lookup token = credentials.token(ResourceID.fromResource(md), md.getMetadata().getNamespace(),
         md.getSpec().effectiveProbe().getAuthSecretRef());
     if (token.problem() != null) {
       // Without its credentials an engine cannot be asked; never fall back to asking without them.
@@ -91,31 +115,35 @@ final class PodAssessor {
       return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
           new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, "probe TLS: " + tls.problem()), null, notes, null);
     }
-    ProbeScheduler.Key key = new ProbeScheduler.Key(ResourceID.fromResource(md), pod.getMetadata().getUid());
-    String fingerprint = fingerprint(md, role);
+    ResourceID self = ResourceID.fromResource(md);
+    String namespace = pod.getMetadata().getNamespace();
+    // Policies that ask this pod the same way share one probe and its answer.
+    ProbeScheduler.Key key = new ProbeScheduler.Key(pod.getMetadata().getUid(), how(md, role, process));
+    pass.probes().add(key);
     PoolPolicy policy = policy(md, role);
-    ProbeScheduler.Result<ProbeOutcome> result = scheduler.result(key)
-        .filter(r -> r.isFor(process.identity(), fingerprint)).orElse(null);
+    ProbeScheduler.Result<ProbeOutcome> result = scheduler.result(key, self)
+        .filter(r -> r.isFor(process.identity())).orElse(null);
     Duration period = Duration.ofSeconds(md.getSpec().effectiveProbe().effectivePeriodSeconds());
 
-    long generation = md.getMetadata().getGeneration() == null ? 0 : md.getMetadata().getGeneration();
     // Re-probe when the process is new to us, when the period has passed, and when the spec changed; an
     // earlier answer for the same process still stands meanwhile, so a spec edit does not shut every gate.
     Duration wait = result == null ? period : waitAfter(result, period);
-    boolean due = result == null || isDue(result, period, generation, now);
+    boolean due = result == null || respec || isDue(result, period, now);
     EngineEndpoint endpoint = EngineEndpoint.of(role.effectiveScheme().wireName(), process.podIP(), process.port(),
         Duration.ofSeconds(md.getSpec().effectiveProbe().effectiveTimeoutSeconds())).withBearerToken(token.token())
         .withMetricsPort(process.metricsPort()).withTls(tls.tls());
+    java.util.function.Supplier<Optional<String>> stillWanted = () -> targets.whyNotProbe(namespace,
+        pod.getMetadata().getName(), pod.getMetadata().getUid(), process.podIP());
     if (due) {
       EngineProbe probe = probes.forRole(role);
-      scheduler.request(key, process.identity(), fingerprint, generation, r -> !isDue(r, period, generation, now),
-          () -> probe.probe(endpoint),
+      scheduler.request(key, self, namespace, process.identity(), r -> !respec && !isDue(r, period, now), stillWanted,
+          () -> probe.probe(endpoint.startingNow()),
           (outcome, took) -> signals.probed(md, role, outcome, took));
     }
     if (result != null) {
       PoolObservation observation = result.outcome() instanceof ProbeOutcome.Observed seen ? seen.observation() : null;
-      Checked checked = withRejectionCheck(md, role, process, key, endpoint,
-          PoolJudge.judge(policy, result.outcome()), observation, record, vouched);
+      Checked checked = withRejectionCheck(md, role, process, key, endpoint, stillWanted,
+          PoolJudge.judge(policy, result.outcome()), observation, record, vouched, pass.rejections());
       addObservationNotes(role, observation, notes);
       return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
           checked.verdict(), observation, notes, due ? null : result.completedAt().plus(wait), checked.refusal());
@@ -128,8 +156,8 @@ final class PodAssessor {
           + " until it is re-probed");
       addObservationNotes(role, recorded, notes);
       // The rejection probe is owed too: a pool recorded before it was enabled, or for another prompt, is no refusal.
-      Checked checked = withRejectionCheck(md, role, process, key, endpoint,
-          PoolJudge.judge(policy, ProbeOutcome.observed(recorded)), recorded, record, vouched);
+      Checked checked = withRejectionCheck(md, role, process, key, endpoint, stillWanted,
+          PoolJudge.judge(policy, ProbeOutcome.observed(recorded)), recorded, record, vouched, pass.rejections());
       if (checked.verdict().verified() && !vouched) {
         return new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
             PoolVerdict.awaitingProbe("the pod's record of container " + process.containerID() + " would open a gate"
@@ -149,8 +177,9 @@ final class PodAssessor {
    * the same container (before an operator restart) still counts.
    */
   private Checked withRejectionCheck(ModelDeployment md, RoleSpec role, EngineProcess process,
-      ProbeScheduler.Key key, EngineEndpoint endpoint, PoolVerdict poolVerdict, PoolObservation observation,
-      VerdictRecord before, boolean vouched) {
+      ProbeScheduler.Key key, EngineEndpoint endpoint, java.util.function.Supplier<Optional<String>> stillWanted,
+      PoolVerdict poolVerdict, PoolObservation observation, VerdictRecord before, boolean vouched,
+      java.util.Set<ProbeScheduler.Key> used) {
     RejectionProbeSpec spec = md.getSpec().effectiveRejectionProbe();
     if (!spec.effectiveEnabled() || !poolVerdict.verified() || observation == null) {
       return new Checked(poolVerdict, null);
@@ -174,18 +203,21 @@ final class PodAssessor {
       return refusedOrNot(poolVerdict, new RejectionOutcome.Refused(before.rejectionRefusalStatus(),
           before.rejectionRefusalError(), promptTokens));
     }
-    String fingerprint = role.getEngine().wireName() + "|" + promptTokens + "|" + spec.effectiveTimeoutSeconds();
-    ProbeScheduler.Key rejectionKey = new ProbeScheduler.Key(key.modelDeployment(), key.podUid());
-    ProbeScheduler.Result<RejectionOutcome> result = rejections.result(rejectionKey)
-        .filter(r -> r.isFor(process.identity(), fingerprint)).orElse(null);
+    ResourceID self = ResourceID.fromResource(md);
+    ProbeScheduler.Key rejectionKey = new ProbeScheduler.Key(key.podUid(), "rejection|" + promptTokens + "|"
+        + spec.effectiveTimeoutSeconds() + "|" + md.getSpec().getModel() + "|" + key.how());
+    used.add(rejectionKey);
+    ProbeScheduler.Result<RejectionOutcome> result = rejections.result(rejectionKey, self)
+        .filter(r -> r.isFor(process.identity())).orElse(null);
     if (result != null) {
       return refusedOrNot(poolVerdict, result.outcome());
     }
     EngineEndpoint patient = endpoint.withTimeout(Duration.ofSeconds(spec.effectiveTimeoutSeconds()));
     Optional<EngineRejection> engine = probes.forRole(role).rejection();
-    rejections.request(rejectionKey, process.identity(), fingerprint, 0, r -> true,
-        () -> rejectionProbe.send(engine, role.getEngine().wireName(), patient, promptTokens, md.getSpec().getModel(),
-            observation, EngineRejection.Route.POD),
+    rejections.request(rejectionKey, self, md.getMetadata().getNamespace(), process.identity(), r -> true,
+        stillWanted,
+        () -> rejectionProbe.send(engine, role.getEngine().wireName(), patient.startingNow(), promptTokens,
+            md.getSpec().getModel(), observation, EngineRejection.Route.POD),
         (outcome, took) -> signals.rejectionProbed(md, role, outcome));
     return new Checked(PoolVerdict.awaitingProbe(poolVerdict.message() + "; rejection probe of a " + promptTokens
         + "-token prompt pending"), null);
@@ -211,10 +243,10 @@ final class PodAssessor {
    * rather than a pass per pod a few hundred milliseconds apart (passes are never rescheduled closer than a
    * second, so without it each re-probe also ran up to a second late and drifted).
    */
-  private static boolean isDue(ProbeScheduler.Result<ProbeOutcome> result, Duration period, long generation, Instant now) {
+  private static boolean isDue(ProbeScheduler.Result<ProbeOutcome> result, Duration period, Instant now) {
     Duration wait = waitAfter(result, period);
     Duration slack = wait.dividedBy(10).compareTo(MAX_DUE_SLACK) < 0 ? wait.dividedBy(10) : MAX_DUE_SLACK;
-    return !result.completedAt().plus(wait).minus(slack).isAfter(now) || result.generation() != generation;
+    return !result.completedAt().plus(wait).minus(slack).isAfter(now);
   }
 
   static PoolPolicy policy(ModelDeployment md, RoleSpec role) {
@@ -224,11 +256,17 @@ final class PodAssessor {
         role.effectiveBlockCountIsPool());
   }
 
-  /** What decides whether an earlier probe answer still describes the process: where and how it was asked. */
-  static String fingerprint(ModelDeployment md, RoleSpec role) {
-    return role.getEngine().wireName() + "|" + role.effectiveScheme().wireName() + "|" + role.getPort()
-        + "|" + role.getMetricsPort() + "|" + md.getSpec().effectiveProbe().effectiveTimeoutSeconds() + "|"
-        + EngineProbes.configuration(role) + "|" + tlsSettings(md, role);
+  /**
+   * Everything that decides what a probe of the process answers: engine, scheme, the ports it resolves to, the
+   * timeout, the generic probe's settings, the credentials and the TLS settings. Policies asking alike share one
+   * probe.
+   */
+  static String how(ModelDeployment md, RoleSpec role, EngineProcess process) {
+    io.kvguard.customresource.SecretKeyRef auth = md.getSpec().effectiveProbe().getAuthSecretRef();
+    return role.getEngine().wireName() + "|" + role.effectiveScheme().wireName() + "|" + process.port()
+        + "|" + process.metricsPort() + "|" + md.getSpec().effectiveProbe().effectiveTimeoutSeconds() + "|"
+        + EngineProbes.configuration(role) + "|" + (auth == null ? "" : auth.getName() + "/" + auth.effectiveKey())
+        + "|" + tlsSettings(md, role);
   }
 
   /** Which TLS settings the answer was taken with: an edit of them re-probes (a changed bundle at the next probe). */

@@ -38,11 +38,33 @@ public final class Signals implements AutoCloseable {
   private final Map<String, java.util.Set<String>> warnedPods = new java.util.concurrent.ConcurrentHashMap<>();
   /** The (role, advisory) gauges a ModelDeployment has, per uid, so those that no longer apply are removed. */
   private final Map<String, java.util.Set<String>> advisoryGauges = new java.util.concurrent.ConcurrentHashMap<>();
+  /**
+   * UIDs of the ModelDeployments not deleted. Meters are recorded only for these, under this object's lock, so a
+   * probe that finishes after its policy was deleted cannot bring the policy's meters back for good.
+   */
+  private final Set<String> live = new java.util.HashSet<>();
+  /**
+   * UIDs of the ModelDeployments forgotten last (a UID is never reused): a pass that was already under way when
+   * its policy went cannot make it live again. Bounded, oldest first out.
+   */
+  private final Set<String> gone = java.util.Collections.newSetFromMap(new java.util.LinkedHashMap<>() {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+      return size() > 10_000;
+    }
+  });
 
   /** @param events where transitions are announced (Signals closes it) */
   public Signals(EventRecorder events, KvguardMetrics metrics) {
     this.events = events;
     this.metrics = metrics;
+  }
+
+  /** The policy exists (called at the start of each of its passes): its meters may be recorded. */
+  synchronized void live(ModelDeployment md) {
+    if (!gone.contains(md.getMetadata().getUid())) {
+      live.add(md.getMetadata().getUid());
+    }
   }
 
   /**
@@ -53,12 +75,18 @@ public final class Signals implements AutoCloseable {
       List<PodAssessment> assessments) {
     String namespace = md.getMetadata().getNamespace();
     String name = md.getMetadata().getName();
-    if (md.getSpec().getContextWindow() != null) {
-      metrics.contextWindow(namespace, name, md.getSpec().getContextWindow());
-    }
-    for (PodAssessment assessment : assessments) {
-      metrics.pod(KvguardMetrics.podTags(namespace, name, assessment.role(), assessment.podName()),
-          assessment.observation() == null ? -1 : assessment.observation().poolTokens(), assessment.verdict().verified());
+    synchronized (this) {
+      // A pass that overlapped the policy's deletion must not bring its gauges back once they were removed.
+      if (live.contains(md.getMetadata().getUid())) {
+        if (md.getSpec().getContextWindow() != null) {
+          metrics.contextWindow(namespace, name, md.getSpec().getContextWindow());
+        }
+        for (PodAssessment assessment : assessments) {
+          metrics.pod(KvguardMetrics.podTags(namespace, name, assessment.role(), assessment.podName()),
+              assessment.observation() == null ? -1 : assessment.observation().poolTokens(),
+              assessment.verdict().verified());
+        }
+      }
     }
     Map<String, List<Announcement>> refusals = new java.util.LinkedHashMap<>();
     List<Announcement> verified = new java.util.ArrayList<>();
@@ -95,14 +123,16 @@ public final class Signals implements AutoCloseable {
    */
   void advisories(ModelDeployment md, List<AdvisoryWarnings.Found> found) {
     String uid = md.getMetadata().getUid();
-    java.util.Set<String> current = new java.util.HashSet<>();
+    synchronized (this) {
+      // A pass that overlapped the policy's deletion must not bring its gauges back once they were removed.
+      if (!live.contains(uid)) {
+        return;
+      }
+      gaugeAdvisories(md, found);
+    }
     List<Announcement> fresh = new java.util.ArrayList<>();
     for (AdvisoryWarnings.Found warning : found) {
-      String roleAndAdvisory = warning.role() + "/" + warning.advisory();
-      current.add(roleAndAdvisory);
-      metrics.advisoryWarning(md.getMetadata().getNamespace(), md.getMetadata().getName(), warning.role(),
-          warning.advisory(), warning.pods().size());
-      java.util.Set<String> pods = warnedPods.computeIfAbsent(uid + "/" + roleAndAdvisory,
+      java.util.Set<String> pods = warnedPods.computeIfAbsent(uid + "/" + warning.role() + "/" + warning.advisory(),
           k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
       for (String pod : warning.pods()) {
         if (pods.add(pod)) {
@@ -111,6 +141,19 @@ public final class Signals implements AutoCloseable {
               + warning.advisory() + ")"));
         }
       }
+    }
+    events.announce(InvolvedObject.of(md), "Warning", "EngineAdvisoryWarning", "are affected by an engine advisory",
+        fresh);
+  }
+
+  /** A gauge per role and advisory with the pods it applies to; those that no longer apply go. */
+  private void gaugeAdvisories(ModelDeployment md, List<AdvisoryWarnings.Found> found) {
+    String uid = md.getMetadata().getUid();
+    java.util.Set<String> current = new java.util.HashSet<>();
+    for (AdvisoryWarnings.Found warning : found) {
+      current.add(warning.role() + "/" + warning.advisory());
+      metrics.advisoryWarning(md.getMetadata().getNamespace(), md.getMetadata().getName(), warning.role(),
+          warning.advisory(), warning.pods().size());
     }
     java.util.Set<String> gauged = advisoryGauges.computeIfAbsent(uid, k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
     for (String stale : List.copyOf(gauged)) {
@@ -122,21 +165,26 @@ public final class Signals implements AutoCloseable {
       }
     }
     gauged.addAll(current);
-    events.announce(InvolvedObject.of(md), "Warning", "EngineAdvisoryWarning", "are affected by an engine advisory",
-        fresh);
   }
 
   void probed(ModelDeployment md, RoleSpec role, ProbeOutcome outcome, Duration took) {
     boolean failed = outcome instanceof ProbeOutcome.Failed;
-    metrics.probe(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), role.getName()),
-        role.getEngine().wireName(), took, failed);
+    synchronized (this) {
+      if (live.contains(md.getMetadata().getUid())) {
+        metrics.probe(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), role.getName()),
+            role.getEngine().wireName(), took, failed);
+      }
+    }
     if (failed) {
       LOG.debug("probe failed modeldeployment={}/{} role={} cause={}", md.getMetadata().getNamespace(),
           md.getMetadata().getName(), role.getName(), ((ProbeOutcome.Failed) outcome).cause());
     }
   }
 
-  void rejectionProbed(ModelDeployment md, RoleSpec role, io.kvguard.verdict.RejectionOutcome outcome) {
+  synchronized void rejectionProbed(ModelDeployment md, RoleSpec role, io.kvguard.verdict.RejectionOutcome outcome) {
+    if (!live.contains(md.getMetadata().getUid())) {
+      return;
+    }
     String result = outcome instanceof io.kvguard.verdict.RejectionOutcome.Refused ? "refused"
         : outcome instanceof io.kvguard.verdict.RejectionOutcome.Answered ? "answered"
         : outcome instanceof io.kvguard.verdict.RejectionOutcome.Inconclusive ? "inconclusive" : "failed";
@@ -170,8 +218,10 @@ public final class Signals implements AutoCloseable {
         List.of(new Announcement("pod " + pod.getMetadata().getName() + why, pod.getMetadata().getName() + why)));
   }
 
-  void gateFlipped(ModelDeployment md, String role, boolean open) {
-    metrics.gateTransition(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), role), open);
+  synchronized void gateFlipped(ModelDeployment md, String role, boolean open) {
+    if (live.contains(md.getMetadata().getUid())) {
+      metrics.gateTransition(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), role), open);
+    }
   }
 
   void forgetPod(ModelDeployment md, String pod, String role) {
@@ -186,7 +236,9 @@ public final class Signals implements AutoCloseable {
     }
   }
 
-  void forget(ModelDeployment md) {
+  synchronized void forget(ModelDeployment md) {
+    live.remove(md.getMetadata().getUid());
+    gone.add(md.getMetadata().getUid());
     announced.keySet().removeIf(key -> key.startsWith(md.getMetadata().getUid() + "/"));
     warnedPods.keySet().removeIf(key -> key.startsWith(md.getMetadata().getUid() + "/"));
     advisoryGauges.remove(md.getMetadata().getUid());

@@ -109,6 +109,15 @@ class ChartCrdTest {
   }
 
   @Test
+  void theHooksImageCanBePinnedByDigest() {
+    String digest = "sha256:" + "cd".repeat(32);
+    Job job = RenderedChart.renderWithHooks("crds: {upgradeJob: {image: {repository: registry.example/kubectl, "
+        + "tag: v1.34.1, digest: '" + digest + "'}}}").named(Job.class, HOOK);
+    assertThat(job.getSpec().getTemplate().getSpec().getContainers().get(0).getImage())
+        .isEqualTo("registry.example/kubectl@" + digest);
+  }
+
+  @Test
   void turningTheHookOffLeavesOnlyCrdsAndAManualStep() {
     RenderedChart without = RenderedChart.renderWithHooks("crds: {upgradeJob: {enabled: false}}");
     assertThat(without.kinds()).doesNotContain("Job", "ConfigMap");

@@ -65,7 +65,8 @@ class ChartDefaultsTest {
     assertThat(config.leaseNamespace()).isEqualTo(RenderedChart.NAMESPACE);
     assertThat(config.metricsPort()).isEqualTo(8080);
     assertThat(config.probeConcurrency()).isEqualTo(32);
-    assertThat(config.probeMaxBodyBytes()).isEqualTo(4 * 1024 * 1024);
+    // Issue 20: answers are streamed and only what a probe reads is kept; 2 MiB bounds the time an answer takes.
+    assertThat(config.probeMaxBodyBytes()).isEqualTo(2 * 1024 * 1024);
     assertThat(config.identity()).isEqualTo("kvguard-7d9f-abcde");
     assertThat(env).containsEntry("KVGUARD_LOG_LEVEL", "INFO");
   }
@@ -104,20 +105,47 @@ class ChartDefaultsTest {
   }
 
   @Test
-  void livenessAndReadinessUseTheOperatorsHealthEndpoints() {
-    assertThat(operator.getPorts()).singleElement().satisfies(p -> {
+  void livenessAndReadinessUseTheOperatorsHealthEndpointsOnAPortOfTheirOwn() {
+    assertThat(operator.getPorts()).hasSize(2).anySatisfy(p -> {
       assertThat(p.getName()).isEqualTo("metrics");
       assertThat(p.getContainerPort()).isEqualTo(8080);
+    }).anySatisfy(p -> {
+      assertThat(p.getName()).isEqualTo("health");
+      assertThat(p.getContainerPort()).isEqualTo(8081);
     });
     assertHttpProbe(operator.getLivenessProbe(), "/healthz");
     assertHttpProbe(operator.getStartupProbe(), "/healthz");
     assertHttpProbe(operator.getReadinessProbe(), "/readyz");
+    Map<String, String> env = env(operator);
+    KvguardConfig config = KvguardConfig.fromEnvironment(Map.of(
+        "KVGUARD_HEALTH_PORT", env.get("KVGUARD_HEALTH_PORT"),
+        "KVGUARD_METRICS_BIND_ADDRESS", env.get("KVGUARD_METRICS_BIND_ADDRESS")));
+    assertThat(config.healthPort()).isEqualTo(8081);
+    assertThat(config.metricsBindAddress()).isEqualTo("0.0.0.0");
+  }
+
+  @Test
+  void probeLimitsReachTheOperator() {
+    Map<String, String> env = env(operator);
+    KvguardConfig config = KvguardConfig.fromEnvironment(Map.of(
+        "KVGUARD_PROBE_CONCURRENCY_PER_NAMESPACE", env.get("KVGUARD_PROBE_CONCURRENCY_PER_NAMESPACE"),
+        "KVGUARD_REJECTION_PROBE_CONCURRENCY", env.get("KVGUARD_REJECTION_PROBE_CONCURRENCY"),
+        "KVGUARD_REJECTION_MAX_PROMPT_TOKENS", env.get("KVGUARD_REJECTION_MAX_PROMPT_TOKENS")));
+    assertThat(config.probeConcurrencyPerNamespace()).isEqualTo(4);
+    assertThat(config.rejectionProbeConcurrency()).isEqualTo(4);
+    assertThat(config.rejectionMaxPromptTokens()).isEqualTo(4_194_304);
+  }
+
+  @Test
+  void theHealthPortMustDifferFromTheMetricsPort() {
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> RenderedChart.render("healthProbes: {port: 8080}"))
+        .hasMessageContaining("healthProbes.port must differ from metrics.port");
   }
 
   private static void assertHttpProbe(Probe probe, String path) {
     assertThat(probe).isNotNull();
     assertThat(probe.getHttpGet().getPath()).isEqualTo(path);
-    assertThat(probe.getHttpGet().getPort().getStrVal()).isEqualTo("metrics");
+    assertThat(probe.getHttpGet().getPort().getStrVal()).isEqualTo("health");
     assertThat(probe.getPeriodSeconds()).isPositive();
     assertThat(probe.getFailureThreshold()).isPositive();
   }

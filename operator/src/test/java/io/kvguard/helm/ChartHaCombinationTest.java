@@ -65,8 +65,16 @@ class ChartHaCombinationTest {
         .isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
     assertThat(policy.getSpec().getPolicyTypes()).containsExactlyInAnyOrder("Ingress", "Egress");
 
-    assertThat(policy.getSpec().getIngress()).singleElement().satisfies(in ->
-        assertThat(in.getPorts()).extracting(NetworkPolicyPort::getPort).containsExactly(new IntOrString("metrics")));
+    // Scrapes only from the monitoring namespace by default (a namespace name no tenant can claim), and no rule
+    // at all for the health port: the kubelet's probes come from the node.
+    assertThat(policy.getSpec().getIngress()).singleElement().satisfies(in -> {
+      assertThat(in.getPorts()).extracting(NetworkPolicyPort::getPort).containsExactly(new IntOrString("metrics"));
+      assertThat(in.getFrom()).singleElement().satisfies(peer -> {
+        assertThat(peer.getNamespaceSelector().getMatchLabels())
+            .containsExactly(Map.entry("kubernetes.io/metadata.name", "monitoring"));
+        assertThat(peer.getPodSelector()).isNull();
+      });
+    });
 
     List<NetworkPolicyEgressRule> egress = policy.getSpec().getEgress();
     assertThat(egress).hasSize(3).allSatisfy(rule -> {

@@ -116,21 +116,26 @@ class ChartRbacTest {
   }
 
   @Test
-  void probeCredentialsAllowGetOnTheNamedSecretsOnly() {
+  void probeCredentialsAllowGetAndWatchOnTheNamedSecretsOnly() {
     RenderedChart chart = RenderedChart.render(
         "probeCredentials: {enabled: true, secretNames: [engine-token, router-token]}");
     assertThat(describe(chart.one(ClusterRole.class).getRules())).containsExactlyElementsOf(Stream.concat(
-        WATCH_RULES.stream(), Stream.of("core secrets names=[engine-token, router-token] verbs=[get]")).toList());
+        WATCH_RULES.stream(), Stream.of("core secrets names=[engine-token, router-token] verbs=[get, watch]")).toList());
     RenderedRbac rbac = RenderedRbac.forServiceAccount(chart.all(), RenderedChart.NAMESPACE, SA);
     assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/namespaces/inference/secrets/engine-token"))).isTrue();
     assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/namespaces/inference/secrets/other"))).isFalse();
     assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/namespaces/inference/secrets"))).isFalse();
     assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/secrets?watch=true"))).isFalse();
+    // Issue 20: a token is dropped the moment its Secret changes, through a watch of that one Secret by name.
+    assertThat(rbac.allows(RenderedRbac.access("GET",
+        "/api/v1/namespaces/inference/secrets?fieldSelector=metadata.name%3Dengine-token&watch=true"))).isTrue();
+    assertThat(rbac.allows(RenderedRbac.access("GET",
+        "/api/v1/namespaces/inference/secrets?fieldSelector=metadata.name%3Dother&watch=true"))).isFalse();
 
     RenderedChart namespaced = RenderedChart.render(
         "watchNamespaces: [inference]\nprobeCredentials: {enabled: true, secretNames: [engine-token]}");
     assertThat(describe(namespaced(namespaced.all(Role.class), "inference", SA).getRules()))
-        .endsWith("core secrets names=[engine-token] verbs=[get]");
+        .endsWith("core secrets names=[engine-token] verbs=[get, watch]");
   }
 
   @Test

@@ -69,8 +69,10 @@ class DockerfileTest {
     assertThat(env).contains("JAVA_TOOL_OPTIONS=\"" + values.get("jvmOptions").asText() + "\"");
     // The scale benchmark runs the operator's JVM with these same options.
     assertThat(io.kvguard.bench.BenchOptions.CHART_JVM_OPTIONS).isEqualTo(values.get("jvmOptions").asText());
-    assertThat(instruction("EXPOSE")).isEqualTo(values.get("metrics").get("port").asText());
+    assertThat(instruction("EXPOSE")).isEqualTo(values.get("metrics").get("port").asText() + " "
+        + values.get("healthProbes").get("port").asText());
     assertThat(env).contains("KVGUARD_METRICS_PORT=" + values.get("metrics").get("port").asText());
+    assertThat(env).contains("KVGUARD_HEALTH_PORT=" + values.get("healthProbes").get("port").asText());
   }
 
   @Test

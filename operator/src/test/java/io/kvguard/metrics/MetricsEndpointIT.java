@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.kvguard.HealthServer;
+import io.kvguard.MetricsServer;
 import io.kvguard.customresource.Engine;
 import io.kvguard.demo.EngineShapes;
 import io.kvguard.testing.EmbeddedClusterTest;
@@ -22,22 +23,27 @@ import org.junit.jupiter.api.Test;
 /** What Prometheus scrapes from the operator, through the same HTTP server production runs. */
 class MetricsEndpointIT extends EmbeddedClusterTest {
   private static final Map<String, String> PREFILL = Map.of("app", "glm", "role", "prefill");
-  private HealthServer server;
+  private MetricsServer metrics;
+  private HealthServer health;
   private final HttpClient http = HttpClient.newHttpClient();
 
   @BeforeEach
   void startServer() throws Exception {
-    server = new HealthServer(0, h.registry::scrape, () -> true, () -> true);
-    server.start();
+    metrics = new MetricsServer("127.0.0.1", 0, h.registry::scrape);
+    health = new HealthServer(0, () -> true, () -> true);
+    metrics.start();
+    health.start();
   }
 
   @AfterEach
   void stopServer() {
-    server.close();
+    metrics.close();
+    health.close();
   }
 
   private HttpResponse<String> get(String path) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path)).build(),
+    int port = path.equals("/metrics") ? metrics.port() : health.port();
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
         HttpResponse.BodyHandlers.ofString());
   }
 
@@ -61,5 +67,9 @@ class MetricsEndpointIT extends EmbeddedClusterTest {
     });
     assertThat(get("/healthz").statusCode()).isEqualTo(200);
     assertThat(get("/readyz").statusCode()).isEqualTo(200);
+    // The kubelet's probes and Prometheus's scrapes never share a port (or its threads).
+    assertThat(health.port()).isNotEqualTo(metrics.port());
+    assertThat(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metrics.port() + "/healthz")).build(),
+        HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(404);
   }
 }

@@ -69,7 +69,8 @@ public final class OperatorHarness implements AutoCloseable {
   }
 
   public static KvguardConfig productionConfig() {
-    return new KvguardConfig(Set.of(), 0, true, OPERATOR_NAMESPACE, 8, 4 * 1024 * 1024, "kvguard-test-0");
+    return new KvguardConfig(Set.of(), 0, true, OPERATOR_NAMESPACE, 8, io.kvguard.probe.EngineHttp.DEFAULT_MAX_BODY_BYTES,
+        "kvguard-test-0");
   }
 
   public OperatorHarness start() {
