@@ -51,6 +51,19 @@ public final class HostileBenchmark {
     rows.forEach(System.out::println);
   }
 
+  /**
+   * The live heap, or NaN once the JVM is gone: a JVM ending on OutOfMemoryError prints "Terminating due to
+   * java.lang.OutOfMemoryError" where the answer was expected.
+   */
+  private static double liveHeap(OperatorJvm operator) {
+    try {
+      return operator.liveHeapMiB();
+    } catch (RuntimeException | java.io.IOException e) {
+      System.err.println("operator JVM: " + e.getMessage());
+      return Double.NaN;
+    }
+  }
+
   private static String run(Attack attack, int seconds) throws Exception {
     System.err.println("attack: " + attack.name());
     try (HostileTenants cluster = HostileTenants.start(attack.env())) {
@@ -74,12 +87,14 @@ public final class HostileBenchmark {
         if (!cluster.healthz()) {
           healthFailures++;
         }
-        if (System.nanoTime() > nextHeap && operator.alive()) {
-          liveMax = Math.max(liveMax, operator.liveHeapMiB());
+        if (System.nanoTime() > nextHeap) {
+          double live = liveHeap(operator);
+          liveMax = Double.isNaN(live) ? liveMax : Math.max(liveMax, live);
           nextHeap = System.nanoTime() + 2_000_000_000L;
         }
         Waits.sleep(200);
       }
+      Waits.sleep(500);
       boolean up = operator.alive();
       String peak = up ? String.format("%.1f", operator.heapPeakMiB()) : "-";
       String resident = up ? String.format("%.0f", operator.residentMiB()[1]) : "-";
