@@ -69,6 +69,11 @@ app.kubernetes.io/component: crd-upgrade
 kvguard-operator
 {{- end }}
 
+{{/* The Secret holding the key that signs kvguard's verdict records (the operator creates it). */}}
+{{- define "kvguard.verdictKeySecret" -}}
+{{ include "kvguard.fullname" . }}-verdict-key
+{{- end }}
+
 {{/* The one CRD the chart ships. */}}
 {{- define "kvguard.crdName" -}}
 modeldeployments.kvguard.io

@@ -4,6 +4,7 @@ import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.RejectionProbe;
 import java.util.Arrays;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -22,6 +23,7 @@ import java.util.stream.Collectors;
  * @param probeConcurrencyPerNamespace probes in flight at once for the pods of one namespace
  * @param rejectionProbeConcurrency rejection probes in flight at once, on their own threads
  * @param rejectionMaxPromptTokens largest prompt the rejection probe sends; above it the probe is inconclusive
+ * @param verdictKeySecret the Secret (in the operator's own namespace) holding the key that signs verdict records
  */
 public record KvguardConfig(
     Set<String> namespaces,
@@ -35,19 +37,21 @@ public record KvguardConfig(
     String metricsBindAddress,
     int probeConcurrencyPerNamespace,
     int rejectionProbeConcurrency,
-    long rejectionMaxPromptTokens) {
+    long rejectionMaxPromptTokens,
+    String verdictKeySecret) {
 
   public static final String LEASE_NAME = "kvguard-operator";
   public static final int DEFAULT_HEALTH_PORT = 8081;
   public static final int DEFAULT_PROBE_CONCURRENCY_PER_NAMESPACE = 4;
   public static final int DEFAULT_REJECTION_PROBE_CONCURRENCY = 4;
+  public static final String DEFAULT_VERDICT_KEY_SECRET = "kvguard-verdict-key";
 
   /** The settings every caller before issue 20 chose; the rest take their defaults (health on an ephemeral port). */
   public KvguardConfig(Set<String> namespaces, int metricsPort, boolean leaderElection, String leaseNamespace,
       int probeConcurrency, int probeMaxBodyBytes, String identity) {
     this(namespaces, metricsPort, leaderElection, leaseNamespace, probeConcurrency, probeMaxBodyBytes, identity, 0,
         "0.0.0.0", Math.min(probeConcurrency, DEFAULT_PROBE_CONCURRENCY_PER_NAMESPACE),
-        DEFAULT_REJECTION_PROBE_CONCURRENCY, RejectionProbe.DEFAULT_MAX_PROMPT_TOKENS);
+        DEFAULT_REJECTION_PROBE_CONCURRENCY, RejectionProbe.DEFAULT_MAX_PROMPT_TOKENS, DEFAULT_VERDICT_KEY_SECRET);
   }
 
   public static KvguardConfig fromEnvironment(Map<String, String> env) {
@@ -66,7 +70,8 @@ public record KvguardConfig(
         intValue(env, "KVGUARD_PROBE_CONCURRENCY_PER_NAMESPACE", DEFAULT_PROBE_CONCURRENCY_PER_NAMESPACE, 1, 1024),
         intValue(env, "KVGUARD_REJECTION_PROBE_CONCURRENCY", DEFAULT_REJECTION_PROBE_CONCURRENCY, 1, 64),
         intValue(env, "KVGUARD_REJECTION_MAX_PROMPT_TOKENS", (int) RejectionProbe.DEFAULT_MAX_PROMPT_TOKENS, 1,
-            64 * 1024 * 1024));
+            64 * 1024 * 1024),
+        Objects.requireNonNullElse(blankToNull(env.get("KVGUARD_VERDICT_KEY_SECRET")), DEFAULT_VERDICT_KEY_SECRET));
   }
 
   private static int intValue(Map<String, String> env, String key, int fallback, int min, int max) {

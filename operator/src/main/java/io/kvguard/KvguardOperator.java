@@ -1,6 +1,7 @@
 package io.kvguard;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kvguard.gate.RecordSigner;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
@@ -84,21 +85,22 @@ public final class KvguardOperator implements AutoCloseable {
     EngineHttp engineHttp = new EngineHttp(EngineHttp.newHttpClient(), config.probeMaxBodyBytes());
     EngineProbes probes = EngineProbes.standard(engineHttp);
     KvguardMetrics metrics = new KvguardMetrics(registry);
+    String ownNamespace = config.leaseNamespace() != null ? config.leaseNamespace() : client.getNamespace();
+    RecordSigner signer = VerdictKeySecret.load(client, ownNamespace, config.verdictKeySecret());
     ModelDeploymentReconciler reconciler = new ModelDeploymentReconciler(probes,
         new RejectionProbe(engineHttp, config.rejectionMaxPromptTokens()),
         new ProbeLimits(config.probeConcurrency(), config.probeConcurrencyPerNamespace(),
             config.rejectionProbeConcurrency()),
         new PodGate(client, clock), new Signals(new EventRecorder(EventRecorder.clientWithoutRetries(client), metrics, clock,
             config.identity(), EventRecorderSettings.standard()), metrics),
-        new ProbeCredentials(client, clock), new ProbeTrust(client, clock), clock);
+        new ProbeCredentials(client, clock), new ProbeTrust(client, clock), signer, clock);
     operator.register(reconciler, c -> {
       if (!config.namespaces().isEmpty()) {
         c.settingNamespaces(config.namespaces());
       }
     });
-    String leaseNamespace = config.leaseNamespace() != null ? config.leaseNamespace() : client.getNamespace();
     Runnable releaseLease = config.leaderElection()
-        ? () -> LeaseRelease.release(client, leaseNamespace, KvguardConfig.LEASE_NAME, config.identity())
+        ? () -> LeaseRelease.release(client, ownNamespace, KvguardConfig.LEASE_NAME, config.identity())
         : () -> { };
     return new KvguardOperator(operator, reconciler, stopping, releaseLease);
   }

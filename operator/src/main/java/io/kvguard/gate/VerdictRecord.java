@@ -19,6 +19,8 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  *     {@code rejectionPromptTokens} tokens, with HTTP {@code rejectionRefusalStatus} and error class {@code
  *     rejectionRefusalError} (absent when none was seen)
  * @param lastTransitionTime when verdict or reason last changed (RFC 3339)
+ * @param sig the operator's HMAC-SHA256 over the pod's UID, the ModelDeployment's name and this record without
+ *     {@code sig} ({@link RecordSigner}); a record without a valid one is trusted for nothing
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(ignoreUnknown = true)
@@ -37,4 +39,23 @@ public record VerdictRecord(
     Long rejectionPromptTokens,
     Integer rejectionRefusalStatus,
     String rejectionRefusalError,
-    String lastTransitionTime) {}
+    String lastTransitionTime,
+    String sig) {
+
+  /** An unsigned record (as a pass concludes it, before {@link RecordSigner#sign}). */
+  public VerdictRecord(String role, String verdict, String reason, String containerID, Integer restartCount,
+      Long poolTokens, String poolSource, Long engineContextTokens, String engineVersion, String disaggregationMode,
+      String rejectionRefusedBy, Long rejectionPromptTokens, Integer rejectionRefusalStatus,
+      String rejectionRefusalError, String lastTransitionTime) {
+    this(role, verdict, reason, containerID, restartCount, poolTokens, poolSource, engineContextTokens, engineVersion,
+        disaggregationMode, rejectionRefusedBy, rejectionPromptTokens, rejectionRefusalStatus, rejectionRefusalError,
+        lastTransitionTime, null);
+  }
+
+  /** The same record carrying {@code signature} (null: unsigned). */
+  public VerdictRecord withSig(String signature) {
+    return new VerdictRecord(role, verdict, reason, containerID, restartCount, poolTokens, poolSource,
+        engineContextTokens, engineVersion, disaggregationMode, rejectionRefusedBy, rejectionPromptTokens,
+        rejectionRefusalStatus, rejectionRefusalError, lastTransitionTime, signature);
+  }
+}

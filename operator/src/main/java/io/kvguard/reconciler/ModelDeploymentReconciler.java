@@ -17,6 +17,7 @@ import io.kvguard.customresource.ModelDeploymentStatus;
 import io.kvguard.customresource.PodVerdictStatus;
 import io.kvguard.customresource.RoleSpec;
 import io.kvguard.gate.PodGate;
+import io.kvguard.gate.RecordSigner;
 import io.kvguard.gate.RecordUpdate;
 import io.kvguard.gate.VerdictRecord;
 import io.kvguard.gate.VerdictRecords;
@@ -65,12 +66,14 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private final Map<ResourceID, Long> generations = new java.util.concurrent.ConcurrentHashMap<>();
   private final Signals signals;
   private final ProbeCredentials credentials;
+  private final RecordSigner signer;
   private volatile InformerEventSource<Pod, ModelDeployment> pods;
   private volatile IndexerResourceCache<ModelDeployment> policies;
 
   public ModelDeploymentReconciler(EngineProbes probes, RejectionProbe rejectionProbe, ProbeLimits limits,
-      PodGate gate, Signals signals, ProbeCredentials credentials, ProbeTrust trust, Clock clock) {
+      PodGate gate, Signals signals, ProbeCredentials credentials, ProbeTrust trust, RecordSigner signer, Clock clock) {
     this.clock = clock;
+    this.signer = signer;
     this.gate = gate;
     this.signals = signals;
     this.credentials = credentials;
@@ -121,7 +124,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
         roleNotes.put(role.getName(), RoleNotes.of(role));
         for (Pod pod : selectedPods(md, role)) {
           try {
-            assessments.add(assessor.assess(md, role, pod, before.get(pod.getMetadata().getName()), pass));
+            assessments.add(assessor.assess(md, role, pod, trustedRecord(md, pod), pass));
           } catch (RuntimeException e) {
             LOG.warn("cannot assess pod {}/{}: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(), e.toString());
             assessments.add(ShutAssessments.failed(pod, role.getName(), e));
@@ -195,8 +198,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       synchronized (arbiter.lockFor(assessment.podUid())) {
         arbitration = arbiter.arbitrate(assessment.podUid(), self, GateDecision.of(assessment.verdict(), audit), others);
         // The policy's own verdict goes on the pod with the decision: it survives an operator restart there.
-        RecordUpdate record = new RecordUpdate(md.getMetadata().getName(),
-            PodRecords.of(assessment, before.get(assessment.podName()), now));
+        RecordUpdate record = new RecordUpdate(md.getMetadata().getName(), signer.sign(assessment.pod(),
+            md.getMetadata().getName(), PodRecords.of(assessment, before.get(assessment.podName()), now)));
         isolated(md, assessment.pod(), unwritten,
             () -> writeGate(md, context, assessment.role(), assessment.pod(), arbitration.decision(), record));
       }
@@ -427,6 +430,22 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       }
     }
     return byName;
+  }
+
+  /**
+   * The record that may stand in for a probe of this pod: the pod's own only when the operator's key signed it
+   * for this pod and policy (pod metadata is any tenant's to write: one they wrote, altered or copied from another
+   * pod counts as none, and the pod is probed), else the entry the status lists (the status subresource is the
+   * operator's). A record that is not trusted still marks the pod as one this policy gated (previousRecords).
+   */
+  private VerdictRecord trustedRecord(ModelDeployment md, Pod pod) {
+    String name = md.getMetadata().getName();
+    VerdictRecord onPod = signer.trusted(pod, name, VerdictRecords.of(pod, name));
+    if (onPod != null || md.getStatus() == null || md.getStatus().pods == null) {
+      return onPod;
+    }
+    return md.getStatus().pods.stream().filter(p -> pod.getMetadata().getName().equals(p.name)).findFirst()
+        .map(PodRecords::of).orElse(null);
   }
 
   /** Reconcile again when the next periodic probe falls due; probe completions trigger passes on their own. */

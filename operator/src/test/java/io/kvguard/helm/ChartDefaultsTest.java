@@ -39,7 +39,7 @@ class ChartDefaultsTest {
   @Test
   void rendersOnlyTheCoreObjects() {
     assertThat(chart.kinds().sorted().toList()).containsExactly("ClusterRole", "ClusterRoleBinding", "Deployment",
-        "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount");
+        "PodDisruptionBudget", "Role", "Role", "RoleBinding", "RoleBinding", "Service", "ServiceAccount");
   }
 
   @Test
@@ -59,6 +59,7 @@ class ChartDefaultsTest {
         "KVGUARD_LEADER_ELECTION_NAMESPACE", env.get("KVGUARD_LEADER_ELECTION_NAMESPACE"),
         "KVGUARD_PROBE_CONCURRENCY", env.get("KVGUARD_PROBE_CONCURRENCY"),
         "KVGUARD_PROBE_MAX_BODY_BYTES", env.get("KVGUARD_PROBE_MAX_BODY_BYTES"),
+        "KVGUARD_VERDICT_KEY_SECRET", env.get("KVGUARD_VERDICT_KEY_SECRET"),
         "POD_NAME", "kvguard-7d9f-abcde"));
     assertThat(config.namespaces()).isEmpty();
     assertThat(config.leaderElection()).isTrue();
@@ -68,6 +69,7 @@ class ChartDefaultsTest {
     // Issue 20: answers are streamed and only what a probe reads is kept; 2 MiB bounds the time an answer takes.
     assertThat(config.probeMaxBodyBytes()).isEqualTo(2 * 1024 * 1024);
     assertThat(config.identity()).isEqualTo("kvguard-7d9f-abcde");
+    assertThat(config.verdictKeySecret()).isEqualTo("kvguard-verdict-key");
     assertThat(env).containsEntry("KVGUARD_LOG_LEVEL", "INFO");
   }
 

@@ -55,7 +55,7 @@ class ChartHaCombinationTest {
     assertThat(chart.one(PodDisruptionBudget.class).getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
     assertThat(chart.all(ClusterRole.class)).isEmpty();
     assertThat(chart.all(Role.class)).extracting(r -> r.getMetadata().getNamespace())
-        .containsExactlyInAnyOrder("inference", "batch", RenderedChart.NAMESPACE);
+        .containsExactlyInAnyOrder("inference", "batch", RenderedChart.NAMESPACE, RenderedChart.NAMESPACE);
   }
 
   @Test

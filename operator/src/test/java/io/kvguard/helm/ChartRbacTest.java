@@ -32,6 +32,12 @@ class ChartRbacTest {
       "coordination.k8s.io leases verbs=[create]",
       "coordination.k8s.io leases names=[kvguard-operator] verbs=[get, update, patch]");
 
+  /** The verdict key: create any Secret (no name in a create's URL), read only its own, in the release namespace. */
+  private static final List<String> VERDICT_KEY_RULES = List.of(
+      "core secrets verbs=[create]",
+      "core secrets names=[kvguard-verdict-key] verbs=[get]");
+  private static final String VERDICT_KEY_ROLE = "kvguard-verdict-key";
+
   static List<String> describe(List<PolicyRule> rules) {
     return rules.stream().map(ChartRbacTest::describe).toList();
   }
@@ -57,9 +63,10 @@ class ChartRbacTest {
       assertThat(s.getNamespace()).isEqualTo(RenderedChart.NAMESPACE);
     });
     assertLeaderElectionRole(chart);
-    // Only the leader-election Role is namespaced; nothing else is granted.
-    assertThat(chart.all(Role.class)).hasSize(1);
-    assertThat(chart.all(RoleBinding.class)).hasSize(1);
+    assertVerdictKeyRole(chart);
+    // Only the leader-election and verdict-key Roles are namespaced; nothing else is granted.
+    assertThat(chart.all(Role.class)).hasSize(2);
+    assertThat(chart.all(RoleBinding.class)).hasSize(2);
   }
 
   @Test
@@ -79,7 +86,8 @@ class ChartRbacTest {
       });
     }
     assertLeaderElectionRole(chart);
-    assertThat(chart.all(Role.class)).hasSize(3);
+    assertVerdictKeyRole(chart);
+    assertThat(chart.all(Role.class)).hasSize(4);
     RenderedRbac rbac = RenderedRbac.forServiceAccount(chart.all(), RenderedChart.NAMESPACE, SA);
     assertThat(rbac.allows(RenderedRbac.access("PATCH", "/api/v1/namespaces/inference/pods/p/status"))).isTrue();
     assertThat(rbac.allows(RenderedRbac.access("PATCH", "/api/v1/namespaces/default/pods/p/status"))).isFalse();
@@ -96,10 +104,38 @@ class ChartRbacTest {
     assertThat(binding.getSubjects()).singleElement().satisfies(s -> assertThat(s.getName()).isEqualTo(SA));
   }
 
+  private static void assertVerdictKeyRole(RenderedChart chart) {
+    Role key = chart.named(Role.class, VERDICT_KEY_ROLE);
+    assertThat(key.getMetadata().getNamespace()).isEqualTo(RenderedChart.NAMESPACE);
+    assertThat(describe(key.getRules())).containsExactlyElementsOf(VERDICT_KEY_RULES);
+    RoleBinding binding = chart.named(RoleBinding.class, VERDICT_KEY_ROLE);
+    assertThat(binding.getMetadata().getNamespace()).isEqualTo(RenderedChart.NAMESPACE);
+    assertThat(binding.getRoleRef().getName()).isEqualTo(VERDICT_KEY_ROLE);
+    assertThat(binding.getSubjects()).singleElement().satisfies(s -> assertThat(s.getName()).isEqualTo(SA));
+  }
+
+  @Test
+  void theVerdictKeyIsTheOnlySecretTheOperatorMayReadAndOnlyInItsOwnNamespace() {
+    RenderedChart chart = RenderedChart.render("");
+    assertThat(ChartDefaultsTest.env(chart.one(io.fabric8.kubernetes.api.model.apps.Deployment.class)
+        .getSpec().getTemplate().getSpec().getContainers().get(0)))
+        .containsEntry("KVGUARD_VERDICT_KEY_SECRET", "kvguard-verdict-key");
+    RenderedRbac rbac = RenderedRbac.forServiceAccount(chart.all(), RenderedChart.NAMESPACE, SA);
+    String own = "/api/v1/namespaces/" + RenderedChart.NAMESPACE + "/secrets";
+    assertThat(rbac.allows(RenderedRbac.access("GET", own + "/kvguard-verdict-key"))).isTrue();
+    assertThat(rbac.allows(RenderedRbac.access("POST", own))).isTrue();
+    assertThat(rbac.allows(RenderedRbac.access("GET", own + "/other"))).isFalse();
+    assertThat(rbac.allows(RenderedRbac.access("GET", own))).isFalse();
+    assertThat(rbac.allows(RenderedRbac.access("PUT", own + "/kvguard-verdict-key"))).isFalse();
+    assertThat(rbac.allows(RenderedRbac.access("DELETE", own + "/kvguard-verdict-key"))).isFalse();
+    assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/namespaces/inference/secrets/kvguard-verdict-key"))).isFalse();
+    assertThat(rbac.allows(RenderedRbac.access("POST", "/api/v1/namespaces/inference/secrets"))).isFalse();
+  }
+
   @Test
   void withoutLeaderElectionThereIsNoLeaseAccess() {
     RenderedChart chart = RenderedChart.render("replicaCount: 1\nleaderElection: {enabled: false}");
-    assertThat(chart.all(Role.class)).isEmpty();
+    assertThat(chart.all(Role.class)).extracting(r -> r.getMetadata().getName()).containsExactly(VERDICT_KEY_ROLE);
     assertThat(ChartDefaultsTest.env(chart.one(io.fabric8.kubernetes.api.model.apps.Deployment.class)
         .getSpec().getTemplate().getSpec().getContainers().get(0))).containsEntry("KVGUARD_LEADER_ELECTION", "false");
   }
@@ -109,7 +145,9 @@ class ChartRbacTest {
     for (String values : List.of("", "watchNamespaces: [inference]",
         "probeTls: {enabled: false, secretNames: [engine-ca], configMapNames: [engine-ca]}")) {
       RenderedChart chart = RenderedChart.render(values);
-      assertThat(allRules(chart)).noneMatch(r -> r.getResources().stream().anyMatch(x -> x.startsWith("secrets")
+      // Besides the verdict key's own Role (its rules are exact: assertVerdictKeyRole).
+      assertVerdictKeyRole(chart);
+      assertThat(allRulesBut(chart, VERDICT_KEY_ROLE)).noneMatch(r -> r.getResources().stream().anyMatch(x -> x.startsWith("secrets")
           || x.startsWith("configmaps") || x.equals("*")));
       assertThat(allRules(chart)).noneMatch(r -> r.getVerbs().contains("*") || r.getApiGroups().contains("*"));
     }
@@ -189,6 +227,12 @@ class ChartRbacTest {
     // The hook's account is not the operator's, and the operator gets nothing on CRDs.
     RenderedRbac operator = RenderedRbac.forServiceAccount(chart.all(), RenderedChart.NAMESPACE, SA);
     assertThat(operator.allows(RenderedRbac.access("GET", crd + "modeldeployments.kvguard.io"))).isFalse();
+  }
+
+  private static List<PolicyRule> allRulesBut(RenderedChart chart, String roleName) {
+    return Stream.concat(chart.all(ClusterRole.class).stream().flatMap(r -> r.getRules().stream()),
+        chart.all(Role.class).stream().filter(r -> !roleName.equals(r.getMetadata().getName()))
+            .flatMap(r -> r.getRules().stream())).toList();
   }
 
   private static List<PolicyRule> allRules(RenderedChart chart) {

@@ -155,7 +155,10 @@ class RbacCoversOperatorRequestsIT {
         "get kvguard.io/modeldeployments name=llm in " + NS,
         "create core/events in " + NS,
         "get coordination.k8s.io/leases name=kvguard-operator in " + RenderedChart.NAMESPACE,
-        "create coordination.k8s.io/leases in " + RenderedChart.NAMESPACE);
+        "create coordination.k8s.io/leases in " + RenderedChart.NAMESPACE,
+        // The verdict key: created at the first start (the API server has none), read at the restart.
+        "create core/secrets in " + RenderedChart.NAMESPACE,
+        "get core/secrets name=kvguard-verdict-key in " + RenderedChart.NAMESPACE);
     assertThat(used).anyMatch(a -> a.startsWith("patch kvguard.io/modeldeployments/status ")
         || a.startsWith("update kvguard.io/modeldeployments/status "));
     assertThat(used).anyMatch(a -> a.matches("(patch|update) kvguard.io/modeldeployments(/finalizers)? name=llm in .*"));

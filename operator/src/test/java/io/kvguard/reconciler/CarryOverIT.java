@@ -73,6 +73,8 @@ class CarryOverIT extends EmbeddedClusterTest {
     assertThat(record.poolTokens()).isEqualTo(2_040_000L);
     assertThat(record.rejectionPromptTokens()).isEqualTo(1_048_577L);
     assertThat(record.containerID()).isEqualTo(record.rejectionRefusedBy()).isNotNull();
+    // Signed with the operator's key: the restarted operator trusts it, a tenant cannot write one.
+    assertThat(record.sig()).isNotBlank();
     assertThat(h.getPod("serve-0").getMetadata().getAnnotations()).containsKey(GateNames.VERDICTS_ANNOTATION);
     assertThat(big.hits("/generate")).isEqualTo(1);
 
