@@ -120,9 +120,11 @@ class CarryOverIT extends EmbeddedClusterTest {
         recorded.restartCount(), recorded.poolTokens(), recorded.poolSource(), recorded.engineContextTokens(),
         recorded.engineVersion(), recorded.disaggregationMode(), recorded.rejectionRefusedBy(),
         recorded.rejectionPromptTokens(), 413, "length limit exceeded", recorded.lastTransitionTime());
+    // Signed with the operator's own key, as kvguard would have written it: only the recogniser refuses it.
+    VerdictRecord signedStale = signedWithTheOperatorsKey(h.getPod("serve-0"), stale);
     h.client.pods().inNamespace(OperatorHarness.NAMESPACE).withName("serve-0").edit(pod -> {
       pod.getMetadata().getAnnotations().put(GateNames.VERDICTS_ANNOTATION,
-          new com.fasterxml.jackson.databind.ObjectMapper().valueToTree(Map.of("glm", stale)).toString());
+          new com.fasterxml.jackson.databind.ObjectMapper().valueToTree(Map.of("glm", signedStale)).toString());
       return pod;
     });
     assertThat(VerdictRecords.of(h.getPod("serve-0"), "glm").rejectionRefusalStatus()).isEqualTo(413);
@@ -132,6 +134,13 @@ class CarryOverIT extends EmbeddedClusterTest {
     awaitGate("serve-0", "True", "PoolSufficient");
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
         assertThat(VerdictRecords.of(h.getPod("serve-0"), "glm").rejectionRefusalStatus()).isEqualTo(400));
+  }
+
+  private VerdictRecord signedWithTheOperatorsKey(io.fabric8.kubernetes.api.model.Pod pod, VerdictRecord record) {
+    io.fabric8.kubernetes.api.model.Secret key = h.client.secrets().inNamespace(OperatorHarness.OPERATOR_NAMESPACE)
+        .withName(io.kvguard.KvguardConfig.DEFAULT_VERDICT_KEY_SECRET).get();
+    return io.kvguard.gate.RecordSigner.withKey(java.util.Base64.getDecoder().decode(key.getData().get("key")))
+        .sign(pod, "glm", record);
   }
 
   @Test
