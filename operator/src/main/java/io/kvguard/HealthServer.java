@@ -1,41 +1,192 @@
 package io.kvguard;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
  * /healthz and /readyz for the kubelet, on a port of their own (KVGUARD_HEALTH_PORT): whatever holds the metrics
  * port cannot make the kubelet restart the operator. The chart's NetworkPolicy opens no ingress to this port;
  * the kubelet's probes come from the node.
+ *
+ * <p>Not the JDK's {@code com.sun.net.httpserver}: that server reads each request on an executor thread, so as
+ * many half-sent requests as it has threads keep every other connection out until its request time limit cuts
+ * them (review of issue 20: 20 such connections, which any pod can open while the NetworkPolicy is off, the
+ * chart's default, failed /healthz). Here one thread reads every connection without blocking: a connection
+ * holds at most {@link #MAX_REQUEST_BYTES} bytes and {@link #MAX_REQUEST_NANOS}, and beyond
+ * {@link #MAX_CONNECTIONS} the oldest is closed, so a kubelet's request, sent whole as soon as it connects, is
+ * answered however many connections dawdle.
  */
 public final class HealthServer implements AutoCloseable {
-  private final HttpServer server;
+  static final int MAX_REQUEST_BYTES = 4096;
+  static final int MAX_CONNECTIONS = 256;
+  static final long MAX_REQUEST_NANOS = TimeUnit.SECONDS.toNanos(Long.parseLong(OperatorHttp.MAX_REQUEST_SECONDS));
+
+  private final ServerSocketChannel server;
+  private final Selector selector;
+  private final BooleanSupplier live;
+  private final BooleanSupplier ready;
+  private final Thread thread;
+  /** Open connections, oldest first. */
+  private final ArrayDeque<SelectionKey> open = new ArrayDeque<>();
+  private volatile boolean closed;
+
+  private record Connection(ByteBuffer request, long openedAt) {}
 
   public HealthServer(int port, BooleanSupplier live, BooleanSupplier ready) throws IOException {
-    OperatorHttp.limitRequestTimes();
-    server = OperatorHttp.create(new InetSocketAddress(port), "kvguard-health");
-    server.createContext("/healthz", exchange -> probe(exchange, live));
-    server.createContext("/readyz", exchange -> probe(exchange, ready));
+    this.live = live;
+    this.ready = ready;
+    this.selector = Selector.open();
+    this.server = ServerSocketChannel.open();
+    server.bind(new InetSocketAddress(port), 64);
+    server.configureBlocking(false);
+    server.register(selector, SelectionKey.OP_ACCEPT);
+    this.thread = new Thread(this::serve, "kvguard-health");
+    thread.setDaemon(true);
   }
 
   public void start() {
-    server.start();
+    thread.start();
   }
 
   public int port() {
-    return server.getAddress().getPort();
+    return ((InetSocketAddress) server.socket().getLocalSocketAddress()).getPort();
   }
 
-  private static void probe(HttpExchange exchange, BooleanSupplier check) throws IOException {
-    boolean ok = check.getAsBoolean();
-    OperatorHttp.answer(exchange, ok ? 200 : 503, "text/plain; charset=utf-8", ok ? "ok\n" : "not ok\n");
+  private void serve() {
+    while (!closed) {
+      try {
+        selector.select(1000);
+        Iterator<SelectionKey> ready = selector.selectedKeys().iterator();
+        while (ready.hasNext()) {
+          SelectionKey key = ready.next();
+          ready.remove();
+          if (!key.isValid()) {
+            continue;
+          }
+          if (key.isAcceptable()) {
+            accept();
+          } else if (key.isReadable()) {
+            read(key);
+          }
+        }
+        long now = System.nanoTime();
+        open.removeIf(key -> {
+          boolean stale = !key.isValid() || now - ((Connection) key.attachment()).openedAt() > MAX_REQUEST_NANOS;
+          if (stale) {
+            drop(key);
+          }
+          return stale;
+        });
+      } catch (IOException e) {
+        if (!closed) {
+          // One failed select or accept must not end the kubelet's probes: the loop goes on.
+          org.slf4j.LoggerFactory.getLogger(HealthServer.class).warn("health server error={}", e.toString());
+        }
+      }
+    }
+  }
+
+  private void accept() throws IOException {
+    for (SocketChannel channel = server.accept(); channel != null; channel = server.accept()) {
+      channel.configureBlocking(false);
+      while (open.size() >= MAX_CONNECTIONS) {
+        drop(open.poll());
+      }
+      open.add(channel.register(selector, SelectionKey.OP_READ,
+          new Connection(ByteBuffer.allocate(MAX_REQUEST_BYTES), System.nanoTime())));
+    }
+  }
+
+  private void read(SelectionKey key) {
+    Connection connection = (Connection) key.attachment();
+    SocketChannel channel = (SocketChannel) key.channel();
+    try {
+      int n = channel.read(connection.request());
+      String head = new String(connection.request().array(), 0, connection.request().position(),
+          StandardCharsets.ISO_8859_1);
+      int end = head.indexOf("\r\n\r\n");
+      if (end >= 0) {
+        channel.write(ByteBuffer.wrap(answer(head.substring(0, head.indexOf("\r\n")))));
+        drop(key);
+      } else if (n < 0 || !connection.request().hasRemaining()) {
+        drop(key);
+      }
+    } catch (IOException e) {
+      drop(key);
+    }
+  }
+
+  private byte[] answer(String requestLine) {
+    String[] parts = requestLine.split(" ");
+    int status;
+    String body;
+    String path = parts.length == 3 ? parts[1] : "";
+    int query = path.indexOf('?');
+    path = query < 0 ? path : path.substring(0, query);
+    BooleanSupplier check = "/healthz".equals(path) ? live : "/readyz".equals(path) ? ready : null;
+    if (parts.length != 3) {
+      status = 400;
+      body = "";
+    } else if (check == null) {
+      status = 404;
+      body = "";
+    } else if (!"GET".equals(parts[0]) && !"HEAD".equals(parts[0])) {
+      status = 405;
+      body = "";
+    } else {
+      boolean ok = check.getAsBoolean();
+      status = ok ? 200 : 503;
+      body = ok ? "ok\n" : "not ok\n";
+    }
+    String reason = switch (status) {
+      case 200 -> "OK";
+      case 400 -> "Bad Request";
+      case 404 -> "Not Found";
+      case 405 -> "Method Not Allowed";
+      default -> "Service Unavailable";
+    };
+    boolean head = "HEAD".equals(parts[0]);
+    return ("HTTP/1.1 " + status + " " + reason + "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: "
+        + body.length() + "\r\nConnection: close\r\n\r\n" + (head ? "" : body)).getBytes(StandardCharsets.US_ASCII);
+  }
+
+  private static void drop(SelectionKey key) {
+    key.cancel();
+    try {
+      key.channel().close();
+    } catch (IOException e) {
+      // Closing a connection that already failed: nothing is left to release.
+      org.slf4j.LoggerFactory.getLogger(HealthServer.class).debug("health connection close error={}", e.toString());
+    }
   }
 
   @Override
   public void close() {
-    server.stop(0);
+    closed = true;
+    selector.wakeup();
+    try {
+      thread.join(TimeUnit.SECONDS.toMillis(2));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    try {
+      for (SelectionKey key : selector.keys()) {
+        key.channel().close();
+      }
+      selector.close();
+      server.close();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 }

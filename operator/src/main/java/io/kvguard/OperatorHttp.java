@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The operator's own HTTP servers (/metrics; /healthz and /readyz), on the JDK's {@code com.sun.net.httpserver}:
+ * The /metrics server, on the JDK's {@code com.sun.net.httpserver} (/healthz and /readyz: {@link HealthServer}):
  * GET-only, a few handlers, no dependency to keep up to date. It has no per-request read timeout of its own;
  * its implementation (JDK 17, {@code sun.net.httpserver.ServerImpl}) closes a connection whose request is not
  * read within {@code sun.net.httpserver.maxReqTime} seconds and whose answer is not taken within
