@@ -19,6 +19,7 @@ final class ApiWrites {
     CR_STATUS("ModelDeployment status"),
     EVENT("events POST"),
     LEASE("lease writes"),
+    SECRET("verdict key Secret"),
     OTHER("other writes");
 
     final String label;
@@ -62,6 +63,10 @@ final class ApiWrites {
     }
     if (path.contains("/events")) {
       return Kind.EVENT;
+    }
+    if (path.contains("/secrets")) {
+      // The only Secret kvguard writes: its verdict key, created once by the first replica to start.
+      return Kind.SECRET;
     }
     if (path.contains("/pods/")) {
       return path.endsWith("/status") ? Kind.POD_STATUS : Kind.POD_LABEL;
