@@ -73,11 +73,20 @@ class PolicyChurnIT extends EmbeddedClusterTest {
     System.out.printf("policy-churn: deleted after %d ms%n", (System.nanoTime() - started) / 1_000_000);
     // kvguard's own meters are back to exactly what they were; JOSDK's are aggregates (one per outcome, retry
     // count or exception class, never per resource), so they may gain an outcome but never a policy.
+    // The one exception: a hand-back that lost its race against the other policies' passes on the same pod is
+    // counted in kvguard.gate.write.failures{during=handback}, kept on purpose after its policy is gone (HandBackIT:
+    // the alert on it must still see it). Such a counter exists only for a hand-back that really failed.
     await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
         assertThat(meterIds()).as("meters after %d policies came and went", POLICIES).filteredOn(PolicyChurnIT::isKvguards)
+            .filteredOn(id -> !isFailedHandBack(id))
             .containsExactlyElementsOf(before.stream().filter(PolicyChurnIT::isKvguards).toList()));
-    assertThat(h.registry.getMeters()).allSatisfy(meter -> assertThat(meter.getId().getTags())
-        .noneMatch(tag -> tag.getValue().startsWith("churn-") || tag.getValue().equals("serve-0")));
+    assertThat(h.registry.getMeters()).filteredOn(meter -> !isFailedHandBack(meter.getId().toString()))
+        .allSatisfy(meter -> assertThat(meter.getId().getTags())
+            .noneMatch(tag -> tag.getValue().startsWith("churn-") || tag.getValue().equals("serve-0")));
     assertThat(meterIds().size()).isLessThan(before.size() + 10);
+  }
+
+  private static boolean isFailedHandBack(String meterId) {
+    return meterId.startsWith("MeterId{name='kvguard.gate.write.failures'") && meterId.contains("tag(during=handback)");
   }
 }
