@@ -166,20 +166,16 @@ public final class KvguardMetrics {
         .increment();
   }
 
+  /** The Event-write counters of a ModelDeployment that is gone and whose last Events are written. */
+  public void forgetEventWrites(String namespace, String modelDeployment) {
+    registry.find("kvguard.event.writes").tags("namespace", namespace, "modeldeployment", modelDeployment).meters()
+        .forEach(registry::remove);
+  }
+
   /**
    * One attempt to write a ModelDeployment's Event; {@code outcome} is created, patched, retried (refused or
    * unanswered, tried again later) or dropped (given up: the transitions it carried were not announced).
    */
-  /** The Event-write counters of a ModelDeployment that is gone and whose last Events are written. */
-  public void forgetEventWrites(String namespace, String modelDeployment) {
-    for (Meter meter : List.copyOf(registry.getMeters())) {
-      Meter.Id id = meter.getId();
-      if (id.getName().equals("kvguard.event.writes") && namespace.equals(id.getTag("namespace"))
-          && modelDeployment.equals(id.getTag("modeldeployment"))) {
-        registry.remove(meter);
-      }
-    }
-  }
 
   public void eventWrite(String namespace, String modelDeployment, String outcome) {
     Counter.builder("kvguard.event.writes")
