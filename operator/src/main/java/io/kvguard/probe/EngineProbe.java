@@ -3,13 +3,33 @@ package io.kvguard.probe;
 import io.kvguard.customresource.Engine;
 import io.kvguard.verdict.ProbeOutcome;
 
-/** Reads one engine process's real KV pool and context length from the engine itself. */
+/**
+ * Reads one engine process's real KV pool and context length from the engine itself. Each engine's class says
+ * how it reads ({@link #read}); how a reading that cannot establish the figures becomes a failed outcome is stated
+ * here once ({@link #probe}).
+ */
 public interface EngineProbe {
 
   Engine engine();
 
-  /** Never throws: every failure is a {@link ProbeOutcome.Failed} naming its cause. */
-  ProbeOutcome probe(EngineEndpoint endpoint);
+  /**
+   * Never throws: every failure is a {@link ProbeOutcome.Failed} whose message is the {@link ProbeException}'s
+   * (shown to users; it never quotes the engine). Not meant to be overridden: engines implement {@link #read}.
+   */
+  default ProbeOutcome probe(EngineEndpoint endpoint) {
+    try {
+      return read(endpoint);
+    } catch (ProbeException e) {
+      return ProbeOutcome.failed(e.getMessage());
+    }
+  }
+
+  /**
+   * The engine's figures as this engine reports them.
+   *
+   * @throws ProbeException when the answers cannot establish them (unreachable, an HTTP error, an unknown shape)
+   */
+  ProbeOutcome read(EngineEndpoint endpoint) throws ProbeException;
 
   /** What this engine does with an over-long prompt, where kvguard knows it from the engine's source. */
   default java.util.Optional<EngineRejection> rejection() {

@@ -39,26 +39,22 @@ public final class GenericProbe implements EngineProbe {
   }
 
   @Override
-  public ProbeOutcome probe(EngineEndpoint endpoint) {
-    try {
-      if (spec == null || spec.getPath() == null || spec.getPool() == null) {
-        throw new ProbeException("engine generic needs the role's generic settings: path and pool");
-      }
-      Answers answers = new Answers(endpoint);
-      List<String> notes = new ArrayList<>();
-      long pool = tokens(spec.getPool(), answers, true, notes);
-      notes.add("pool from GET " + pathOf(spec.getPool().getPath()) + " " + describe(spec.getPool()));
-      OptionalLong engineContext = OptionalLong.empty();
-      if (spec.getEngineContext() != null) {
-        engineContext = OptionalLong.of(tokens(spec.getEngineContext(), answers, false, notes));
-      } else {
-        notes.add("generic settings name no engineContext: EngineContextExceedsPool is not checked");
-      }
-      String version = spec.getVersion() == null ? null : version(spec.getVersion(), answers);
-      return ProbeOutcome.observed(new PoolObservation(pool, engineContext, version, null, notes));
-    } catch (ProbeException e) {
-      return ProbeOutcome.failed(e.getMessage());
+  public ProbeOutcome read(EngineEndpoint endpoint) throws ProbeException {
+    if (spec == null || spec.getPath() == null || spec.getPool() == null) {
+      throw new ProbeException("engine generic needs the role's generic settings: path and pool");
     }
+    Answers answers = new Answers(endpoint);
+    List<String> notes = new ArrayList<>();
+    long pool = tokens(spec.getPool(), answers, true, notes);
+    notes.add("pool from GET " + pathOf(spec.getPool().getPath()) + " " + describe(spec.getPool()));
+    OptionalLong engineContext = OptionalLong.empty();
+    if (spec.getEngineContext() != null) {
+      engineContext = OptionalLong.of(tokens(spec.getEngineContext(), answers, false, notes));
+    } else {
+      notes.add("generic settings name no engineContext: EngineContextExceedsPool is not checked");
+    }
+    String version = spec.getVersion() == null ? null : version(spec.getVersion(), answers);
+    return ProbeOutcome.observed(new PoolObservation(pool, engineContext, version, null, notes));
   }
 
   private long tokens(GenericValueSource source, Answers answers, boolean isPool, List<String> notes) throws ProbeException {

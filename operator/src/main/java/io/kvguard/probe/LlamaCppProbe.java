@@ -37,36 +37,32 @@ public final class LlamaCppProbe implements EngineProbe {
   }
 
   @Override
-  public ProbeOutcome probe(EngineEndpoint endpoint) {
-    try {
-      JsonNode props = StrictJson.requireObject(StrictJson.parse(http.getOk(endpoint, PROPS,
-          Reading.json("/default_generation_settings/n_ctx", "/total_slots", "/build_info"))), PROPS);
-      JsonNode settings = props.get("default_generation_settings");
-      if (settings == null || !settings.isObject()) {
-        throw new ProbeException(PROPS + " has no default_generation_settings object");
-      }
-      OptionalLong slotContext = StrictJson.optionalTokens(settings, "n_ctx", PROPS + " default_generation_settings");
-      if (slotContext.isEmpty()) {
-        throw new ProbeException(PROPS + " reports no default_generation_settings.n_ctx");
-      }
-      long perSlot = slotContext.getAsLong();
-      List<String> notes = new ArrayList<>();
-      notes.add("pool = n_ctx of one slot (" + perSlot + " tokens): the longest prompt the server admits and the"
-          + " most KV one request can use");
-      OptionalLong slots = StrictJson.optionalTokens(props, "total_slots", PROPS);
-      if (slots.isPresent()) {
-        // Never n_ctx x total_slots: since PR #16736 the default is one unified cache that every slot's n_ctx
-        // already spans, and /props does not say which layout runs.
-        notes.add("total_slots " + slots.getAsLong() + ": /props does not say whether the slots share one"
-            + " unified KV cache of n_ctx tokens (llama.cpp's default since October 2025 when --parallel is not"
-            + " given; concurrent requests then compete for it) or each hold their own");
-      } else {
-        notes.add(PROPS + " reports no total_slots");
-      }
-      String version = EngineText.version(StrictJson.optionalText(props, "build_info"));
-      return ProbeOutcome.observed(new PoolObservation(perSlot, slotContext, version, null, notes));
-    } catch (ProbeException e) {
-      return ProbeOutcome.failed(e.getMessage());
+  public ProbeOutcome read(EngineEndpoint endpoint) throws ProbeException {
+    JsonNode props = StrictJson.requireObject(StrictJson.parse(http.getOk(endpoint, PROPS,
+        Reading.json("/default_generation_settings/n_ctx", "/total_slots", "/build_info"))), PROPS);
+    JsonNode settings = props.get("default_generation_settings");
+    if (settings == null || !settings.isObject()) {
+      throw new ProbeException(PROPS + " has no default_generation_settings object");
     }
+    OptionalLong slotContext = StrictJson.optionalTokens(settings, "n_ctx", PROPS + " default_generation_settings");
+    if (slotContext.isEmpty()) {
+      throw new ProbeException(PROPS + " reports no default_generation_settings.n_ctx");
+    }
+    long perSlot = slotContext.getAsLong();
+    List<String> notes = new ArrayList<>();
+    notes.add("pool = n_ctx of one slot (" + perSlot + " tokens): the longest prompt the server admits and the"
+        + " most KV one request can use");
+    OptionalLong slots = StrictJson.optionalTokens(props, "total_slots", PROPS);
+    if (slots.isPresent()) {
+      // Never n_ctx x total_slots: since PR #16736 the default is one unified cache that every slot's n_ctx
+      // already spans, and /props does not say which layout runs.
+      notes.add("total_slots " + slots.getAsLong() + ": /props does not say whether the slots share one"
+          + " unified KV cache of n_ctx tokens (llama.cpp's default since October 2025 when --parallel is not"
+          + " given; concurrent requests then compete for it) or each hold their own");
+    } else {
+      notes.add(PROPS + " reports no total_slots");
+    }
+    String version = EngineText.version(StrictJson.optionalText(props, "build_info"));
+    return ProbeOutcome.observed(new PoolObservation(perSlot, slotContext, version, null, notes));
   }
 }

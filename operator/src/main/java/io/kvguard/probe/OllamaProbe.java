@@ -30,35 +30,31 @@ public final class OllamaProbe implements EngineProbe {
   }
 
   @Override
-  public ProbeOutcome probe(EngineEndpoint endpoint) {
-    try {
-      JsonNode ps = StrictJson.requireObject(StrictJson.parse(http.getOk(endpoint, PS,
-          Reading.json("/models/*/context_length"))), PS);
-      JsonNode models = ps.get("models");
-      if (models == null || !models.isArray()) {
-        throw new ProbeException(PS + " has no models list");
-      }
-      if (models.isEmpty()) {
-        throw new ProbeException(PS + " lists no loaded model, so there is no context length to judge"
-            + " (load the model and keep it loaded, e.g. keep_alive -1)");
-      }
-      long smallest = Long.MAX_VALUE;
-      for (int i = 0; i < models.size(); i++) {
-        OptionalLong length = StrictJson.optionalTokens(models.get(i), "context_length", PS + " models[" + i + "]");
-        if (length.isEmpty()) {
-          throw new ProbeException(PS + " models[" + i + "] reports no context_length (Ollama reports it from 0.9.7)");
-        }
-        smallest = Math.min(smallest, length.getAsLong());
-      }
-      List<String> notes = new ArrayList<>();
-      notes.add("Ollama exposes no KV pool: the loaded model's context length is used as the bound");
-      if (models.size() > 1) {
-        notes.add(models.size() + " models loaded: the smallest context length counts");
-      }
-      return ProbeOutcome.observed(PoolObservation.contextLengthOnly(smallest, version(endpoint), notes));
-    } catch (ProbeException e) {
-      return ProbeOutcome.failed(e.getMessage());
+  public ProbeOutcome read(EngineEndpoint endpoint) throws ProbeException {
+    JsonNode ps = StrictJson.requireObject(StrictJson.parse(http.getOk(endpoint, PS,
+        Reading.json("/models/*/context_length"))), PS);
+    JsonNode models = ps.get("models");
+    if (models == null || !models.isArray()) {
+      throw new ProbeException(PS + " has no models list");
     }
+    if (models.isEmpty()) {
+      throw new ProbeException(PS + " lists no loaded model, so there is no context length to judge"
+          + " (load the model and keep it loaded, e.g. keep_alive -1)");
+    }
+    long smallest = Long.MAX_VALUE;
+    for (int i = 0; i < models.size(); i++) {
+      OptionalLong length = StrictJson.optionalTokens(models.get(i), "context_length", PS + " models[" + i + "]");
+      if (length.isEmpty()) {
+        throw new ProbeException(PS + " models[" + i + "] reports no context_length (Ollama reports it from 0.9.7)");
+      }
+      smallest = Math.min(smallest, length.getAsLong());
+    }
+    List<String> notes = new ArrayList<>();
+    notes.add("Ollama exposes no KV pool: the loaded model's context length is used as the bound");
+    if (models.size() > 1) {
+      notes.add(models.size() + " models loaded: the smallest context length counts");
+    }
+    return ProbeOutcome.observed(PoolObservation.contextLengthOnly(smallest, version(endpoint), notes));
   }
 
   private String version(EngineEndpoint endpoint) throws ProbeException {

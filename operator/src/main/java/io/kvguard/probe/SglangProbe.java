@@ -38,23 +38,19 @@ public final class SglangProbe implements EngineProbe {
   }
 
   @Override
-  public ProbeOutcome probe(EngineEndpoint endpoint) {
-    try {
-      JsonNode info = serverInfo(endpoint);
-      List<String> notes = new ArrayList<>();
-      long pool = pool(info, notes);
-      OptionalLong engineContext = OpenAiModels.maxModelLen(http, endpoint);
-      if (engineContext.isEmpty()) {
-        // Both engines always report it; without it the over-pool rejection path cannot be ruled out.
-        throw new ProbeException("/v1/models reports no max_model_len: the engine's own context length is unknown");
-      }
-      String mode = StrictJson.optionalText(info, "disaggregation_mode");
-      String disaggregation = mode == null || mode.equals("null") ? null : EngineText.safe(mode);
-      return ProbeOutcome.observed(new PoolObservation(pool, engineContext,
-          EngineText.version(StrictJson.optionalText(info, "version")), disaggregation, notes));
-    } catch (ProbeException e) {
-      return ProbeOutcome.failed(e.getMessage());
+  public ProbeOutcome read(EngineEndpoint endpoint) throws ProbeException {
+    JsonNode info = serverInfo(endpoint);
+    List<String> notes = new ArrayList<>();
+    long pool = pool(info, notes);
+    OptionalLong engineContext = OpenAiModels.maxModelLen(http, endpoint);
+    if (engineContext.isEmpty()) {
+      // Both engines always report it; without it the over-pool rejection path cannot be ruled out.
+      throw new ProbeException("/v1/models reports no max_model_len: the engine's own context length is unknown");
     }
+    String mode = StrictJson.optionalText(info, "disaggregation_mode");
+    String disaggregation = mode == null || mode.equals("null") ? null : EngineText.safe(mode);
+    return ProbeOutcome.observed(new PoolObservation(pool, engineContext,
+        EngineText.version(StrictJson.optionalText(info, "version")), disaggregation, notes));
   }
 
   private JsonNode serverInfo(EngineEndpoint endpoint) throws ProbeException {

@@ -36,30 +36,26 @@ public final class TgiProbe implements EngineProbe {
   }
 
   @Override
-  public ProbeOutcome probe(EngineEndpoint endpoint) {
-    try {
-      EngineResponse response = http.getOk(endpoint, INFO,
-          Reading.json("/max_total_tokens", "/max_batch_total_tokens", "/version"));
-      JsonNode info = StrictJson.requireObject(StrictJson.parse(response), INFO);
-      OptionalLong engineContext = StrictJson.optionalTokens(info, "max_total_tokens", INFO);
-      if (engineContext.isEmpty()) {
-        throw new ProbeException(INFO + " reports no max_total_tokens");
-      }
-      List<String> notes = new ArrayList<>();
-      OptionalLong legacyPool = StrictJson.optionalTokens(info, "max_batch_total_tokens", INFO);
-      long pool;
-      if (legacyPool.isPresent()) {
-        pool = legacyPool.getAsLong();
-        notes.add("pool from " + INFO + " max_batch_total_tokens (TGI 2.2 and older)");
-      } else {
-        pool = gauge(endpoint);
-        notes.add("pool from " + METRICS + " " + POOL_GAUGE + " (TGI 2.3.1 and later)");
-      }
-      String version = EngineText.version(StrictJson.optionalText(info, "version"));
-      return ProbeOutcome.observed(new PoolObservation(pool, engineContext, version, null, notes));
-    } catch (ProbeException e) {
-      return ProbeOutcome.failed(e.getMessage());
+  public ProbeOutcome read(EngineEndpoint endpoint) throws ProbeException {
+    EngineResponse response = http.getOk(endpoint, INFO,
+        Reading.json("/max_total_tokens", "/max_batch_total_tokens", "/version"));
+    JsonNode info = StrictJson.requireObject(StrictJson.parse(response), INFO);
+    OptionalLong engineContext = StrictJson.optionalTokens(info, "max_total_tokens", INFO);
+    if (engineContext.isEmpty()) {
+      throw new ProbeException(INFO + " reports no max_total_tokens");
     }
+    List<String> notes = new ArrayList<>();
+    OptionalLong legacyPool = StrictJson.optionalTokens(info, "max_batch_total_tokens", INFO);
+    long pool;
+    if (legacyPool.isPresent()) {
+      pool = legacyPool.getAsLong();
+      notes.add("pool from " + INFO + " max_batch_total_tokens (TGI 2.2 and older)");
+    } else {
+      pool = gauge(endpoint);
+      notes.add("pool from " + METRICS + " " + POOL_GAUGE + " (TGI 2.3.1 and later)");
+    }
+    String version = EngineText.version(StrictJson.optionalText(info, "version"));
+    return ProbeOutcome.observed(new PoolObservation(pool, engineContext, version, null, notes));
   }
 
   private long gauge(EngineEndpoint endpoint) throws ProbeException {

@@ -78,46 +78,42 @@ public final class TrtllmProbe implements EngineProbe {
   }
 
   @Override
-  public ProbeOutcome probe(EngineEndpoint endpoint) {
-    try {
-      EngineEndpoint metrics = endpoint.metrics();
-      List<String> notes = new ArrayList<>();
-      Optional<EngineResponse> page = http.getOkUnlessAbsent(metrics, METRICS, PAGE_READING);
-      if (page.isPresent() && page.get().isEmpty()) {
-        throw new ProbeException("GET " + METRICS + " answered an empty body");
-      }
-      if (page.isPresent() && page.get().isPrometheusText()) {
-        // Triton (or an older trtllm-serve layout): one Prometheus page holds every figure.
-        List<PrometheusText.Sample> samples = PrometheusText.parse(page.get());
-        boolean triton = !PrometheusText.named(samples, TRITON_BLOCKS).isEmpty();
-        long bound = prometheus(samples, notes, METRICS);
-        return observed(new Figure(bound, PoolObservation.PoolSource.UPPER_BOUND, triton ? TRITON_CAVEAT : SERVE_CAVEAT),
-            configuredContext(samples), null, notes);
-      }
-      if (page.isPresent() && !page.get().isJson()) {
-        throw new ProbeException("GET " + METRICS + " answered content type " + EngineText.safe(page.get().contentType())
-            + ", expected Prometheus text (Triton) or JSON iteration stats (trtllm-serve)");
-      }
-      // trtllm-serve: JSON iteration stats on /metrics, Prometheus gauges on /prometheus/metrics.
-      Optional<Figure> fromStats = page.isEmpty() ? Optional.empty() : iterationStats(StrictJson.parse(page.get()), notes);
-      Optional<EngineResponse> gauges = http.getOkUnlessAbsent(metrics, PROMETHEUS_METRICS, GAUGES_READING);
-      List<PrometheusText.Sample> gaugeSamples = gauges.isEmpty() ? List.of() : PrometheusText.parse(gauges.get());
-      Optional<Figure> figure = fromStats;
-      if (figure.isEmpty() && !PrometheusText.named(gaugeSamples, SERVE_MAX_BLOCKS).isEmpty()) {
-        figure = Optional.of(new Figure(prometheus(gaugeSamples, notes, PROMETHEUS_METRICS),
-            PoolObservation.PoolSource.UPPER_BOUND, SERVE_CAVEAT));
-      }
-      if (figure.isEmpty()) {
-        throw new ProbeException("TensorRT-LLM answered no KV figures: GET " + METRICS + " "
-            + (page.isEmpty() ? "answered HTTP 404" : "lists no iteration stats with kvCacheStats") + ", and GET "
-            + PROMETHEUS_METRICS + " " + (gauges.isEmpty() ? "answered HTTP 404 (mounted only with return_perf_metrics)"
-                : "has no " + SERVE_MAX_BLOCKS + " yet (set after the first finished request)")
-            + "; " + NO_FIGURES_ADVICE);
-      }
-      return observed(figure.get(), configuredContext(gaugeSamples), version(endpoint), notes);
-    } catch (ProbeException e) {
-      return ProbeOutcome.failed(e.getMessage());
+  public ProbeOutcome read(EngineEndpoint endpoint) throws ProbeException {
+    EngineEndpoint metrics = endpoint.metrics();
+    List<String> notes = new ArrayList<>();
+    Optional<EngineResponse> page = http.getOkUnlessAbsent(metrics, METRICS, PAGE_READING);
+    if (page.isPresent() && page.get().isEmpty()) {
+      throw new ProbeException("GET " + METRICS + " answered an empty body");
     }
+    if (page.isPresent() && page.get().isPrometheusText()) {
+      // Triton (or an older trtllm-serve layout): one Prometheus page holds every figure.
+      List<PrometheusText.Sample> samples = PrometheusText.parse(page.get());
+      boolean triton = !PrometheusText.named(samples, TRITON_BLOCKS).isEmpty();
+      long bound = prometheus(samples, notes, METRICS);
+      return observed(new Figure(bound, PoolObservation.PoolSource.UPPER_BOUND, triton ? TRITON_CAVEAT : SERVE_CAVEAT),
+          configuredContext(samples), null, notes);
+    }
+    if (page.isPresent() && !page.get().isJson()) {
+      throw new ProbeException("GET " + METRICS + " answered content type " + EngineText.safe(page.get().contentType())
+          + ", expected Prometheus text (Triton) or JSON iteration stats (trtllm-serve)");
+    }
+    // trtllm-serve: JSON iteration stats on /metrics, Prometheus gauges on /prometheus/metrics.
+    Optional<Figure> fromStats = page.isEmpty() ? Optional.empty() : iterationStats(StrictJson.parse(page.get()), notes);
+    Optional<EngineResponse> gauges = http.getOkUnlessAbsent(metrics, PROMETHEUS_METRICS, GAUGES_READING);
+    List<PrometheusText.Sample> gaugeSamples = gauges.isEmpty() ? List.of() : PrometheusText.parse(gauges.get());
+    Optional<Figure> figure = fromStats;
+    if (figure.isEmpty() && !PrometheusText.named(gaugeSamples, SERVE_MAX_BLOCKS).isEmpty()) {
+      figure = Optional.of(new Figure(prometheus(gaugeSamples, notes, PROMETHEUS_METRICS),
+          PoolObservation.PoolSource.UPPER_BOUND, SERVE_CAVEAT));
+    }
+    if (figure.isEmpty()) {
+      throw new ProbeException("TensorRT-LLM answered no KV figures: GET " + METRICS + " "
+          + (page.isEmpty() ? "answered HTTP 404" : "lists no iteration stats with kvCacheStats") + ", and GET "
+          + PROMETHEUS_METRICS + " " + (gauges.isEmpty() ? "answered HTTP 404 (mounted only with return_perf_metrics)"
+              : "has no " + SERVE_MAX_BLOCKS + " yet (set after the first finished request)")
+          + "; " + NO_FIGURES_ADVICE);
+    }
+    return observed(figure.get(), configuredContext(gaugeSamples), version(endpoint), notes);
   }
 
   private static ProbeOutcome observed(Figure figure, OptionalLong context, String version, List<String> notes) {

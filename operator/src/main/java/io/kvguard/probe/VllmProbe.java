@@ -42,37 +42,33 @@ public final class VllmProbe implements EngineProbe {
   }
 
   @Override
-  public ProbeOutcome probe(EngineEndpoint endpoint) {
-    try {
-      // Kept: the cache_config_info series, and which data-parallel engines any vllm: series names.
-      EngineResponse metrics = http.getOk(endpoint.metrics(), METRICS,
-          Reading.metrics(CACHE_CONFIG).withCensus("vllm:", "engine"));
-      if (!metrics.isPrometheusText()) {
-        throw new ProbeException("GET " + METRICS + " answered content type " + EngineText.safe(metrics.contentType())
-            + ", expected Prometheus text");
-      }
-      if (metrics.isEmpty()) {
-        throw new ProbeException("GET " + METRICS + " answered an empty body");
-      }
-      List<String> notes = new ArrayList<>();
-      List<PrometheusText.Sample> cacheConfig = PrometheusText.named(PrometheusText.parse(metrics), CACHE_CONFIG);
-      requireCacheConfig(PrometheusText.prefixSeen(metrics), cacheConfig);
-      Pool pool = pool(cacheConfig, notes);
-      requireEveryEngineDescribed(PrometheusText.census(metrics), cacheConfig);
-      OptionalLong engineContext = OpenAiModels.maxModelLen(http, endpoint);
-      if (engineContext.isEmpty()) {
-        // Both engines always report it; without it the over-pool rejection path cannot be ruled out.
-        throw new ProbeException("/v1/models reports no max_model_len: the engine's own context length is unknown");
-      }
-      String version = version(endpoint);
-      if (pool.exact()) {
-        return ProbeOutcome.observed(new PoolObservation(pool.tokens(), engineContext, version, null, notes));
-      }
-      return ProbeOutcome.observed(PoolObservation.upperBound(pool.tokens(), engineContext, version, null, notes,
-          PoolObservation.PoolSource.UPPER_BOUND_CONTEXT_HELD, PRODUCT_CAVEAT));
-    } catch (ProbeException e) {
-      return ProbeOutcome.failed(e.getMessage());
+  public ProbeOutcome read(EngineEndpoint endpoint) throws ProbeException {
+    // Kept: the cache_config_info series, and which data-parallel engines any vllm: series names.
+    EngineResponse metrics = http.getOk(endpoint.metrics(), METRICS,
+        Reading.metrics(CACHE_CONFIG).withCensus("vllm:", "engine"));
+    if (!metrics.isPrometheusText()) {
+      throw new ProbeException("GET " + METRICS + " answered content type " + EngineText.safe(metrics.contentType())
+          + ", expected Prometheus text");
     }
+    if (metrics.isEmpty()) {
+      throw new ProbeException("GET " + METRICS + " answered an empty body");
+    }
+    List<String> notes = new ArrayList<>();
+    List<PrometheusText.Sample> cacheConfig = PrometheusText.named(PrometheusText.parse(metrics), CACHE_CONFIG);
+    requireCacheConfig(PrometheusText.prefixSeen(metrics), cacheConfig);
+    Pool pool = pool(cacheConfig, notes);
+    requireEveryEngineDescribed(PrometheusText.census(metrics), cacheConfig);
+    OptionalLong engineContext = OpenAiModels.maxModelLen(http, endpoint);
+    if (engineContext.isEmpty()) {
+      // Both engines always report it; without it the over-pool rejection path cannot be ruled out.
+      throw new ProbeException("/v1/models reports no max_model_len: the engine's own context length is unknown");
+    }
+    String version = version(endpoint);
+    if (pool.exact()) {
+      return ProbeOutcome.observed(new PoolObservation(pool.tokens(), engineContext, version, null, notes));
+    }
+    return ProbeOutcome.observed(PoolObservation.upperBound(pool.tokens(), engineContext, version, null, notes,
+        PoolObservation.PoolSource.UPPER_BOUND_CONTEXT_HELD, PRODUCT_CAVEAT));
   }
 
   static final String PRODUCT_CAVEAT = "this vLLM build exports no kv_cache_size_tokens, and num_gpu_blocks ×"

@@ -1,0 +1,53 @@
+package io.kvguard.probe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvguard.customresource.Engine;
+import io.kvguard.customresource.GenericProbeSpec;
+import io.kvguard.customresource.GenericValueSource;
+import io.kvguard.customresource.RoleSpec;
+import io.kvguard.verdict.ProbeOutcome;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Every engine's probe turns a reading that cannot establish the figures into a failed outcome, never a throw. */
+class EngineProbeTest {
+  private final EngineProbes probes = EngineProbes.standard(EngineHttp.createDefault());
+
+  @ParameterizedTest
+  @EnumSource(Engine.class)
+  void anUnreachableEngineIsAFailedOutcomeNamingTheRequest(Engine engine) throws IOException {
+    int closedPort;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      closedPort = socket.getLocalPort();
+    }
+    RoleSpec role = new RoleSpec();
+    role.setEngine(engine);
+    if (engine == Engine.GENERIC) {
+      GenericValueSource pool = new GenericValueSource();
+      pool.setJsonPointer("/kv");
+      GenericProbeSpec generic = new GenericProbeSpec();
+      generic.setPath("/stats");
+      generic.setPool(pool);
+      role.setGeneric(generic);
+    }
+    ProbeOutcome outcome = probes.forRole(role)
+        .probe(EngineEndpoint.of("http", "127.0.0.1", closedPort, Duration.ofSeconds(2)));
+
+    assertThat(outcome).isInstanceOf(ProbeOutcome.Failed.class);
+    assertThat(((ProbeOutcome.Failed) outcome).cause()).startsWith("GET /").contains(" failed: ");
+  }
+
+  @Test
+  void theFailureMessageIsTheProbeExceptionsMessageAsIs() {
+    EngineProbe generic = new GenericProbe(EngineHttp.createDefault(), null);
+
+    ProbeOutcome outcome = generic.probe(EngineEndpoint.of("http", "127.0.0.1", 1, Duration.ofSeconds(1)));
+
+    assertThat(outcome).isEqualTo(ProbeOutcome.failed("engine generic needs the role's generic settings: path and pool"));
+  }
+}
