@@ -1,12 +1,16 @@
 package io.kvguard.cli;
 
 import io.kvguard.customresource.Engine;
+import io.kvguard.customresource.ModelDeploymentSpec;
+import io.kvguard.customresource.RejectionProbeSpec;
+import io.kvguard.customresource.RoleSpec;
 import io.kvguard.probe.EngineEndpoint;
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.EngineProbe;
 import io.kvguard.probe.EngineProbes;
 import io.kvguard.probe.EngineRejection;
 import io.kvguard.probe.RejectionProbe;
+import io.kvguard.reconciler.RolePolicies;
 import io.kvguard.verdict.GateReason;
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.RejectionJudge;
@@ -36,7 +40,7 @@ public final class CheckCommand {
   public static final int EXIT_FAILED = 2;
 
   private static final Set<String> VALUED = Set.of("engine", "url", "context-window", "min-pool-ratio",
-      "timeout-seconds", "output", "margin-tokens", "model");
+      "timeout-seconds", "output", "margin-tokens", "model", "model-deployment", "role");
   private static final Set<String> FLAGS = Set.of("allow-engine-context-above-pool", "help", "rejection-probe",
       "pd-router");
   /** The rejection probe's deadline without --timeout-seconds: the CRD's rejectionProbe.timeoutSeconds default. */
@@ -63,9 +67,14 @@ public final class CheckCommand {
   /**
    * What the user asked for, validated.
    *
+   * @param role the role whose policy is judged: from {@code --model-deployment}, or built from the flags
    * @param rejection the rejection probe's settings, or null when it was not asked for
    */
-  record Request(Engine engine, URI baseUri, PoolPolicy policy, Duration timeout, boolean json, Rejection rejection) {}
+  record Request(RoleSpec role, URI baseUri, PoolPolicy policy, Duration timeout, boolean json, Rejection rejection) {
+    Engine engine() {
+      return role.getEngine();
+    }
+  }
 
   /** {@code --rejection-probe} and its options; the same prompt sizing and recognition as the operator's. */
   record Rejection(long marginTokens, String model, EngineRejection.Route route, Duration timeout) {}
@@ -87,7 +96,7 @@ public final class CheckCommand {
     }
     EngineProbe probe;
     try {
-      probe = probes.forEngine(request.engine());
+      probe = request.role().getGeneric() == null ? probes.forEngine(request.engine()) : probes.forRole(request.role());
     } catch (IllegalStateException e) {
       err.println("kvguard check: " + e.getMessage());
       return EXIT_FAILED;
@@ -126,26 +135,33 @@ public final class CheckCommand {
         promptTokens, request.rejection().model(), observation, request.rejection().route()));
   }
 
-  static Request request(Arguments args) throws UsageException {
-    Engine engine = engine(args.required("engine"));
+  Request request(Arguments args) throws UsageException {
     URI baseUri = baseUri(args.required("url"));
-    long window = args.longValue("context-window", -1, 1, Long.MAX_VALUE);
-    if (window < 0) {
-      throw new UsageException("--context-window is required (the tokens the service promises its clients)");
-    }
-    double ratio = args.doubleValue("min-pool-ratio", 1.0, 1.0);
-    long timeout = args.longValue("timeout-seconds", 5, 1, 300);
     String output = args.value("output").orElse("text");
     if (!output.equals("text") && !output.equals("json")) {
       throw new UsageException("--output must be text or json, was '" + output + "'");
     }
-    PoolPolicy policy = new PoolPolicy(window, ratio, args.flag("allow-engine-context-above-pool"));
-    return new Request(engine, baseUri, policy, Duration.ofSeconds(timeout), output.equals("json"),
-        rejection(args, engine));
+    Optional<Long> timeout = args.flag("timeout-seconds")
+        ? Optional.of(args.longValue("timeout-seconds", 5, 1, 300)) : Optional.empty();
+    PreflightSpec preflight = args.value("model-deployment").isPresent()
+        ? PreflightSpec.fromFile(args) : PreflightSpec.fromFlags(args);
+    ModelDeploymentSpec spec = preflight.spec();
+    RoleSpec role = preflight.role();
+    PoolPolicy policy = RolePolicies.of(spec, role);
+    Duration probeTimeout = Duration.ofSeconds(timeout.orElse(preflight.fromFile()
+        ? (long) spec.effectiveProbe().effectiveTimeoutSeconds() : 5L));
+    return new Request(role, baseUri, policy, probeTimeout, output.equals("json"),
+        rejection(args, preflight, timeout));
   }
 
-  private static Rejection rejection(Arguments args, Engine engine) throws UsageException {
-    if (!args.flag("rejection-probe")) {
+  /**
+   * With {@code --model-deployment}, the rejection probe runs as the spec asks (or when {@code --rejection-probe} is
+   * given), with the spec's margin, model and deadline unless the flags say otherwise.
+   */
+  private Rejection rejection(Arguments args, PreflightSpec preflight, Optional<Long> timeout) throws UsageException {
+    RejectionProbeSpec fromSpec = preflight.fromFile() ? preflight.spec().effectiveRejectionProbe() : null;
+    boolean asked = args.flag("rejection-probe") || (fromSpec != null && fromSpec.effectiveEnabled());
+    if (!asked) {
       for (String option : List.of("margin-tokens", "model", "pd-router")) {
         if (args.flag(option)) {
           throw new UsageException("--" + option + " needs --rejection-probe");
@@ -154,17 +170,37 @@ public final class CheckCommand {
       return null;
     }
     // The CRD's bounds and default for spec.rejectionProbe.marginTokens.
-    long margin = args.longValue("margin-tokens", 1, 1, 1_048_576);
-    String model = args.value("model").orElse(null);
-    if (engine == Engine.VLLM && (model == null || model.isBlank())) {
-      throw new UsageException("--rejection-probe on vllm needs --model (the served model name /v1/completions expects)");
+    long margin = args.longValue("margin-tokens", fromSpec == null ? 1 : fromSpec.effectiveMarginTokens(), 1, 1_048_576);
+    String model = args.value("model").orElse(preflight.fromFile() ? preflight.spec().getModel() : null);
+    Engine engine = preflight.role().getEngine();
+    Optional<EngineRejection> knowledge = rejectionOf(engine);
+    Optional<String> namedBy = knowledge.flatMap(EngineRejection::modelNamedBy);
+    if (namedBy.isPresent() && (model == null || model.isBlank())) {
+      throw new UsageException("--rejection-probe on " + engine.wireName() + " needs --model (the served model name "
+          + namedBy.get() + " expects)");
     }
-    if (args.flag("pd-router") && engine != Engine.SGLANG) {
-      throw new UsageException("--pd-router is for SGLang's prefill/decode router (--engine sglang)");
+    if (args.flag("pd-router") && !knowledge.map(r -> r.takes(EngineRejection.Route.PD_ROUTER)).orElse(false)) {
+      throw new UsageException("--pd-router is for " + pdRouters());
     }
-    long timeout = args.longValue("timeout-seconds", REJECTION_TIMEOUT_SECONDS, 1, 300);
+    long deadline = timeout.orElse((long) (fromSpec == null ? REJECTION_TIMEOUT_SECONDS : fromSpec.effectiveTimeoutSeconds()));
     return new Rejection(margin, model == null ? "" : model.strip(),
-        args.flag("pd-router") ? EngineRejection.Route.PD_ROUTER : EngineRejection.Route.POD, Duration.ofSeconds(timeout));
+        args.flag("pd-router") ? EngineRejection.Route.PD_ROUTER : EngineRejection.Route.POD, Duration.ofSeconds(deadline));
+  }
+
+  private Optional<EngineRejection> rejectionOf(Engine engine) {
+    try {
+      return probes.forEngine(engine).rejection();
+    } catch (IllegalStateException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** The engines whose rejection probe can go through a prefill/decode router, as the usage error names them. */
+  private String pdRouters() {
+    return Arrays.stream(Engine.values())
+        .flatMap(engine -> rejectionOf(engine).filter(r -> r.takes(EngineRejection.Route.PD_ROUTER))
+            .map(r -> r.engineName() + "'s prefill/decode router (--engine " + engine.wireName() + ")").stream())
+        .collect(Collectors.joining(" or "));
   }
 
   static Engine engine(String name) throws UsageException {
@@ -208,14 +244,21 @@ public final class CheckCommand {
   static String usage() {
     return """
         Usage: java -jar kvguard-operator.jar check --engine ENGINE --url URL --context-window TOKENS [options]
+               java -jar kvguard-operator.jar check --model-deployment FILE [--role ROLE] --url URL [options]
 
         Probes one live engine with the operator's own probe and verdict code.
+          --model-deployment FILE             judge by a ModelDeployment in a YAML file, as the operator would (its
+                                              window, ratio, version rules, advisories and rejection probe);
+                                              instead of --engine, --context-window, --min-pool-ratio and
+                                              --allow-engine-context-above-pool
+          --role ROLE                         which of its roles the engine serves (needed when it has several)
           --engine ENGINE                     %s
           --url URL                           the engine's root, e.g. http://10.0.0.7:30000
           --context-window TOKENS             the context window the service promises its clients
           --min-pool-ratio RATIO              the pool must hold at least window x RATIO (default 1.0)
           --allow-engine-context-above-pool   accept an engine whose own context length exceeds its pool (unsafe)
-          --timeout-seconds SECONDS           deadline of each request to the engine, 1-300 (default 5)
+          --timeout-seconds SECONDS           deadline of each request to the engine, 1-300 (default 5, or the
+                                              spec's probe.timeoutSeconds)
           --output text|json                  report format (default text)
           --rejection-probe                   also send one prompt just above the engine's admission limit and
                                               require the engine's own refusal (as spec.rejectionProbe does)

@@ -29,6 +29,16 @@ public interface EngineRejection {
   /** The engine's name as messages show it. */
   String engineName();
 
+  /** Whether a prompt can be sent this way: to the process itself always; through a router only where its fields are known. */
+  default boolean takes(Route route) {
+    return route == Route.POD;
+  }
+
+  /** The path whose request must name the served model, for engines whose API needs it; empty otherwise. */
+  default Optional<String> modelNamedBy() {
+    return Optional.empty();
+  }
+
   /**
    * @param promptTokens the prompt's length, just above the engine's admission limit
    * @param model the served model's name, for engines whose API needs it

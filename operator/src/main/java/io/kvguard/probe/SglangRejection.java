@@ -36,6 +36,12 @@ final class SglangRejection implements EngineRejection {
     return "SGLang";
   }
 
+  /** Through sgl-model-gateway's prefill/decode router, which adds bootstrap_host and bootstrap_room itself. */
+  @Override
+  public boolean takes(Route route) {
+    return true;
+  }
+
   @Override
   public Plan plan(long promptTokens, String model, PoolObservation observation, Route route) {
     String mode = observation.disaggregationMode();

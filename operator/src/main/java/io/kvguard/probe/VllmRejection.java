@@ -26,6 +26,12 @@ final class VllmRejection implements EngineRejection {
     return "vLLM";
   }
 
+  /** The prompt goes in an OpenAI completions request, whose {@code model} field names the served model. */
+  @Override
+  public Optional<String> modelNamedBy() {
+    return Optional.of(COMPLETIONS);
+  }
+
   @Override
   public Plan plan(long promptTokens, String model, PoolObservation observation, Route route) {
     return new Plan.Send(OverLimitPrompt.tokenIds(COMPLETIONS, "{\"model\":" + OverLimitPrompt.quote(model)

@@ -22,7 +22,6 @@ import io.kvguard.verdict.PoolPolicy;
 import io.kvguard.verdict.PoolVerdict;
 import io.kvguard.verdict.ProbeOutcome;
 import io.kvguard.verdict.Verdict;
-import io.kvguard.verdict.VersionRules;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -250,10 +249,7 @@ final class PodAssessor {
   }
 
   static PoolPolicy policy(ModelDeployment md, RoleSpec role) {
-    return new PoolPolicy(md.getSpec().getContextWindow(), md.getSpec().effectiveMinPoolRatio(),
-        role.effectiveAllowEngineContextAbovePool(), VersionRules.of(role.getEngine().wireName(),
-            role.getMinEngineVersion(), role.effectiveAllowUnknownVersions(), md.getSpec().effectiveEngineAdvisories()),
-        role.effectiveBlockCountIsPool());
+    return RolePolicies.of(md.getSpec(), role);
   }
 
   /**

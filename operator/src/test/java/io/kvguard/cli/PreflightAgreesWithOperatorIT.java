@@ -1,0 +1,106 @@
+package io.kvguard.cli;
+
+import static io.kvguard.testing.OperatorHarness.role;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvguard.customresource.Engine;
+import io.kvguard.customresource.ModelDeployment;
+import io.kvguard.customresource.RoleSpec;
+import io.kvguard.demo.EngineShapes;
+import io.kvguard.demo.FakeEngine;
+import io.kvguard.probe.EngineHttp;
+import io.kvguard.probe.EngineProbes;
+import io.kvguard.testing.EmbeddedClusterTest;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The preflight and the operator read a spec the same way: the operator gates a pod, {@code check} probes the
+ * same engine with the same ModelDeployment, and both reach the same reason. The version rules are where they
+ * used to part: {@code check} judged without them, so it cleared engines the operator refuses.
+ */
+class PreflightAgreesWithOperatorIT extends EmbeddedClusterTest {
+  private static final long WINDOW = 1_048_576;
+  private static final Map<String, String> PREFILL = Map.of("app", "glm", "role", "prefill");
+
+  @TempDir
+  Path dir;
+
+  @Test
+  void anAdvisoryRefusesInBothWithTheDefaultSpecAndItsFlags() throws IOException {
+    FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, "prefill", "0.5.21", 2_040_000));
+    h.pod("prefill-0", PREFILL, engine);
+    ModelDeployment md = h.create(h.modelDeployment("glm", WINDOW, role("prefill", Engine.SGLANG, PREFILL)));
+
+    awaitGate("prefill-0", "False", "KnownUnsafeEngine");
+    assertThat(reason(check("--model-deployment", file(md), "--url", url(engine)))).isEqualTo("KnownUnsafeEngine");
+    // The flags describe the same spec (every other field at its default): advisories are on there too.
+    assertThat(reason(check("--engine", "sglang", "--context-window", Long.toString(WINDOW), "--url", url(engine))))
+        .isEqualTo("KnownUnsafeEngine");
+  }
+
+  @Test
+  void aMinimumEngineVersionRefusesInBoth() throws IOException {
+    FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+    h.pod("prefill-0", PREFILL, engine);
+    RoleSpec role = role("prefill", Engine.SGLANG, PREFILL);
+    role.setMinEngineVersion("0.5.23");
+    ModelDeployment md = h.create(h.modelDeployment("glm", WINDOW, role));
+
+    awaitGate("prefill-0", "False", "EngineVersionTooOld");
+    assertThat(reason(check("--model-deployment", file(md), "--url", url(engine)))).isEqualTo("EngineVersionTooOld");
+  }
+
+  @Test
+  void aPoolThatHoldsTheWindowIsVerifiedByBothAndOneThatDoesNotIsRefusedByBoth() throws IOException {
+    FakeEngine big = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+    FakeEngine small = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 681_280));
+    h.pod("big-0", Map.of("app", "glm", "role", "big"), big);
+    h.pod("small-0", Map.of("app", "glm", "role", "small"), small);
+    ModelDeployment md = h.create(h.modelDeployment("glm", WINDOW,
+        role("big", Engine.SGLANG, Map.of("app", "glm", "role", "big")),
+        role("small", Engine.SGLANG, Map.of("app", "glm", "role", "small"))));
+
+    awaitGate("big-0", "True", "PoolSufficient");
+    awaitGate("small-0", "False", "PoolTooSmall");
+    assertThat(reason(check("--model-deployment", file(md), "--role", "big", "--url", url(big))))
+        .isEqualTo("PoolSufficient");
+    assertThat(reason(check("--model-deployment", file(md), "--role", "small", "--url", url(small))))
+        .isEqualTo("PoolTooSmall");
+  }
+
+  private String file(ModelDeployment md) throws IOException {
+    Path file = dir.resolve(md.getMetadata().getName() + ".yaml");
+    Files.writeString(file, h.client.getKubernetesSerialization().asYaml(md));
+    return file.toString();
+  }
+
+  private static String url(FakeEngine engine) {
+    return "http://127.0.0.1:" + engine.port();
+  }
+
+  private static String check(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    String[] withJson = java.util.stream.Stream.concat(java.util.Arrays.stream(args), java.util.stream.Stream.of(
+        "--output", "json")).toArray(String[]::new);
+    new CheckCommand(EngineProbes.standard(EngineHttp.createDefault())).run(withJson,
+        new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+    assertThat(err.toString(StandardCharsets.UTF_8)).isEmpty();
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
+  private static String reason(String json) throws IOException {
+    JsonNode report = new ObjectMapper().readTree(json);
+    return report.path("reason").asText();
+  }
+}
