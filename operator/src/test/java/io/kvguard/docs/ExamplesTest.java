@@ -18,10 +18,12 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The examples users copy: each ModelDeployment is admitted by the generated CRD's schema and CEL rules, and
- * every workload's pod template declares the kvguard.io/pool-verified readiness gate.
+ * every workload whose pods a ModelDeployment selects declares the kvguard.io/pool-verified readiness gate in its pod
+ * template (a router's own Deployment, a Service or an InferencePool in the same file is not such a workload).
  */
 class ExamplesTest {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+  private static final java.util.Set<String> WORKLOADS = java.util.Set.of("Deployment", "LeaderWorkerSet", "LLMInferenceService");
 
   static Stream<Path> examples() throws IOException {
     return Files.list(Path.of("../docs/examples")).filter(p -> p.toString().endsWith(".yaml")).sorted();
@@ -33,15 +35,25 @@ class ExamplesTest {
     List<JsonNode> documents = new ArrayList<>();
     YAML.readerFor(JsonNode.class).readValues(new YAMLFactory().createParser(file.toFile())).forEachRemaining(d -> documents.add((JsonNode) d));
     assertThat(documents).extracting(d -> d.path("kind").asText()).contains("ModelDeployment");
+    List<JsonNode> roleSelectors = new ArrayList<>();
+    documents.stream().filter(d -> d.path("kind").asText().equals("ModelDeployment"))
+        .forEach(d -> d.at("/spec/roles").forEach(r -> roleSelectors.add(r.at("/selector/matchLabels"))));
     int workloads = 0;
     for (JsonNode document : documents) {
       String kind = document.path("kind").asText();
       if (kind.equals("ModelDeployment")) {
         assertThat(CrdRulesAccess.violations(new YAMLMapper().writeValueAsString(document))).as(file.toString()).isEmpty();
-      } else {
-        JsonNode podSpec = kind.equals("LeaderWorkerSet")
-            ? document.at("/spec/leaderWorkerTemplate/leaderTemplate/spec")
-            : document.at("/spec/template/spec");
+      } else if (WORKLOADS.contains(kind)) {
+        JsonNode podSpec = switch (kind) {
+          case "LeaderWorkerSet" -> document.at("/spec/leaderWorkerTemplate/leaderTemplate/spec");
+          case "LLMInferenceService" -> document.at("/spec/template");
+          default -> document.at("/spec/template/spec");
+        };
+        JsonNode labels = kind.equals("LeaderWorkerSet") ? document.at("/spec/leaderWorkerTemplate/leaderTemplate/metadata/labels")
+            : document.at("/spec/template/metadata/labels");
+        if (kind.equals("Deployment") && roleSelectors.stream().noneMatch(s -> selects(s, labels))) {
+          continue; // not an engine kvguard guards (e.g. a router's own Deployment)
+        }
         assertThat(podSpec.path("readinessGates").findValuesAsText("conditionType"))
             .as("%s %s declares the readiness gate", kind, document.at("/metadata/name").asText())
             .contains("kvguard.io/pool-verified");
@@ -49,5 +61,17 @@ class ExamplesTest {
       }
     }
     assertThat(workloads).isPositive();
+  }
+
+  /** Whether a role's matchLabels select a pod with these template labels. */
+  private static boolean selects(JsonNode matchLabels, JsonNode labels) {
+    java.util.Iterator<java.util.Map.Entry<String, JsonNode>> wanted = matchLabels.fields();
+    while (wanted.hasNext()) {
+      java.util.Map.Entry<String, JsonNode> label = wanted.next();
+      if (!label.getValue().asText().equals(labels.path(label.getKey()).asText(null))) {
+        return false;
+      }
+    }
+    return matchLabels.size() > 0;
   }
 }
