@@ -3,6 +3,7 @@ package io.kvguard.helm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -19,12 +20,17 @@ class PromQlTest {
   }
 
   @Test
-  void acceptsWhatPrometheusAccepts() {
-    PromQl.parse("absent(kvguard_build_info)");
-    PromQl.parse("max(kvguard_pod_verified) without (pod) == 0 or on (namespace) vector(1)");
-    PromQl.parse("-kvguard_pod_verified offset 5m unless kvguard_pod_verified{pod!~\"a|b\",}");
-    PromQl.parse("topk(3, sum_over_time(kvguard_pod_verified[1h:5m]))");
-    PromQl.parse("2 ^ 3 ^ 2 * 1e3");
+  void acceptsWhatPrometheusAcceptsAndReadsItsNames() {
+    assertThat(PromQl.parse("absent(kvguard_build_info)"))
+        .isEqualTo(new PromQl.Names(Set.of("kvguard_build_info"), Set.of()));
+    assertThat(PromQl.parse("max(kvguard_pod_verified) without (pod) == 0 or on (namespace) vector(1)"))
+        .isEqualTo(new PromQl.Names(Set.of("kvguard_pod_verified"), Set.of("pod", "namespace")));
+    assertThat(PromQl.parse("-kvguard_pod_verified offset 5m unless kvguard_pod_verified{pod!~\"a|b\",}"))
+        .isEqualTo(new PromQl.Names(Set.of("kvguard_pod_verified"), Set.of("pod")));
+    assertThat(PromQl.parse("topk(3, sum_over_time(kvguard_pod_verified[1h:5m]))"))
+        .isEqualTo(new PromQl.Names(Set.of("kvguard_pod_verified"), Set.of()));
+    // Numbers and operators only: an expression that names nothing.
+    assertThat(PromQl.parse("2 ^ 3 ^ 2 * 1e3")).isEqualTo(new PromQl.Names(Set.of(), Set.of()));
   }
 
   @ParameterizedTest
