@@ -7,11 +7,11 @@ import java.util.Map;
 import java.util.Optional;
 
 /** Kubernetes label-selector semantics (matchLabels AND every matchExpression), with validation. */
-final class LabelSelectors {
+public final class LabelSelectors {
   private LabelSelectors() {}
 
   /** Why a selector cannot be applied, or empty when it is valid. An empty selector is refused: it would select every pod. */
-  static Optional<String> problem(LabelSelector selector) {
+  public static Optional<String> problem(LabelSelector selector) {
     if (selector == null) {
       return Optional.of("selector is missing");
     }
@@ -43,7 +43,7 @@ final class LabelSelectors {
     return Optional.empty();
   }
 
-  static boolean matches(LabelSelector selector, Map<String, String> podLabels) {
+  public static boolean matches(LabelSelector selector, Map<String, String> podLabels) {
     if (problem(selector).isPresent()) {
       return false;
     }
