@@ -47,6 +47,22 @@ public class ModelDeploymentSpec {
       + " admission limit must be refused (off by default).")
   private RejectionProbeSpec rejectionProbe;
 
+  @JsonPropertyDescription("What kvguard publishes to routers beyond the gate.")
+  private RoutingSpec routing;
+
+  public RoutingSpec getRouting() {
+    return routing;
+  }
+
+  public void setRouting(RoutingSpec routing) {
+    this.routing = routing;
+  }
+
+  /** Whether verified pods get the context-length label (spec.routing.publishContextLengthLabel). */
+  public boolean publishesContextLength() {
+    return routing != null && Boolean.TRUE.equals(routing.getPublishContextLengthLabel());
+  }
+
   public RejectionProbeSpec getRejectionProbe() {
     return rejectionProbe;
   }

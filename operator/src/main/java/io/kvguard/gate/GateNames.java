@@ -12,5 +12,11 @@ public final class GateNames {
    */
   public static final String VERDICTS_ANNOTATION = "kvguard.io/verdicts";
 
+  /**
+   * Label llm-d's context-length-aware plugin reads, "min-max" (llm-d/llm-d-router v0.10.0,
+   * contextlengthaware/context_length_aware.go); kvguard writes "0-N" on verified pods of policies that opt in.
+   */
+  public static final String CONTEXT_LENGTH_LABEL = "llm-d.ai/context-length-range";
+
   private GateNames() {}
 }

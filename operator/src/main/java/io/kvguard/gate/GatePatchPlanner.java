@@ -132,19 +132,47 @@ public final class GatePatchPlanner {
 
   /** The label patch on the pod itself, or empty when the label already says what the decision says. */
   public static Optional<String> labelPatch(Pod pod, GateDecision decision) {
+    return labelPatch(pod, decision, null);
+  }
+
+  /**
+   * The label patch: the routing label as the decision says and, when {@code update} says the policy publishes it,
+   * the context-length label as {@link #contextLengthRange} says (added or changed only with the containers it was
+   * measured on, like the routing label; removed when there is no range); empty when both already match.
+   */
+  public static Optional<String> labelPatch(Pod pod, GateDecision decision, RecordUpdate update) {
     Map<String, String> labels = pod.getMetadata().getLabels();
+    ArrayNode ops = JSON.arrayNode();
+    boolean adds = false;
     String current = labels == null ? null : labels.get(GateNames.VERIFIED_LABEL);
-    String path = "/metadata/labels/" + escape(GateNames.VERIFIED_LABEL);
     boolean wanted = decision.open() && !isPolicyRemoval(decision);
-    // The resourceVersion test fences the label like the condition: a writer whose read is older than the pod
+    if (wanted && !"true".equals(current)) {
+      ops.add(op("add", labelPath(GateNames.VERIFIED_LABEL)).put("value", "true"));
+      adds = true;
+    } else if (!wanted && current != null) {
+      ops.add(test(labelPath(GateNames.VERIFIED_LABEL), current));
+      ops.add(op("remove", labelPath(GateNames.VERIFIED_LABEL)));
+    }
+    if (update != null && update.publishContextLength()) {
+      String range = contextLengthRange(decision, update.record()).orElse(null);
+      String published = labels == null ? null : labels.get(GateNames.CONTEXT_LENGTH_LABEL);
+      if (range != null && !range.equals(published)) {
+        ops.add(op("add", labelPath(GateNames.CONTEXT_LENGTH_LABEL)).put("value", range));
+        adds = true;
+      } else if (range == null && published != null) {
+        ops.add(test(labelPath(GateNames.CONTEXT_LENGTH_LABEL), published));
+        ops.add(op("remove", labelPath(GateNames.CONTEXT_LENGTH_LABEL)));
+      }
+    }
+    if (ops.isEmpty()) {
+      return Optional.empty();
+    }
+    // The resourceVersion test fences the labels like the condition: a writer whose read is older than the pod
     // (a deposed leader, a pass behind another's write) is refused instead of undoing a newer decision.
     ArrayNode patch = guards(pod);
     patch.add(test("/metadata/resourceVersion", pod.getMetadata().getResourceVersion()));
-    if (wanted) {
-      if ("true".equals(current)) {
-        return Optional.empty();
-      }
-      // The label routes traffic at once: it goes on only while the pod still runs the containers that were
+    if (adds) {
+      // A label routes traffic at once: it goes on only while the pod still runs the containers that were
       // judged (a restart between the two writes fails these tests, and the next pass judges the new one).
       List<ContainerStatus> containers = pod.getStatus() == null ? null : pod.getStatus().getContainerStatuses();
       if (containers != null) {
@@ -158,19 +186,37 @@ public final class GatePatchPlanner {
           }
         }
       }
-      if (labels == null) {
-        patch.add(op("add", "/metadata/labels").set("value", JSON.objectNode().put(GateNames.VERIFIED_LABEL, "true")));
-      } else {
-        patch.add(op("add", path).put("value", "true"));
-      }
+    }
+    if (labels == null) {
+      // JSON patch cannot add a member to an object that is not there: write the whole map (only adds can be
+      // planned on a pod without labels).
+      ObjectNode all = JSON.objectNode();
+      ops.forEach(o -> all.put(o.get("path").asText().substring("/metadata/labels/".length()).replace("~1", "/")
+          .replace("~0", "~"), o.get("value").asText()));
+      patch.add(op("add", "/metadata/labels").set("value", all));
     } else {
-      if (current == null) {
-        return Optional.empty();
-      }
-      patch.add(test(path, current));
-      patch.add(op("remove", path));
+      patch.addAll(ops);
     }
     return Optional.of(write(patch));
+  }
+
+  /**
+   * The context a verified pod is proven to hold, as llm-d's context-length-aware plugin reads it: "0-N" with N the
+   * smaller of the measured pool and the engine's own context length. Empty (no label) unless the decision opens
+   * the gate on a record that says Verified and carries both figures: a figure kvguard did not measure is never
+   * published (Audit mode opens every gate, so the record's verdict decides).
+   */
+  public static Optional<String> contextLengthRange(GateDecision decision, VerdictRecord record) {
+    if (!decision.open() || isPolicyRemoval(decision) || record == null || !"Verified".equals(record.verdict())
+        || record.poolTokens() == null || record.engineContextTokens() == null) {
+      return Optional.empty();
+    }
+    long admissible = Math.min(record.poolTokens(), record.engineContextTokens());
+    return admissible > 0 ? Optional.of("0-" + admissible) : Optional.empty();
+  }
+
+  private static String labelPath(String key) {
+    return "/metadata/labels/" + escape(key);
   }
 
   /**

@@ -81,7 +81,7 @@ public final class PodGate {
     if (decision == null) {
       return new Outcome(condition.written() != null, false, false, false);
     }
-    Attempt label = write(cached, pod, policy, p -> GatePatchPlanner.labelPatch(p, decision), beforeWrite, false,
+    Attempt label = write(cached, pod, policy, p -> GatePatchPlanner.labelPatch(p, decision, update), beforeWrite, false,
         judgedOpening);
     if (label.written() != null) {
       written.accept(label.written(), pod);

@@ -199,7 +199,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
         arbitration = arbiter.arbitrate(assessment.podUid(), self, GateDecision.of(assessment.verdict(), audit), others);
         // The policy's own verdict goes on the pod with the decision: it survives an operator restart there.
         RecordUpdate record = new RecordUpdate(md.getMetadata().getName(), signer.sign(assessment.pod(),
-            md.getMetadata().getName(), PodRecords.of(assessment, before.get(assessment.podName()), now)));
+            md.getMetadata().getName(), PodRecords.of(assessment, before.get(assessment.podName()), now)),
+            md.getSpec() != null && md.getSpec().publishesContextLength());
         isolated(md, assessment.pod(), unwritten,
             () -> writeGate(md, context, assessment.role(), assessment.pod(), arbitration.decision(), record));
       }
@@ -275,7 +276,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     boolean written = true;
     Set<ResourceID> others = policiesConcerning(pod).stream().map(ResourceID::fromResource)
         .filter(id -> !id.equals(self)).collect(Collectors.toSet());
-    RecordUpdate letGo = RecordUpdate.remove(md.getMetadata().getName());
+    RecordUpdate letGo = RecordUpdate.remove(md.getMetadata().getName(),
+        md.getSpec() != null && md.getSpec().publishesContextLength());
     synchronized (arbiter.lockFor(pod.getMetadata().getUid())) {
       arbiter.forget(pod.getMetadata().getUid(), self);
       // Handed back open when no other policy holds the pod; either way this policy's record leaves it, so the
