@@ -9,7 +9,6 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kvguard.verdict.GateDecision;
 import java.time.Clock;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.BiConsumer;
@@ -116,19 +115,6 @@ public final class PodGate {
     return pod.getMetadata().getDeletionTimestamp() != null;
   }
 
-  /** Same containers, same starts: the judged process is the one running. */
-  private static boolean sameContainers(Pod judged, Pod now) {
-    return Objects.equals(containers(judged), containers(now));
-  }
-
-  private static List<String> containers(Pod pod) {
-    if (pod.getStatus() == null || pod.getStatus().getContainerStatuses() == null) {
-      return List.of();
-    }
-    return pod.getStatus().getContainerStatuses().stream()
-        .map(c -> c.getName() + "|" + c.getContainerID() + "|" + c.getRestartCount()).toList();
-  }
-
   /**
    * What a patch is addressed to. fabric8 GETs a name-only resource before every string patch to learn what it
    * patches, which would double the requests per gate write; given an item it clones it instead, so the item is
@@ -150,7 +136,7 @@ public final class PodGate {
       if (terminating(current)) {
         return Attempt.GONE;
       }
-      if (opening && !sameContainers(judged, current)) {
+      if (opening && !ProcessIdentity.sameProcesses(judged, current)) {
         // Opening now would open a container nobody judged. The pod's change triggers the pass that judges it.
         return Attempt.STALE;
       }

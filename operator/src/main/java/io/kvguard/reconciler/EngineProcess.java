@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.kvguard.gate.ProcessIdentity;
 import java.util.List;
 
 /**
@@ -14,8 +15,9 @@ import java.util.List;
  */
 record EngineProcess(String containerName, String containerID, int restartCount, String podIP, int port, int metricsPort) {
 
+  /** This process's identity ({@link ProcessIdentity}): probe results are kept for it alone. */
   String identity() {
-    return containerID + "#" + restartCount;
+    return ProcessIdentity.of(containerID, restartCount);
   }
 
   /** Either a probeable process or why the pod cannot be probed (yet). */

@@ -120,15 +120,14 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     List<PodAssessment> assessments = new ArrayList<>();
     Map<String, List<String>> roleNotes = new LinkedHashMap<>();
     if (invalid.isEmpty()) {
-      for (RoleSpec role : md.getSpec().getRoles()) {
-        roleNotes.put(role.getName(), RoleNotes.of(role));
-        for (Pod pod : selectedPods(md, role)) {
-          try {
-            assessments.add(assessor.assess(md, role, pod, trustedRecord(md, pod), pass));
-          } catch (RuntimeException e) {
-            LOG.warn("cannot assess pod {}/{}: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(), e.toString());
-            assessments.add(ShutAssessments.failed(pod, role.getName(), e));
-          }
+      md.getSpec().getRoles().forEach(role -> roleNotes.put(role.getName(), RoleNotes.of(role)));
+      for (PodSelection.Selected selected : PodSelection.firstRoleWins(md.getSpec().getRoles(), role -> selectedPods(md, role))) {
+        Pod pod = selected.pod();
+        try {
+          assessments.add(assessor.assess(md, selected.role(), pod, trustedRecord(md, pod), pass));
+        } catch (RuntimeException e) {
+          LOG.warn("cannot assess pod {}/{}: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(), e.toString());
+          assessments.add(ShutAssessments.failed(pod, selected.role().getName(), e));
         }
       }
     } else {
@@ -142,7 +141,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     List<String> unwritten = new ArrayList<>();
     scheduler.retain(self, pass.probes());
     rejections.retain(self, pass.rejections());
-    List<PodAssessment> kept = gate(md, context, self, dedupe(assessments), before, now, conflicts, unwritten);
+    List<PodAssessment> kept = gate(md, context, self, assessments, before, now, conflicts, unwritten);
     releaseDeselected(md, context, self, before, kept, unwritten);
     // What this policy remembers of pods it no longer has (deleted, or recreated under a new UID) goes now.
     for (String gone : keptPods.gone(self, kept.stream().map(PodAssessment::podUid).collect(Collectors.toSet()))) {
@@ -347,15 +346,6 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       signals.gateFlipped(md, role, decision.open());
     }
     return !outcome.superseded();
-  }
-
-  /** A pod selected by two roles of one policy is judged once, by the first role that selects it. */
-  private static List<PodAssessment> dedupe(List<PodAssessment> assessments) {
-    Map<String, PodAssessment> byUid = new LinkedHashMap<>();
-    for (PodAssessment assessment : assessments) {
-      byUid.putIfAbsent(assessment.podUid(), assessment);
-    }
-    return new ArrayList<>(byUid.values());
   }
 
   private static PodAssessment withNotes(PodAssessment assessment, List<String> extra) {
