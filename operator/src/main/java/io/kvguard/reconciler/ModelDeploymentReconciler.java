@@ -1,7 +1,6 @@
 package io.kvguard.reconciler;
 
 import io.fabric8.kubernetes.api.model.Pod;
-import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
@@ -11,7 +10,6 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
-import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.ModelDeploymentStatus;
 import io.kvguard.customresource.PodVerdictStatus;
@@ -67,7 +65,9 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private final Signals signals;
   private final ProbeCredentials credentials;
   private final RecordSigner signer;
-  private volatile InformerEventSource<Pod, ModelDeployment> pods;
+  /** Pods of the namespaces that hold a ModelDeployment, and no others (PodCache). */
+  private final PodCache pods = new PodCache(pod -> policiesConcerning(pod).stream()
+      .map(ResourceID::fromResource).collect(Collectors.toSet()));
   private volatile IndexerResourceCache<ModelDeployment> policies;
 
   public ModelDeploymentReconciler(EngineProbes probes, RejectionProbe rejectionProbe, ProbeLimits limits,
@@ -91,19 +91,20 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   @Override
   public List<EventSource<?, ModelDeployment>> prepareEventSources(EventSourceContext<ModelDeployment> context) {
     policies = context.getPrimaryCache();
-    pods = new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class, ModelDeployment.class)
-        .withName("pods")
-        .withNamespacesInheritedFromController()
-        .withItemStore(new LeanPodStore())
-        .withSecondaryToPrimaryMapper(pod -> policiesConcerning(pod).stream()
-            .map(ResourceID::fromResource).collect(Collectors.toSet()))
-        .build(), context);
-    SelectionIndex.register(pods, policies);
-    return List.of(pods, probeEvents);
+    SelectionIndex.register(policies);
+    // Pod informers are started per namespace by the passes that need them (PodCache).
+    return List.of(probeEvents);
   }
 
   @Override
   public UpdateControl<ModelDeployment> reconcile(ModelDeployment md, Context<ModelDeployment> context) {
+    try (PodCache.InUse namespacePods = pods.use(md.getMetadata().getNamespace(), context.eventSourceRetriever(),
+        policies)) {
+      return pass(md, context);
+    }
+  }
+
+  private UpdateControl<ModelDeployment> pass(ModelDeployment md, Context<ModelDeployment> context) {
     if (context.isPrimaryResourceDeleted() || md.isMarkedForDeletion()) {
       handBack(md, context);
       return UpdateControl.noUpdate();
@@ -340,7 +341,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     // Each write is cached as it is accepted, so the next pass sees it before the watch delivers it, and the
     // watch event of the condition write (arriving before the label write) is known as ours and triggers no pass.
     PodGate.Outcome outcome = gate.apply(pod, decision, record, beforeWrite,
-        (written, previous) -> pods.handleRecentResourceUpdate(ResourceID.fromResource(written), written, previous));
+        pods::written);
     if (outcome.conditionWritten() && role != null && decision != null
         && (wasOpen == null || wasOpen != decision.open())) {
       signals.gateFlipped(md, role, decision.open());
@@ -383,7 +384,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    * pod network, and selected by a policy that is not being deleted. Otherwise the probe is not sent.
    */
   private Optional<String> whyNotProbe(String namespace, String name, String uid, String podIP) {
-    Optional<Pod> current = pods == null ? Optional.empty() : cachedPod(namespace, name);
+    Optional<Pod> current = cachedPod(namespace, name);
     if (current.isEmpty() || !uid.equals(current.get().getMetadata().getUid())) {
       return Optional.of("pod " + namespace + "/" + name + " is gone");
     }

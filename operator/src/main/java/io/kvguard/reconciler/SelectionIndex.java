@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.Function;
 
 /**
  * Informer-cache indexes that answer "which pods does this role select" and "which policies concern this pod"
@@ -80,15 +81,19 @@ final class SelectionIndex {
     return VerdictRecords.of(pod).keySet().stream().map(policy -> namespace + "/" + policy).toList();
   }
 
-  static void register(IndexerResourceCache<Pod> pods, IndexerResourceCache<ModelDeployment> policies) {
-    pods.addIndexers(Map.of(POD_LABEL, SelectionIndex::podKeys, POD_RECORDED_BY, SelectionIndex::recordKeys));
+  /** The pod indexes, added to each namespace's pod informer before it starts. */
+  static Map<String, Function<Pod, List<String>>> podIndexers() {
+    return Map.of(POD_LABEL, SelectionIndex::podKeys, POD_RECORDED_BY, SelectionIndex::recordKeys);
+  }
+
+  static void register(IndexerResourceCache<ModelDeployment> policies) {
     policies.addIndexers(Map.of(POLICY_SELECTS, SelectionIndex::policySelectKeys, POLICY_LISTS, SelectionIndex::policyListKeys));
   }
 
   /** The pods of {@code namespace} that {@code selector} matches, by name. */
-  static List<Pod> selected(IndexerResourceCache<Pod> pods, String namespace, LabelSelector selector) {
+  static List<Pod> selected(PodCache pods, String namespace, LabelSelector selector) {
     var candidates = firstMatchLabel(selector)
-        .map(pair -> pods.byIndex(POD_LABEL, labelKey(namespace, pair.getKey(), pair.getValue())).stream())
+        .map(pair -> pods.byIndex(namespace, POD_LABEL, labelKey(namespace, pair.getKey(), pair.getValue())).stream())
         .orElseGet(() -> pods.list(namespace));
     return candidates.filter(pod -> LabelSelectors.matches(selector, pod.getMetadata().getLabels()))
         .sorted(Comparator.comparing(p -> p.getMetadata().getName()))
@@ -96,8 +101,9 @@ final class SelectionIndex {
   }
 
   /** The pods that carry a verdict record of this policy, whether or not it selects them now. */
-  static List<Pod> recordedBy(IndexerResourceCache<Pod> pods, ModelDeployment md) {
-    return pods.byIndex(POD_RECORDED_BY, md.getMetadata().getNamespace() + "/" + md.getMetadata().getName());
+  static List<Pod> recordedBy(PodCache pods, ModelDeployment md) {
+    String namespace = md.getMetadata().getNamespace();
+    return pods.byIndex(namespace, POD_RECORDED_BY, namespace + "/" + md.getMetadata().getName());
   }
 
   /**

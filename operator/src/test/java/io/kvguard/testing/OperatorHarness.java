@@ -83,6 +83,11 @@ public final class OperatorHarness implements AutoCloseable {
     return this;
   }
 
+  /** The running operator, or null before {@link #start()} and after {@link #stopOperator()}. */
+  public KvguardOperator operator() {
+    return operator;
+  }
+
   public void stopOperator() {
     if (operator != null) {
       operator.close();

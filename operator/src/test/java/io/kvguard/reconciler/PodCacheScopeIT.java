@@ -1,0 +1,148 @@
+package io.kvguard.reconciler;
+
+import static io.kvguard.testing.OperatorHarness.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.kvguard.customresource.Engine;
+import io.kvguard.customresource.ModelDeployment;
+import io.kvguard.demo.EmbeddedApiServer;
+import io.kvguard.demo.EngineShapes;
+import io.kvguard.gate.GateNames;
+import io.kvguard.testing.EmbeddedClusterTest;
+import io.kvguard.testing.OperatorHarness;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * kvguard caches the pods of the namespaces that hold a ModelDeployment and no others (issue 18 §2): a namespace
+ * is listed and watched from the first pass of a policy there until the last policy there is gone, and a pod
+ * elsewhere is never read at all.
+ */
+class PodCacheScopeIT extends EmbeddedClusterTest {
+  private static final long WINDOW = 1_048_576;
+  private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
+  private static final String TENANT = "tenant-b";
+  private static final String UNRELATED = "batch-jobs";
+
+  private void namespace(String name) {
+    h.client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build()).create();
+  }
+
+  private Pod verifiedEnginePod(String namespace, String name) {
+    return h.pods.createRunning(namespace, name, SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)).port(), true);
+  }
+
+  private ModelDeployment policyIn(String namespace, String name) {
+    ModelDeployment md = h.modelDeployment(name, WINDOW, role("serve", Engine.SGLANG, SERVE));
+    md.getMetadata().setNamespace(namespace);
+    return h.client.resources(ModelDeployment.class).inNamespace(namespace).resource(md).create();
+  }
+
+  private Optional<PodCondition> gate(String namespace, String pod) {
+    Pod current = h.client.pods().inNamespace(namespace).withName(pod).get();
+    return current.getStatus().getConditions().stream().filter(c -> GateNames.CONDITION_TYPE.equals(c.getType())).findFirst();
+  }
+
+  private boolean labelled(String namespace, String pod) {
+    Map<String, String> labels = h.client.pods().inNamespace(namespace).withName(pod).get().getMetadata().getLabels();
+    return labels != null && "true".equals(labels.get(GateNames.VERIFIED_LABEL));
+  }
+
+  /** The operator's pod informers, by JOSDK event source name (what its health check reports on). */
+  private Set<String> podSources() {
+    return h.operator().operator().getRuntimeInfo().getRegisteredControllers().stream()
+        .flatMap(c -> c.getControllerHealthInfo().eventSourceHealthIndicators().keySet().stream())
+        .filter(name -> name.startsWith(PodCache.SOURCE_PREFIX)).collect(Collectors.toSet());
+  }
+
+  private List<EmbeddedApiServer.Request> podReads() {
+    return h.operatorRequests().stream().filter(r -> r.method().equals("GET") && r.path().matches("/api/v1/(namespaces/[^/]+/)?pods([?].*)?"))
+        .toList();
+  }
+
+  @Test
+  void aPolicyInANewNamespaceSeesItsPodsAndPodsWhereNoPolicyIsAreNeverRead() {
+    verifiedEnginePod(OperatorHarness.NAMESPACE, "serve-0");
+    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    awaitGate("serve-0", "True", "PoolSufficient");
+    namespace(TENANT);
+    namespace(UNRELATED);
+    verifiedEnginePod(TENANT, "serve-0");
+    // Selected by the same labels, but no policy of its own namespace exists: it concerns nobody.
+    verifiedEnginePod(UNRELATED, "serve-0");
+
+    policyIn(TENANT, "glm-b");
+
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+      assertThat(gate(TENANT, "serve-0")).hasValueSatisfying(c -> {
+        assertThat(c.getStatus()).isEqualTo("True");
+        assertThat(c.getReason()).isEqualTo("PoolSufficient");
+      });
+      assertThat(labelled(TENANT, "serve-0")).isTrue();
+    });
+    assertThat(podSources()).containsExactlyInAnyOrder("pods-" + OperatorHarness.NAMESPACE, "pods-" + TENANT);
+    assertThat(gate(UNRELATED, "serve-0")).isEmpty();
+    assertThat(podReads()).as("pods are read per namespace holding a policy, listed in pages, never cluster-wide")
+        .isNotEmpty()
+        .allSatisfy(r -> assertThat(r.path()).matches("/api/v1/namespaces/(" + OperatorHarness.NAMESPACE + "|" + TENANT + ")/pods[?].*"))
+        .filteredOn(r -> !r.path().contains("watch=true"))
+        .allSatisfy(r -> assertThat(r.path()).contains("limit=" + PodCache.LIST_PAGE_SIZE));
+  }
+
+  @Test
+  void deletingTheLastPolicyOfANamespaceHandsItsPodsBackThenStopsCachingThem() {
+    namespace(TENANT);
+    verifiedEnginePod(TENANT, "serve-0");
+    verifiedEnginePod(TENANT, "serve-1");
+    policyIn(TENANT, "glm-b");
+    policyIn(TENANT, "glm-c");
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+      assertThat(labelled(TENANT, "serve-0")).isTrue();
+      assertThat(labelled(TENANT, "serve-1")).isTrue();
+    });
+    assertThat(podSources()).containsExactly("pods-" + TENANT);
+
+    // One of two policies goes: the namespace still holds one, so its pods stay cached and guarded.
+    h.client.resources(ModelDeployment.class).inNamespace(TENANT).withName("glm-c").delete();
+    await().atMost(Duration.ofSeconds(20)).until(() ->
+        h.client.resources(ModelDeployment.class).inNamespace(TENANT).withName("glm-c").get() == null);
+    assertThat(podSources()).containsExactly("pods-" + TENANT);
+    assertThat(labelled(TENANT, "serve-0")).isTrue();
+
+    // The last one goes: its pods are handed back from the cache first, then the namespace is no longer cached.
+    h.client.resources(ModelDeployment.class).inNamespace(TENANT).withName("glm-b").delete();
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+      assertThat(h.client.resources(ModelDeployment.class).inNamespace(TENANT).withName("glm-b").get()).isNull();
+      for (String pod : List.of("serve-0", "serve-1")) {
+        assertThat(gate(TENANT, pod)).hasValueSatisfying(c -> {
+          assertThat(c.getStatus()).isEqualTo("True");
+          assertThat(c.getReason()).isEqualTo("PolicyRemoved");
+        });
+        assertThat(labelled(TENANT, pod)).isFalse();
+        assertThat(h.client.pods().inNamespace(TENANT).withName(pod).get().getMetadata().getAnnotations())
+            .as("no verdict record is left behind").doesNotContainKey(GateNames.VERDICTS_ANNOTATION);
+      }
+      assertThat(podSources()).isEmpty();
+    });
+
+    // A policy created there again starts caching the namespace again and finds its pods.
+    h.api.clearRequests();
+    policyIn(TENANT, "glm-d");
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+      assertThat(labelled(TENANT, "serve-0")).isTrue();
+      assertThat(labelled(TENANT, "serve-1")).isTrue();
+    });
+    assertThat(podSources()).containsExactly("pods-" + TENANT);
+    assertThat(podReads()).anySatisfy(r -> assertThat(r.path()).startsWith("/api/v1/namespaces/" + TENANT + "/pods?")
+        .doesNotContain("watch=true"));
+  }
+}
