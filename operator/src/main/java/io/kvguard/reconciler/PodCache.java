@@ -14,6 +14,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -78,6 +79,11 @@ final class PodCache {
   }
 
   private InformerEventSource<Pod, ModelDeployment> start(String namespace, EventSourceRetriever<ModelDeployment> sources) {
+    // The pods of the first LIST trigger no passes: every pass of the namespace waits for that LIST and then reads
+    // the cache it filled (the pod is cached before its event is handed out), so those events would only repeat
+    // each policy's pass (and a repeated pass reading a pod before the watch brings back its own write gets a
+    // conflict). Pods added after the LIST trigger passes as always.
+    AtomicBoolean listed = new AtomicBoolean();
     InformerEventSource<Pod, ModelDeployment> source = new InformerEventSource<>(
         InformerEventSourceConfiguration.from(Pod.class, ModelDeployment.class)
             .withName(SOURCE_PREFIX + namespace)
@@ -86,11 +92,13 @@ final class PodCache {
             .withItemStore(new LeanPodStore())
             .withInformerListLimit(LIST_PAGE_SIZE)
             .withSecondaryToPrimaryMapper(policiesOfPod)
+            .withOnAddFilter(pod -> listed.get())
             .build(), sources.eventSourceContextForDynamicRegistration());
     source.addIndexers(SelectionIndex.podIndexers());
     try {
       // Registers and starts it: returns once the informer has listed the namespace (or throws).
       sources.dynamicallyRegisterEventSource(source);
+      listed.set(true);
     } catch (RuntimeException e) {
       // Not left registered half-started: the next pass tries again from scratch.
       sources.dynamicallyDeRegisterEventSource(source.name());

@@ -231,9 +231,9 @@ class ApiServerFaultIT {
         && r.getPath().contains("watch=true"), answers);
     h.api.faults(watchFaults);
     h.start();
-    await().atMost(Duration.ofSeconds(30)).until(watchFaults::spent);
-
+    // Pods are watched only in namespaces that hold a ModelDeployment (issue 18 §2): the policy starts the watch.
     serveOneVerifiedPod();
+    await().atMost(Duration.ofSeconds(30)).until(watchFaults::spent);
     awaitGate("serve-0", "True", "PoolSufficient");
     // A change after the reconnect must still arrive: the engine restarts with a pool too small.
     h.client.pods().inNamespace(OperatorHarness.NAMESPACE).withName("serve-0").delete();
