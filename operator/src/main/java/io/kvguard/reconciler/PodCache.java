@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * <p>A pass holds its namespace's cache open ({@link #use}) from start to end, hand-backs included: a deleted
  * policy's last pass still finds the pods it must hand back, and another pass ending meanwhile cannot drop them.
  */
-final class PodCache {
+final class PodCache implements SelectionIndex.Pods {
   private static final Logger LOG = LoggerFactory.getLogger(PodCache.class);
   /** Pods per LIST page: client-go's default page size. */
   static final long LIST_PAGE_SIZE = 500;
@@ -134,12 +134,14 @@ final class PodCache {
   }
 
   /** The namespace's pods under {@code key} of one of {@link SelectionIndex}'s pod indexes. */
-  List<Pod> byIndex(String namespace, String index, String key) {
+  @Override
+  public List<Pod> byIndex(String namespace, String index, String key) {
     InformerEventSource<Pod, ModelDeployment> source = byNamespace.get(namespace);
     return source == null ? List.of() : source.byIndex(index, key);
   }
 
-  Stream<Pod> list(String namespace) {
+  @Override
+  public Stream<Pod> list(String namespace) {
     InformerEventSource<Pod, ModelDeployment> source = byNamespace.get(namespace);
     return source == null ? Stream.empty() : source.list(namespace);
   }

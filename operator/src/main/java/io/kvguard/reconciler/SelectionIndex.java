@@ -36,6 +36,13 @@ final class SelectionIndex {
 
   private SelectionIndex() {}
 
+  /** What the pod indexes are read through: a namespace's pods under an index key, or all of them (PodCache). */
+  interface Pods {
+    List<Pod> byIndex(String namespace, String index, String key);
+
+    java.util.stream.Stream<Pod> list(String namespace);
+  }
+
   static List<String> podKeys(Pod pod) {
     Map<String, String> labels = pod.getMetadata().getLabels();
     if (labels == null || labels.isEmpty()) {
@@ -91,7 +98,7 @@ final class SelectionIndex {
   }
 
   /** The pods of {@code namespace} that {@code selector} matches, by name. */
-  static List<Pod> selected(PodCache pods, String namespace, LabelSelector selector) {
+  static List<Pod> selected(Pods pods, String namespace, LabelSelector selector) {
     var candidates = firstMatchLabel(selector)
         .map(pair -> pods.byIndex(namespace, POD_LABEL, labelKey(namespace, pair.getKey(), pair.getValue())).stream())
         .orElseGet(() -> pods.list(namespace));
@@ -101,7 +108,7 @@ final class SelectionIndex {
   }
 
   /** The pods that carry a verdict record of this policy, whether or not it selects them now. */
-  static List<Pod> recordedBy(PodCache pods, ModelDeployment md) {
+  static List<Pod> recordedBy(Pods pods, ModelDeployment md) {
     String namespace = md.getMetadata().getNamespace();
     return pods.byIndex(namespace, POD_RECORDED_BY, namespace + "/" + md.getMetadata().getName());
   }

@@ -34,8 +34,22 @@ class SelectionIndexTest {
   private final MemoryCache<Pod> pods = new MemoryCache<>();
   private final MemoryCache<ModelDeployment> policies = new MemoryCache<>();
 
+  /** The pods as the reconciler reads them (PodCache: per namespace; here one cache holds every namespace). */
+  private final SelectionIndex.Pods podView = new SelectionIndex.Pods() {
+    @Override
+    public List<Pod> byIndex(String namespace, String index, String key) {
+      return pods.byIndex(index, key);
+    }
+
+    @Override
+    public Stream<Pod> list(String namespace) {
+      return pods.list(namespace);
+    }
+  };
+
   SelectionIndexTest() {
-    SelectionIndex.register(pods, policies);
+    pods.addIndexers(SelectionIndex.podIndexers());
+    SelectionIndex.register(policies);
   }
 
   private Pod pod(String namespace, String name, Map<String, String> labels) {
@@ -78,11 +92,11 @@ class SelectionIndexTest {
     pod("inference", "decode-0", Map.of("app", "glm", "role", "decode"));
     pod("other", "prefill-0", Map.of("app", "glm", "role", "prefill"));
 
-    assertThat(names(SelectionIndex.selected(pods, "inference", matchLabels(Map.of("app", "glm", "role", "prefill")))))
+    assertThat(names(SelectionIndex.selected(podView, "inference", matchLabels(Map.of("app", "glm", "role", "prefill")))))
         .containsExactly("prefill-0", "prefill-1");
-    assertThat(names(SelectionIndex.selected(pods, "inference", matchLabels(Map.of("role", "decode")))))
+    assertThat(names(SelectionIndex.selected(podView, "inference", matchLabels(Map.of("role", "decode")))))
         .containsExactly("decode-0");
-    assertThat(SelectionIndex.selected(pods, "inference", matchLabels(Map.of("role", "router")))).isEmpty();
+    assertThat(SelectionIndex.selected(podView, "inference", matchLabels(Map.of("role", "router")))).isEmpty();
   }
 
   @Test
@@ -93,11 +107,11 @@ class SelectionIndexTest {
     pod("other", "decode-0", Map.of("app", "glm", "role", "decode"));
     LabelSelectorRequirement engines = new LabelSelectorRequirement("role", "In", List.of("prefill", "decode"));
 
-    assertThat(names(SelectionIndex.selected(pods, "inference", new LabelSelectorBuilder()
+    assertThat(names(SelectionIndex.selected(podView, "inference", new LabelSelectorBuilder()
         .withMatchLabels(Map.of("app", "glm")).withMatchExpressions(engines).build())))
         .containsExactly("decode-0", "prefill-0");
     // No matchLabels: nothing to look up, so the namespace is scanned, and the selector still decides.
-    assertThat(names(SelectionIndex.selected(pods, "inference", new LabelSelectorBuilder().withMatchExpressions(engines)
+    assertThat(names(SelectionIndex.selected(podView, "inference", new LabelSelectorBuilder().withMatchExpressions(engines)
         .build()))).containsExactly("decode-0", "prefill-0");
   }
 
@@ -105,8 +119,8 @@ class SelectionIndexTest {
   void anInvalidSelectorSelectsNoPod() {
     pod("inference", "prefill-0", Map.of("app", "glm", "role", "prefill"));
 
-    assertThat(SelectionIndex.selected(pods, "inference", new LabelSelector())).isEmpty();
-    assertThat(SelectionIndex.selected(pods, "inference", new LabelSelectorBuilder().withMatchLabels(Map.of("app", "glm"))
+    assertThat(SelectionIndex.selected(podView, "inference", new LabelSelector())).isEmpty();
+    assertThat(SelectionIndex.selected(podView, "inference", new LabelSelectorBuilder().withMatchLabels(Map.of("app", "glm"))
         .withMatchExpressions(new LabelSelectorRequirement("role", "Equals", List.of("prefill"))).build())).isEmpty();
   }
 
@@ -130,7 +144,7 @@ class SelectionIndexTest {
 
     assertThat(names(SelectionIndex.candidatePolicies(policies, pod)))
         .containsExactly("by-expressions", "by-labels", "listing", "recorded");
-    assertThat(names(SelectionIndex.recordedBy(pods, policies.get(new ResourceID("recorded", "inference")).orElseThrow())))
+    assertThat(names(SelectionIndex.recordedBy(podView, policies.get(new ResourceID("recorded", "inference")).orElseThrow())))
         .containsExactly("prefill-0");
   }
 
