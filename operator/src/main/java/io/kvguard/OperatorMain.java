@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code java -jar kvguard-operator.jar} runs the operator against the current kubeconfig or in-cluster
- * config. Subcommands: {@code demo} (no cluster needed) and {@code check} (preflight one engine).
+ * config. Subcommand: {@code check} (preflight one engine); the demo ships in its own jar (operator/demo).
  */
 public final class OperatorMain {
   private static final Logger LOG = LoggerFactory.getLogger(OperatorMain.class);

@@ -1,8 +1,6 @@
 package io.kvguard;
 
 import io.kvguard.cli.CheckCommand;
-import io.kvguard.cli.Demo;
-import io.kvguard.cli.FakeEngineMain;
 import java.util.Arrays;
 
 /** Dispatches the jar's subcommands; anything else is a usage error (exit 2). */
@@ -10,11 +8,9 @@ final class Subcommands {
   static final String USAGE = """
       Usage: java -jar kvguard-operator.jar [COMMAND]
         (no command)   run the operator against the current kubeconfig or in-cluster config
-        demo           replay the GLM-5.3 incident on an in-process API server, no cluster needed
-                       [--keep-running] keep it up and print a kubeconfig for kubectl
         check          probe one live engine and judge its KV pool (exit 0 verified, 1 refused, 2 failed)
                        see: check --help
-        fake-engine    serve a fake engine's answers (the end-to-end suite's engine image)
+      The demo and the end-to-end suite's fake engine ship separately: operator/demo/target/kvguard-demo.jar.
       """;
 
   private Subcommands() {}
@@ -22,9 +18,7 @@ final class Subcommands {
   static int run(String[] args) throws Exception {
     String[] rest = Arrays.copyOfRange(args, 1, args.length);
     return switch (args[0]) {
-      case "demo" -> Demo.run(rest, System.out, System.err);
       case "check" -> CheckCommand.standard().run(rest, System.out, System.err);
-      case "fake-engine" -> FakeEngineMain.run(rest, System.out, System.err);
       case "help" -> {
         System.out.print(USAGE);
         yield 0;

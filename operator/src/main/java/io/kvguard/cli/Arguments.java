@@ -9,7 +9,7 @@ import java.util.Set;
  * A deliberately small GNU-style parser: {@code --name value}, {@code --name=value} and bare flags. Unknown
  * options, repeated options and positional words are errors, so a typo never silently changes a verdict.
  */
-final class Arguments {
+public final class Arguments {
   private final Map<String, String> values;
 
   private Arguments(Map<String, String> values) {
@@ -20,7 +20,7 @@ final class Arguments {
    * @param valued options that take a value
    * @param flags options that take none
    */
-  static Arguments parse(String[] args, Set<String> valued, Set<String> flags) throws UsageException {
+  public static Arguments parse(String[] args, Set<String> valued, Set<String> flags) throws UsageException {
     Map<String, String> values = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
       String word = args[i];
@@ -56,15 +56,15 @@ final class Arguments {
     return new Arguments(values);
   }
 
-  boolean flag(String name) {
+  public boolean flag(String name) {
     return values.containsKey(name);
   }
 
-  Optional<String> value(String name) {
+  public Optional<String> value(String name) {
     return Optional.ofNullable(values.get(name));
   }
 
-  String required(String name) throws UsageException {
+  public String required(String name) throws UsageException {
     String value = values.get(name);
     if (value == null || value.isBlank()) {
       throw new UsageException("--" + name + " is required");
@@ -72,7 +72,7 @@ final class Arguments {
     return value;
   }
 
-  long longValue(String name, long fallback, long min, long max) throws UsageException {
+  public long longValue(String name, long fallback, long min, long max) throws UsageException {
     String raw = values.get(name);
     if (raw == null) {
       return fallback;
@@ -89,7 +89,7 @@ final class Arguments {
     return value;
   }
 
-  double doubleValue(String name, double fallback, double min) throws UsageException {
+  public double doubleValue(String name, double fallback, double min) throws UsageException {
     String raw = values.get(name);
     if (raw == null) {
       return fallback;

@@ -5,12 +5,43 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import io.kvguard.OperatorMain;
 import org.junit.jupiter.api.Test;
 
-/** The functional core stays pure, and only the gate package reaches for pod writes. */
+/**
+ * The functional core stays pure, and only the gate package reaches for pod writes. The classes checked are
+ * exactly the shipped operator's (its own classes directory or jar): the test kit, the demo and the benchmark
+ * are other modules and are not exempted here, they are simply not the operator.
+ */
 class LayeringTest {
   private static final JavaClasses MAIN = new ClassFileImporter()
-      .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS).importPackages("io.kvguard");
+      .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+      .importUrl(OperatorMain.class.getProtectionDomain().getCodeSource().getLocation());
+
+  @Test
+  void theOperatorShipsNoTestKitDemoOrBenchmark() {
+    noClasses()
+      .should().resideInAnyPackage("io.kvguard.testkit..", "io.kvguard.demo..", "io.kvguard.bench..")
+      .orShould().dependOnClassesThat().resideInAnyPackage(
+          "io.fabric8.kubernetes.client.server.mock..", "io.fabric8.mockwebserver..", "okhttp3.mockwebserver..")
+        .check(MAIN);
+  }
+
+  @Test
+  void probesNeverImportTheGate() {
+    noClasses()
+      .that().resideInAPackage("io.kvguard.probe..")
+      .should().dependOnClassesThat().resideInAPackage("io.kvguard.gate..")
+        .check(MAIN);
+  }
+
+  @Test
+  void theApiClassesNeverImportTheReconciler() {
+    noClasses()
+      .that().resideInAPackage("io.kvguard.customresource..")
+      .should().dependOnClassesThat().resideInAPackage("io.kvguard.reconciler..")
+        .check(MAIN);
+  }
 
   @Test
   void verdictKnowsNoClusterNoEngineNoFramework() {
@@ -32,14 +63,14 @@ class LayeringTest {
 
   /**
    * Writing a pod takes the client's pod operations (pods(), a PodResource and its status subresource):
-   * outside the gate (and the demo, the benchmark and the CLI, which are not the operator) nothing may reach
-   * for them, whatever it would call on them. The operator reads pods from its informer. (A pod passed to the
+   * outside the gate nothing of the operator (its {@code check} command included) may reach for them,
+   * whatever it would call on them. The operator reads pods from its informer. (A pod passed to the
    * generic resource(...) is not caught here; the RBAC IT and the write counts of the ITs would show it.)
    */
   @Test
   void onlyTheGateReachesForPods() {
     noClasses()
-      .that().resideOutsideOfPackages("io.kvguard.gate..", "io.kvguard.demo..", "io.kvguard.bench..", "io.kvguard.cli..")
+      .that().resideOutsideOfPackage("io.kvguard.gate..")
       .should().callMethod(io.fabric8.kubernetes.client.KubernetesClient.class, "pods")
       .orShould().dependOnClassesThat().areAssignableTo(io.fabric8.kubernetes.client.dsl.PodResource.class)
         .check(MAIN);

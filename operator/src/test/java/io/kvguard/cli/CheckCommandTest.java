@@ -1,13 +1,14 @@
 package io.kvguard.cli;
 
+import io.kvguard.testkit.FakeEngineOptions;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvguard.customresource.Engine;
-import io.kvguard.demo.EngineShapes;
-import io.kvguard.demo.FakeEngine;
-import io.kvguard.demo.FakeEngine.Answer;
+import io.kvguard.testkit.EngineShapes;
+import io.kvguard.testkit.FakeEngine;
+import io.kvguard.testkit.FakeEngine.Answer;
 import io.kvguard.testing.EngineFixtures;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

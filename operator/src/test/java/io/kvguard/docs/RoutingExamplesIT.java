@@ -15,7 +15,7 @@ import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kvguard.customresource.CrdRulesAccess;
-import io.kvguard.demo.EmbeddedApiServer;
+import io.kvguard.testkit.EmbeddedApiServer;
 import io.kvguard.gate.GatePatchPlanner;
 import io.kvguard.verdict.GateDecision;
 import io.kvguard.verdict.GateReason;

@@ -4,7 +4,7 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kvguard.cli.FakeEngineOptions;
+import io.kvguard.testkit.FakeEngineOptions;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.PodVerdictStatus;
 import io.kvguard.gate.GateNames;

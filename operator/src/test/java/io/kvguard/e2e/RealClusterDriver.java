@@ -14,7 +14,7 @@ import io.fabric8.kubernetes.client.LocalPortForward;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.kvguard.KvguardConfig;
 import io.kvguard.KvguardOperator;
-import io.kvguard.cli.FakeEngineOptions;
+import io.kvguard.testkit.FakeEngineOptions;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.gate.GateNames;
 import io.micrometer.prometheusmetrics.PrometheusConfig;

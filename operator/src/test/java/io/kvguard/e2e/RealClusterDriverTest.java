@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.kvguard.cli.FakeEngineOptions;
+import io.kvguard.testkit.FakeEngineOptions;
 import io.kvguard.gate.GateNames;
 import java.nio.file.Path;
 import java.util.Map;

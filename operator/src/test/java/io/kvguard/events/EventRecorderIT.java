@@ -7,7 +7,7 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
 import io.fabric8.mockwebserver.http.MockResponse;
-import io.kvguard.demo.EmbeddedApiServer;
+import io.kvguard.testkit.EmbeddedApiServer;
 import io.kvguard.metrics.KvguardMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;

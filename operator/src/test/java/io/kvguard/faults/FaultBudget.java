@@ -2,7 +2,7 @@ package io.kvguard.faults;
 
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
-import io.kvguard.demo.EmbeddedApiServer;
+import io.kvguard.testkit.EmbeddedApiServer;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;

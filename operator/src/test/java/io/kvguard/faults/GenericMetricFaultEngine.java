@@ -5,7 +5,7 @@ import static io.kvguard.faults.RawEngine.prometheus;
 
 import io.kvguard.customresource.GenericProbeSpec;
 import io.kvguard.customresource.GenericValueSource;
-import io.kvguard.demo.EngineShapes;
+import io.kvguard.testkit.EngineShapes;
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.EngineProbe;
 import io.kvguard.probe.GenericProbe;

@@ -1,7 +1,7 @@
 package io.kvguard.faults;
 
 import io.fabric8.kubernetes.api.model.Pod;
-import io.kvguard.demo.FakeEngine;
+import io.kvguard.testkit.FakeEngine;
 import io.kvguard.testing.OperatorHarness;
 import java.util.HashMap;
 import java.util.Map;

@@ -9,7 +9,7 @@ import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.kvguard.KvguardConfig;
 import io.kvguard.KvguardOperator;
 import io.kvguard.customresource.Engine;
-import io.kvguard.demo.EngineShapes;
+import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testing.OperatorHarness;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;

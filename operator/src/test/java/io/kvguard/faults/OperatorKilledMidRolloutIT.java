@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.PodVerdictStatus;
-import io.kvguard.demo.EngineShapes;
-import io.kvguard.demo.FakeEngine;
+import io.kvguard.testkit.EngineShapes;
+import io.kvguard.testkit.FakeEngine;
 import io.kvguard.testing.OperatorHarness;
 import java.time.Duration;
 import java.util.Map;

@@ -200,7 +200,7 @@ class ProbeFaultTableTest {
       assertThat(GateDecision.of(verdict, false).open()).isFalse();
       assertThat(took).isLessThan(TIMEOUT.plus(SLACK));
       assertThat(trap.requested()).as("a redirect target must never be requested").hasSize(trapHitsBefore);
-      assertThat(cause).doesNotContain(io.kvguard.demo.EngineShapes.SECRET_API_KEY);
+      assertThat(cause).doesNotContain(io.kvguard.testkit.EngineShapes.SECRET_API_KEY);
       if (fault.startsWith("body over the size limit")) {
         // Bounded read: the probe stopped reading long before the engine finished sending.
         assertThat(HUGE_SENT.get()).isLessThan(HUGE_BODY);

@@ -138,7 +138,7 @@ class ProbeFuzzTest {
       written.append(seen.observation().notes()).append(seen.observation().engineVersion());
     }
     String text = written.toString();
-    return text.contains("sk-fuzz") || text.contains(io.kvguard.demo.EngineShapes.SECRET_API_KEY);
+    return text.contains("sk-fuzz") || text.contains(io.kvguard.testkit.EngineShapes.SECRET_API_KEY);
   }
 
   /** A pool near the window: mostly within a factor of two either side, sometimes exactly on the edge. */

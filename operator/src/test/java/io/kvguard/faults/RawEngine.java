@@ -1,6 +1,6 @@
 package io.kvguard.faults;
 
-import io.kvguard.demo.FakeEngine;
+import io.kvguard.testkit.FakeEngine;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

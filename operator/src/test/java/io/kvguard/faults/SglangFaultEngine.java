@@ -2,7 +2,7 @@ package io.kvguard.faults;
 
 import static io.kvguard.faults.RawEngine.json;
 
-import io.kvguard.demo.EngineShapes;
+import io.kvguard.testkit.EngineShapes;
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.EngineProbe;
 import io.kvguard.probe.SglangProbe;

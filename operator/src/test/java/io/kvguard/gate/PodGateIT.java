@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kvguard.demo.EmbeddedApiServer;
-import io.kvguard.demo.SimulatedPods;
+import io.kvguard.testkit.EmbeddedApiServer;
+import io.kvguard.testkit.SimulatedPods;
 import io.kvguard.verdict.GateDecision;
 import io.kvguard.verdict.GateReason;
 import java.time.Clock;

@@ -67,8 +67,7 @@ class DockerfileTest {
     assertThat(env).contains("-XX:+ExitOnOutOfMemoryError").contains("-XX:MaxRAMPercentage=50");
     JsonNode values = new YAMLMapper().readTree(RenderedChart.CHART.resolve("values.yaml").toFile());
     assertThat(env).contains("JAVA_TOOL_OPTIONS=\"" + values.get("jvmOptions").asText() + "\"");
-    // The scale benchmark runs the operator's JVM with these same options.
-    assertThat(io.kvguard.bench.BenchOptions.CHART_JVM_OPTIONS).isEqualTo(values.get("jvmOptions").asText());
+    // The benchmarks run the operator's JVM with these same options: BenchOptionsTest (operator/bench) checks it.
     assertThat(instruction("EXPOSE")).isEqualTo(values.get("metrics").get("port").asText() + " "
         + values.get("healthProbes").get("port").asText());
     assertThat(env).contains("KVGUARD_METRICS_PORT=" + values.get("metrics").get("port").asText());

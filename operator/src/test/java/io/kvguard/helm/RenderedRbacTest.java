@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRuleBuilder;
-import io.kvguard.demo.EmbeddedApiServer.Request;
+import io.kvguard.testkit.EmbeddedApiServer.Request;
 import io.kvguard.helm.RenderedRbac.Access;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.kvguard.HealthServer;
 import io.kvguard.MetricsServer;
 import io.kvguard.customresource.Engine;
-import io.kvguard.demo.EngineShapes;
+import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
 import java.net.URI;

@@ -2,7 +2,7 @@ package io.kvguard.probe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvguard.demo.EngineShapes;
+import io.kvguard.testkit.EngineShapes;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import org.junit.jupiter.api.Test;

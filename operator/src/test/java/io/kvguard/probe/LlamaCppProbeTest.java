@@ -6,8 +6,8 @@ import static io.kvguard.probe.Probing.observed;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvguard.customresource.Engine;
-import io.kvguard.demo.EngineShapes;
-import io.kvguard.demo.FakeEngine.Answer;
+import io.kvguard.testkit.EngineShapes;
+import io.kvguard.testkit.FakeEngine.Answer;
 import io.kvguard.verdict.GateReason;
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.PoolPolicy;

@@ -4,8 +4,8 @@ import static io.kvguard.probe.Probing.failure;
 import static io.kvguard.probe.Probing.observed;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvguard.demo.EngineShapes;
-import io.kvguard.demo.FakeEngine;
+import io.kvguard.testkit.EngineShapes;
+import io.kvguard.testkit.FakeEngine;
 import io.kvguard.testing.PrivateCa;
 import io.kvguard.verdict.ProbeOutcome;
 import java.time.Duration;

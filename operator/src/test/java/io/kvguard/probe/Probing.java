@@ -3,8 +3,8 @@ package io.kvguard.probe;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvguard.customresource.Engine;
-import io.kvguard.demo.EngineShapes;
-import io.kvguard.demo.FakeEngine;
+import io.kvguard.testkit.EngineShapes;
+import io.kvguard.testkit.FakeEngine;
 import io.kvguard.verdict.PoolJudge;
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.PoolPolicy;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.kvguard.demo.FakeEngine;
+import io.kvguard.testkit.FakeEngine;
 import io.kvguard.testing.EngineFixtures;
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.RejectionOutcome;

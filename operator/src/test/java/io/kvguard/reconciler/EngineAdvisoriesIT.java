@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.kvguard.customresource.Engine;
-import io.kvguard.demo.EngineShapes;
+import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testing.EmbeddedClusterTest;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

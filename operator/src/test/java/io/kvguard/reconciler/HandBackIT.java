@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.kvguard.customresource.Engine;
-import io.kvguard.demo.EmbeddedApiServer;
-import io.kvguard.demo.EngineShapes;
+import io.kvguard.testkit.EmbeddedApiServer;
+import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
 import java.time.Duration;

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
-import io.kvguard.demo.EngineShapes;
+import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
 import io.micrometer.core.instrument.Meter;

@@ -8,7 +8,7 @@ import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.kvguard.customresource.SecretKeyRef;
-import io.kvguard.demo.EmbeddedApiServer;
+import io.kvguard.testkit.EmbeddedApiServer;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;

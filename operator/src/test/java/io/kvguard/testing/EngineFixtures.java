@@ -1,6 +1,6 @@
 package io.kvguard.testing;
 
-import io.kvguard.demo.FakeEngine;
+import io.kvguard.testkit.FakeEngine;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

@@ -2,7 +2,7 @@ package io.kvguard.testing;
 
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsParameters;
-import io.kvguard.demo.FakeEngine;
+import io.kvguard.testkit.FakeEngine;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

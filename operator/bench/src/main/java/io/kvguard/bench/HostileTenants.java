@@ -1,0 +1,250 @@
+package io.kvguard.bench;
+
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
+import io.kvguard.customresource.Engine;
+import io.kvguard.customresource.ModelDeployment;
+import io.kvguard.customresource.ModelDeploymentSpec;
+import io.kvguard.customresource.ProbeSpec;
+import io.kvguard.customresource.RejectionProbeSpec;
+import io.kvguard.customresource.RoleSpec;
+import io.kvguard.testkit.EmbeddedApiServer;
+import io.kvguard.testkit.EngineShapes;
+import io.kvguard.testkit.FakeEngine.Answer;
+import io.kvguard.testkit.SimulatedPods;
+import io.kvguard.gate.GateNames;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The four attacks of issue 20 against the operator as the chart runs it: a child JVM with the chart's JVM
+ * options and heap ({@link OperatorJvm#launchAsTheChartRunsIt}), serving /metrics and /healthz like
+ * {@code OperatorMain}, against the embedded API server, with hostile engines on loopback in namespace
+ * {@value #HOSTILE} and an innocent tenant in {@value #INNOCENT}. Used by {@code HostileTenantsIT} (which asserts)
+ * and {@link HostileBenchmark} (which prints heap figures).
+ */
+public final class HostileTenants implements AutoCloseable {
+  public static final String HOSTILE = "hostile";
+  public static final String INNOCENT = "innocent";
+  public static final long WINDOW = 1_048_576;
+  /** The claim of attack 2: pool and context of 30,000,000 tokens. */
+  public static final long HUGE_CLAIM = 30_000_000;
+
+  private final EmbeddedApiServer api = new EmbeddedApiServer();
+  private final NamespacedKubernetesClient client = api.client();
+  private final SimulatedPods pods = new SimulatedPods(client);
+  private final List<AutoCloseable> engines = new ArrayList<>();
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private final List<Socket> halfSent = new ArrayList<>();
+  private OperatorJvm operator;
+  private int healthPort;
+
+  /** The API server, the namespaces, and the operator JVM serving with the chart's settings plus {@code env}. */
+  public static HostileTenants start(Map<String, String> env) throws IOException {
+    HostileTenants cluster = new HostileTenants();
+    cluster.api.applyModelDeploymentCrd(cluster.client);
+    for (String ns : List.of(HOSTILE, INNOCENT, ScaleBenchmark.OPERATOR_NAMESPACE)) {
+      cluster.client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
+          .create();
+    }
+    cluster.operator = OperatorJvm.launchAsTheChartRunsIt(cluster.api.url());
+    Map<String, String> chart = new LinkedHashMap<>();
+    chart.put("KVGUARD_LEADER_ELECTION", "true");
+    chart.put("KVGUARD_LEADER_ELECTION_NAMESPACE", ScaleBenchmark.OPERATOR_NAMESPACE);
+    chart.put("POD_NAME", "kvguard-hostile-0");
+    chart.put("KVGUARD_HEALTH_PORT", "0");
+    chart.put("KVGUARD_METRICS_PORT", "0");
+    chart.put("KVGUARD_METRICS_BIND_ADDRESS", "127.0.0.1");
+    chart.putAll(env);
+    cluster.healthPort = cluster.operator.serve(chart)[0];
+    return cluster;
+  }
+
+  public OperatorJvm operator() {
+    return operator;
+  }
+
+  public NamespacedKubernetesClient client() {
+    return client;
+  }
+
+  /** Attack 1: {@code count} vLLM pods whose /metrics is {@code bytes} of junk series (no cache_config_info). */
+  public void junkPages(int count, int bytes) throws IOException {
+    Map<String, Answer> shape = new LinkedHashMap<>(EngineShapes.vllm(WINDOW, 127_500, 16, 2_040_000L));
+    shape.put("/metrics", Answer.prometheus(junkPage(bytes)));
+    LoopbackEngines served = serve(java.util.Collections.nCopies(count, shape));
+    for (int i = 0; i < count; i++) {
+      pods.createRunning(HOSTILE, "junk-" + i, Map.of("attack", "junk"), served.port(i), true);
+    }
+    client.resource(policy(HOSTILE, "junk", Engine.VLLM, Map.of("attack", "junk"), 5, 5)).create();
+  }
+
+  /** Junk series of one sample each, about 34 bytes a line, up to {@code bytes}. */
+  public static String junkPage(int bytes) {
+    StringBuilder page = new StringBuilder(bytes + 64);
+    for (int i = 0; page.length() < bytes; i++) {
+      page.append("junk_series_").append(i).append("{a=\"b\"} 1\n");
+    }
+    return page.toString();
+  }
+
+  /** Attack 2: an SGLang pod claiming a 30,000,000-token pool and context, its policy with the rejection probe on. */
+  public void hugeClaim() throws IOException {
+    LoopbackEngines served = serve(List.of(EngineShapes.sglang(HUGE_CLAIM, null, "0.5.22", HUGE_CLAIM)));
+    pods.createRunning(HOSTILE, "claims-0", Map.of("attack", "claim"), served.port(0), true);
+    ModelDeployment md = policy(HOSTILE, "claim", Engine.SGLANG, Map.of("attack", "claim"), 5, 1);
+    RejectionProbeSpec rejection = new RejectionProbeSpec();
+    rejection.setEnabled(true);
+    md.getSpec().setRejectionProbe(rejection);
+    client.resource(md).create();
+  }
+
+  /**
+   * Attack 3: one pod that accepts connections and never answers, selected by {@code policies} policies in its
+   * namespace, each with its own timeout (261 to 300 s), so no two share a probe.
+   */
+  public void neverAnswering(int policies) throws IOException {
+    ServerSocket silent = new ServerSocket(0, 4096, InetAddress.getLoopbackAddress());
+    engines.add(silent);
+    pods.createRunning(HOSTILE, "silent-0", Map.of("attack", "silent"), silent.getLocalPort(), true);
+    for (int i = 0; i < policies; i++) {
+      client.resource(policy(HOSTILE, "silent-" + i, Engine.SGLANG, Map.of("attack", "silent"), 300 - i, 60)).create();
+    }
+  }
+
+  /** Attack 4: {@code count} connections to the health port that send half a request and hold. */
+  public void halfSendToHealthPort(int count) throws IOException {
+    for (int i = 0; i < count; i++) {
+      Socket socket = new Socket(InetAddress.getLoopbackAddress(), healthPort);
+      OutputStream out = socket.getOutputStream();
+      out.write("GET /healthz HTTP/1.1\r\nHost: kvguard\r\n".getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      halfSent.add(socket);
+    }
+  }
+
+  /** The innocent tenant: one healthy SGLang pod and its policy, created now. */
+  public void innocentTenant() throws IOException {
+    LoopbackEngines served = serve(List.of(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    pods.createRunning(INNOCENT, "serve-0", Map.of("app", "innocent"), served.port(0), true);
+    client.resource(policy(INNOCENT, "innocent", Engine.SGLANG, Map.of("app", "innocent"), 5, 60)).create();
+  }
+
+  /** Whether the innocent tenant's pod is verified: condition True (PoolSufficient) and the routing label. */
+  public boolean innocentVerified() {
+    Pod pod = client.pods().inNamespace(INNOCENT).withName("serve-0").get();
+    return pod != null && condition(pod).filter(c -> "True".equals(c.getStatus())
+        && "PoolSufficient".equals(c.getReason())).isPresent() && labelled(pod);
+  }
+
+  /** Hostile pods whose gate is open (condition True or routing label): there must never be any. */
+  public List<String> openHostileGates() {
+    List<String> open = new ArrayList<>();
+    for (Pod pod : client.pods().inNamespace(HOSTILE).list().getItems()) {
+      if (condition(pod).filter(c -> "True".equals(c.getStatus())).isPresent() || labelled(pod)) {
+        open.add(pod.getMetadata().getName());
+      }
+    }
+    return open;
+  }
+
+  /** The condition of a hostile pod ("status reason: message"), or empty before kvguard wrote one. */
+  public Optional<String> hostileCondition(String pod) {
+    Pod found = client.pods().inNamespace(HOSTILE).withName(pod).get();
+    return found == null ? Optional.empty()
+        : condition(found).map(c -> c.getStatus() + " " + c.getReason() + ": " + c.getMessage());
+  }
+
+  /** GET /healthz on the health port, as the kubelet does (2 s timeout): true when it answered 200. */
+  public boolean healthz() {
+    try {
+      HttpResponse<String> answer = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + healthPort
+          + "/healthz")).timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+      return answer.statusCode() == 200;
+    } catch (IOException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  private static Optional<PodCondition> condition(Pod pod) {
+    return pod.getStatus() == null || pod.getStatus().getConditions() == null ? Optional.empty()
+        : pod.getStatus().getConditions().stream().filter(c -> GateNames.CONDITION_TYPE.equals(c.getType())).findFirst();
+  }
+
+  private static boolean labelled(Pod pod) {
+    return pod.getMetadata().getLabels() != null
+        && "true".equals(pod.getMetadata().getLabels().get(GateNames.VERIFIED_LABEL));
+  }
+
+  private LoopbackEngines serve(List<Map<String, Answer>> shapes) throws IOException {
+    LoopbackEngines served = new LoopbackEngines(shapes, "/metrics");
+    engines.add(served);
+    return served;
+  }
+
+  private static ModelDeployment policy(String namespace, String name, Engine engine, Map<String, String> selector,
+      int timeoutSeconds, int periodSeconds) {
+    RoleSpec role = new RoleSpec();
+    role.setName("serve");
+    role.setEngine(engine);
+    role.setSelector(new LabelSelectorBuilder().withMatchLabels(selector).build());
+    role.setPort(new IntOrString(SimulatedPods.ENGINE_PORT_NAME));
+    ModelDeploymentSpec spec = new ModelDeploymentSpec();
+    spec.setModel("zai-org/GLM-5.3");
+    spec.setContextWindow(WINDOW);
+    spec.setRoles(List.of(role));
+    ProbeSpec probe = new ProbeSpec();
+    probe.setTimeoutSeconds(timeoutSeconds);
+    probe.setPeriodSeconds(periodSeconds);
+    spec.setProbe(probe);
+    ModelDeployment md = new ModelDeployment();
+    md.getMetadata().setName(name);
+    md.getMetadata().setNamespace(namespace);
+    md.setSpec(spec);
+    return md;
+  }
+
+  @Override
+  public void close() {
+    for (Socket socket : halfSent) {
+      try {
+        socket.close();
+      } catch (IOException e) {
+        // closing anyway
+      }
+    }
+    if (operator != null) {
+      operator.close();
+    }
+    for (AutoCloseable engine : engines) {
+      try {
+        engine.close();
+      } catch (Exception e) {
+        // closing anyway
+      }
+    }
+    client.close();
+    api.close();
+  }
+}

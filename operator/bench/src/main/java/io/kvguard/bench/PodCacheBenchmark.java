@@ -1,0 +1,277 @@
+package io.kvguard.bench;
+
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.kvguard.customresource.Engine;
+import io.kvguard.customresource.ModelDeployment;
+import io.kvguard.customresource.ModelDeploymentSpec;
+import io.kvguard.customresource.RoleSpec;
+import io.kvguard.testkit.EmbeddedApiServer;
+import io.kvguard.testkit.EngineShapes;
+import io.kvguard.testkit.FakeEngine.Answer;
+import io.kvguard.testkit.SimulatedPods;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * What pods no ModelDeployment can select cost the operator (issue 18 §2). A program that prints figures, not a
+ * test. Realistic pods ({@link RealisticPods}, about 27 KB of JSON each) in the embedded API server: {@code --guarded}
+ * pods in {@code --guarded-namespaces} namespaces, ten per ModelDeployment, each with a loopback engine it is
+ * verified on; then {@code --unrelated} pods no policy selects, most in namespaces without a ModelDeployment and
+ * {@code --beside} of them (a fraction) in the guarded namespaces. The operator runs in a JVM of its own with the
+ * chart's JVM options and heap ({@link OperatorJvm#launchAsTheChartRunsIt}).
+ *
+ * <p>Phases: (1) start with the guarded pods only, every gate set; (2) unrelated pods created in other namespaces;
+ * (3) unrelated pods created beside the guarded ones; (4) a fresh operator JVM started with every pod already
+ * there (its LIST). After each: the live heap (what a full collection left) and resident memory of the operator.
+ */
+public final class PodCacheBenchmark implements AutoCloseable {
+  private static final long WINDOW = 1_048_576;
+  private static final int PODS_PER_POLICY = 10;
+  private static final int CREATE_THREADS = 4;
+
+  private final int guarded;
+  private final int unrelated;
+  private final int guardedNamespaces;
+  private final int unrelatedNamespaces;
+  private final double beside;
+  private final EmbeddedApiServer api = new EmbeddedApiServer();
+  private final KubernetesClient client;
+  private final LoopbackEngines engines;
+  private final List<GateWatch> watches = new ArrayList<>();
+
+  private PodCacheBenchmark(Map<String, String> options) throws Exception {
+    guarded = Integer.parseInt(options.getOrDefault("--guarded", "5000"));
+    unrelated = Integer.parseInt(options.getOrDefault("--unrelated", String.valueOf(10 * guarded)));
+    guardedNamespaces = Integer.parseInt(options.getOrDefault("--guarded-namespaces", "10"));
+    unrelatedNamespaces = Integer.parseInt(options.getOrDefault("--unrelated-namespaces", "50"));
+    beside = Double.parseDouble(options.getOrDefault("--beside", "0.1"));
+    if (guarded % (guardedNamespaces * PODS_PER_POLICY) != 0) {
+      throw new IllegalArgumentException("--guarded must be a multiple of 10 x --guarded-namespaces");
+    }
+    client = new KubernetesClientBuilder().withConfig(new ConfigBuilder().withMasterUrl(api.url())
+        .withUserAgent(ApiWrites.BENCH_AGENT).withRequestTimeout(300_000).build()).build();
+    Map<String, Answer> verified = EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000);
+    engines = new LoopbackEngines(Collections.nCopies(guarded, verified), "/server_info");
+  }
+
+  /** {@code --guarded 5000 --unrelated 50000 --guarded-namespaces 10 --unrelated-namespaces 50 --beside 0.1}. */
+  public static void main(String[] args) throws Exception {
+    Map<String, String> options = new HashMap<>();
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      options.put(args[i], args[i + 1]);
+    }
+    ScaleBenchmark.quietLogs();
+    try (PodCacheBenchmark bench = new PodCacheBenchmark(options)) {
+      bench.run(System.out);
+    }
+    System.exit(0);
+  }
+
+  private static String guardedNamespace(int i) {
+    return String.format("serving-%02d", i);
+  }
+
+  private void run(PrintStream out) throws Exception {
+    int besideCount = (int) Math.round(unrelated * beside);
+    int elsewhere = unrelated - besideCount;
+    out.printf("pod-cache benchmark: %d guarded pods in %d namespaces (%d ModelDeployments); %d unrelated pods: %d in %d"
+        + " other namespaces, %d beside the guarded ones%n", guarded, guardedNamespaces, guarded / PODS_PER_POLICY,
+        unrelated, elsewhere, unrelatedNamespaces, besideCount);
+    api.applyModelDeploymentCrd(api.client());
+    namespace(ScaleBenchmark.OPERATOR_NAMESPACE);
+    long t0 = System.nanoTime();
+    createGuarded();
+    out.printf("set up the guarded pods and policies in %d s%n", (System.nanoTime() - t0) / 1_000_000_000);
+    List<String[]> rows = new ArrayList<>();
+
+    try (OperatorJvm operator = OperatorJvm.launchAsTheChartRunsIt(api.url())) {
+      rows.add(figures("operator JVM before start", operator, 0));
+      long start = System.nanoTime();
+      operator.startOperator();
+      awaitEveryGate(operator);
+      out.printf("every guarded gate set %d ms after start%n", (System.nanoTime() - start) / 1_000_000);
+      double guardedOnly = live(operator);
+      rows.add(figures("(1) " + guarded + " guarded pods, every gate set", operator, guardedOnly));
+
+      t0 = System.nanoTime();
+      createUnrelated(elsewhere, unrelatedNamespaces, i -> String.format("batch-%02d", i), "job");
+      out.printf("created %d unrelated pods in other namespaces in %d s%n", elsewhere, (System.nanoTime() - t0) / 1_000_000_000);
+      double afterElsewhere = settledLive(operator);
+      rows.add(figures("(2) + " + elsewhere + " unrelated pods in " + unrelatedNamespaces + " other namespaces", operator,
+          afterElsewhere));
+      rows.add(new String[] {"    per unrelated pod elsewhere", perPod(afterElsewhere - guardedOnly, elsewhere), "", ""});
+
+      t0 = System.nanoTime();
+      createUnrelated(besideCount, guardedNamespaces, PodCacheBenchmark::guardedNamespace, "sidecar-job");
+      out.printf("created %d unrelated pods beside the guarded ones in %d s%n", besideCount, (System.nanoTime() - t0) / 1_000_000_000);
+      double afterBeside = settledLive(operator);
+      rows.add(figures("(3) + " + besideCount + " unrelated pods in the guarded namespaces", operator, afterBeside));
+      rows.add(new String[] {"    per unrelated pod beside guarded ones", perPod(afterBeside - afterElsewhere, besideCount), "", ""});
+    } catch (IllegalStateException e) {
+      out.println("operator JVM failed: " + e.getMessage());
+    }
+
+    try (OperatorJvm operator = OperatorJvm.launchAsTheChartRunsIt(api.url())) {
+      operator.resetHeapPeak();
+      long start = System.nanoTime();
+      operator.startOperator();
+      Waits.await("a pass of every ModelDeployment", 600,
+          () -> reconciles(operator) >= guarded / PODS_PER_POLICY);
+      awaitEveryGate(operator);
+      out.printf("restart: a pass of every ModelDeployment %d ms after start%n", (System.nanoTime() - start) / 1_000_000);
+      double restarted = settledLive(operator);
+      String[] row = figures("(4) fresh operator, every pod there at start", operator, restarted);
+      rows.add(row);
+      rows.add(new String[] {"    heap peak during (4), garbage included", String.format("%.1f MiB", operator.heapPeakMiB()), "", ""});
+    } catch (IllegalStateException e) {
+      out.println("operator JVM (restart) failed: " + e.getMessage());
+    }
+    out.println();
+    out.println("| phase | live heap after full GC | resident (VmRSS) | resident peak (VmHWM) |");
+    out.println("| --- | --- | --- | --- |");
+    rows.forEach(r -> out.printf("| %s | %s | %s | %s |%n", (Object[]) r));
+  }
+
+  private double reconciles(OperatorJvm operator) {
+    try {
+      return operator.reconciles("started");
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static String perPod(double mib, int pods) {
+    return pods == 0 ? "-" : String.format("%.2f KiB", mib * 1024 / pods);
+  }
+
+  private static double live(OperatorJvm operator) throws java.io.IOException {
+    return operator.liveHeapMiB();
+  }
+
+  /** The live heap once two readings 3 s apart agree within 0.5 MiB (the watch has delivered what it will). */
+  private static double settledLive(OperatorJvm operator) throws java.io.IOException {
+    double before = operator.liveHeapMiB();
+    for (int i = 0; i < 40; i++) {
+      Waits.sleep(3_000);
+      double now = operator.liveHeapMiB();
+      if (Math.abs(now - before) < 0.5) {
+        return now;
+      }
+      before = now;
+    }
+    return before;
+  }
+
+  private static String[] figures(String phase, OperatorJvm operator, double liveMiB) throws java.io.IOException {
+    double live = liveMiB > 0 ? liveMiB : operator.liveHeapMiB();
+    double[] resident = operator.residentMiB();
+    return new String[] {phase, String.format("%.1f MiB", live), String.format("%.0f MiB", resident[0]),
+        String.format("%.0f MiB", resident[1])};
+  }
+
+  private void awaitEveryGate(OperatorJvm operator) {
+    Waits.await("every guarded pod verified and labelled", 1_800, () -> {
+      if (!operator.alive()) {
+        throw new IllegalStateException("the operator JVM exited (code " + operator.exitCode() + ")");
+      }
+      return watches.stream().mapToLong(w -> w.countLabelled("True", "PoolSufficient")).sum() >= guarded;
+    });
+  }
+
+  private void namespace(String name) {
+    client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build()).create();
+  }
+
+  private void createGuarded() throws Exception {
+    int perNamespace = guarded / guardedNamespaces;
+    List<Pod> pods = new ArrayList<>();
+    for (int n = 0; n < guardedNamespaces; n++) {
+      String namespace = guardedNamespace(n);
+      namespace(namespace);
+      for (int p = 0; p < perNamespace; p++) {
+        int index = n * perNamespace + p;
+        String policy = String.format("model-%03d", p / PODS_PER_POLICY);
+        pods.add(RealisticPods.pod(namespace, policy + "-7f9c5d-" + p % PODS_PER_POLICY,
+            Map.of("app", policy, "pod-template-hash", "7f9c5d"), engines.port(index), true));
+      }
+    }
+    create(pods);
+    for (int n = 0; n < guardedNamespaces; n++) {
+      String namespace = guardedNamespace(n);
+      for (int m = 0; m < perNamespace / PODS_PER_POLICY; m++) {
+        client.resources(ModelDeployment.class).inNamespace(namespace).resource(policy(namespace, String.format("model-%03d", m))).create();
+      }
+      watches.add(new GateWatch(client, namespace));
+    }
+  }
+
+  private void createUnrelated(int count, int namespaces, java.util.function.IntFunction<String> namespaceName, String app)
+      throws Exception {
+    if (count == 0) {
+      return;
+    }
+    List<Pod> pods = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      String namespace = namespaceName.apply(i % namespaces);
+      if (i < namespaces && !namespace.startsWith("serving-")) {
+        namespace(namespace);
+      }
+      pods.add(RealisticPods.pod(namespace, app + "-" + i, Map.of("app", app + "-" + (i % 100), "pod-template-hash", "5d8b7c"), -1, false));
+    }
+    create(pods);
+  }
+
+  /** Created with their status, as a kubelet would have reported it (the mock keeps what it is given). */
+  private void create(List<Pod> pods) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(CREATE_THREADS);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (Pod pod : pods) {
+        done.add(pool.submit(() -> client.pods().inNamespace(pod.getMetadata().getNamespace()).resource(pod).create()));
+      }
+      for (Future<?> future : done) {
+        future.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private static ModelDeployment policy(String namespace, String name) {
+    RoleSpec role = new RoleSpec();
+    role.setName("serve");
+    role.setEngine(Engine.SGLANG);
+    role.setSelector(new LabelSelectorBuilder().withMatchLabels(Map.of("app", name)).build());
+    role.setPort(new IntOrString(SimulatedPods.ENGINE_PORT_NAME));
+    ModelDeploymentSpec spec = new ModelDeploymentSpec();
+    spec.setModel("zai-org/GLM-5.3");
+    spec.setContextWindow(WINDOW);
+    spec.setRoles(List.of(role));
+    ModelDeployment md = new ModelDeployment();
+    md.getMetadata().setName(name);
+    md.getMetadata().setNamespace(namespace);
+    md.setSpec(spec);
+    return md;
+  }
+
+  @Override
+  public void close() {
+    watches.forEach(GateWatch::close);
+    engines.close();
+    client.close();
+    api.close();
+  }
+}

@@ -1,0 +1,142 @@
+package io.kvguard.testkit;
+
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.ServerRequest;
+import io.fabric8.mockwebserver.ServerResponse;
+import io.fabric8.mockwebserver.http.Dispatcher;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * An in-process Kubernetes API server: fabric8's mock server in CRUD mode, with the gaps that matter to
+ * kvguard closed. A JSON patch whose {@code test} fails gets 422 (the mock would throw and never answer), a
+ * patch of {@code pods/<name>/status} keeps the metadata it writes as a real server's status strategy does (the
+ * mock keeps only the status), JOSDK's SelfSubjectRulesReview is allowed, every request is recorded (for RBAC
+ * and write counting), and a fault hook can answer in the server's place (409, 429, 500).
+ */
+public final class EmbeddedApiServer implements AutoCloseable {
+
+  /** One request as the server saw it, and when (System.nanoTime, for the gaps between retries). */
+  public record Request(String method, String path, int status, String userAgent, long atNanos) {
+    public Request(String method, String path, int status) {
+      this(method, path, status, null, 0);
+    }
+  }
+
+  private final KubernetesMockServer server;
+  private final List<Request> requests = new ArrayList<>();
+  private volatile Function<RecordedRequest, MockResponse> faults = request -> null;
+
+  public EmbeddedApiServer() {
+    Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
+    KubernetesMixedDispatcher crud = new KubernetesMixedDispatcher(responses);
+    Dispatcher guarded = new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        MockResponse response = faults.apply(request);
+        if (response == null) {
+          try {
+            response = crud.dispatch(asRealStatusStrategy(request));
+          } catch (RuntimeException e) {
+            // A real API server answers a failed JSON-patch test (or any rejected patch) with 422.
+            response = new MockResponse().setResponseCode(422).setBody(status(422, "Invalid",
+                "the patch could not be applied: " + e.getClass().getSimpleName()));
+          }
+        }
+        record(request, response.code());
+        return response;
+      }
+    };
+    server = new KubernetesMockServer(new Context(), new MockWebServer(), responses, guarded, false);
+    server.init(InetAddress.getLoopbackAddress(), 0);
+    server.expect().post().withPath("/apis/authorization.k8s.io/v1/selfsubjectrulesreviews")
+        .andReturn(201, "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SelfSubjectRulesReview\","
+            + "\"status\":{\"incomplete\":false,\"resourceRules\":[{\"verbs\":[\"*\"],"
+            + "\"apiGroups\":[\"coordination.k8s.io\"],\"resources\":[\"leases\"]}],\"nonResourceRules\":[]}}")
+        .always();
+  }
+
+  private static final Pattern POD_STATUS = Pattern.compile("^(/api/v1/namespaces/[^/]+/pods/[^/?]+)/status([?].*)?$");
+
+  /**
+   * A real API server applies a patch of pods/status to the whole pod and then resets only the spec, the
+   * deletionTimestamp and the ownerReferences (kubernetes/kubernetes pkg/registry/core/pod/strategy.go,
+   * podStatusStrategy.PrepareForUpdate): labels and annotations written with the status persist. The mock applies
+   * such a patch and keeps only its status. So it is sent to the pod itself, where the mock keeps both (pods have
+   * no status subresource of their own in the mock); nothing here patches a pod's spec through its status.
+   */
+  private static RecordedRequest asRealStatusStrategy(RecordedRequest request) {
+    Matcher podStatus = POD_STATUS.matcher(request.getPath());
+    if (!"PATCH".equals(request.getMethod()) || !podStatus.matches()) {
+      return request;
+    }
+    String path = podStatus.group(1) + (podStatus.group(2) == null ? "" : podStatus.group(2));
+    return new RecordedRequest(request.getHttpVersion(), request.method(), path, request.getHeaders(), request.getBody());
+  }
+
+  private synchronized void record(RecordedRequest request, int status) {
+    requests.add(new Request(request.getMethod(), request.getPath(), status, request.getHeader("User-Agent"),
+        System.nanoTime()));
+  }
+
+  /** Requests seen so far (a copy). */
+  public synchronized List<Request> requests() {
+    return new ArrayList<>(requests);
+  }
+
+  public synchronized void clearRequests() {
+    requests.clear();
+  }
+
+  /** Answers a request in the server's place when the hook returns a response; null lets it through. */
+  public void faults(Function<RecordedRequest, MockResponse> hook) {
+    faults = hook == null ? request -> null : hook;
+  }
+
+  public NamespacedKubernetesClient client() {
+    return server.createClient();
+  }
+
+  public String url() {
+    return "http://" + server.getHostName() + ":" + server.getPort();
+  }
+
+  /** Applies the CRD exactly as the build generated it, as a user would with kubectl apply. */
+  public void applyModelDeploymentCrd(NamespacedKubernetesClient client) {
+    try (InputStream yaml = EmbeddedApiServer.class.getResourceAsStream(
+        "/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml")) {
+      if (yaml == null) {
+        throw new IllegalStateException("the generated CRD is not on the classpath; build with mvn package");
+      }
+      CustomResourceDefinition crd = client.getKubernetesSerialization().unmarshal(yaml, CustomResourceDefinition.class);
+      client.apiextensions().v1().customResourceDefinitions().resource(crd).create();
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("cannot read the generated CRD", e);
+    }
+  }
+
+  public static String status(int code, String reason, String message) {
+    return "{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"status\":\"Failure\",\"code\":" + code
+        + ",\"reason\":\"" + reason + "\",\"message\":\"" + message.replace("\"", "'") + "\"}";
+  }
+
+  @Override
+  public void close() {
+    server.destroy();
+  }
+}
