@@ -54,12 +54,15 @@ class NetworkPolicyExamplesTest {
         .as("%s: the engine ports must be open by default", example).containsAll(enginePorts);
   }
 
-  /** The containerPort of the one container port with this name in the example's workloads. */
+  /**
+   * The containerPort of the one container port with this name in the example's workloads (a Service's or a
+   * router's port of the same name has no containerPort and is not an engine's).
+   */
   private static int containerPort(List<JsonNode> documents, String name) {
     List<Integer> found = new ArrayList<>();
     for (JsonNode document : documents) {
       document.findValues("ports").forEach(ports -> ports.forEach(p -> {
-        if (name.equals(p.path("name").asText())) {
+        if (name.equals(p.path("name").asText()) && p.has("containerPort")) {
           found.add(p.path("containerPort").asInt());
         }
       }));
