@@ -113,6 +113,11 @@ public final class KvguardOperator implements AutoCloseable {
     return operator;
   }
 
+  /** The namespace's ModelDeployments from the informer cache (the admission webhook's view). */
+  public java.util.List<io.kvguard.customresource.ModelDeployment> cachedPolicies(String namespace) {
+    return reconciler.cachedPolicies(namespace);
+  }
+
   /** Healthy when every informer and event source is running. */
   public boolean healthy() {
     return operator.getRuntimeInfo().isStarted() && operator.getRuntimeInfo().allEventSourcesAreHealthy();

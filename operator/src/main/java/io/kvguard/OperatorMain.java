@@ -1,6 +1,8 @@
 package io.kvguard;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kvguard.webhook.Webhook;
+import io.kvguard.webhook.WebhookSettings;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -44,17 +46,21 @@ public final class OperatorMain {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     Metrics.globalRegistry.add(registry);
     KubernetesClient client = new KubernetesClientBuilder().build();
-    Serving serving = serve(client, config, registry, true);
+    Serving serving = serve(client, config, WebhookSettings.fromEnvironment(System.getenv()), registry, true);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       serving.close();
       client.close();
     }, "kvguard-shutdown"));
   }
 
-  /** The operator and its two HTTP servers, running. */
-  public record Serving(KvguardOperator operator, MetricsServer metrics, HealthServer health) implements AutoCloseable {
+  /** The operator, its two HTTP servers and the admission webhook (null when disabled), running. */
+  public record Serving(KvguardOperator operator, MetricsServer metrics, HealthServer health, Webhook webhook)
+      implements AutoCloseable {
     @Override
     public void close() {
+      if (webhook != null) {
+        webhook.close();
+      }
       operator.close();
       health.close();
       metrics.close();
@@ -67,16 +73,33 @@ public final class OperatorMain {
    */
   public static Serving serve(KubernetesClient client, KvguardConfig config, PrometheusMeterRegistry registry,
       boolean exitOnStopLeading) throws java.io.IOException {
+    return serve(client, config, WebhookSettings.disabled(), registry, exitOnStopLeading);
+  }
+
+  /**
+   * As above, with the readiness-gate webhook when {@code webhookSettings} enable it. A replica is ready only once
+   * its webhook has a key pair to serve with: the webhook Service sends admissions to ready replicas only.
+   */
+  public static Serving serve(KubernetesClient client, KvguardConfig config, WebhookSettings webhookSettings,
+      PrometheusMeterRegistry registry, boolean exitOnStopLeading) throws java.io.IOException {
     KvguardOperator operator = KvguardOperator.create(client, config, registry, Clock.systemUTC(), exitOnStopLeading);
+    Webhook webhook = null;
+    if (webhookSettings.enabled()) {
+      String ownNamespace = config.leaseNamespace() != null ? config.leaseNamespace() : client.getNamespace();
+      webhook = Webhook.start(client, ownNamespace, webhookSettings, operator::cachedPolicies, registry,
+          Clock.systemUTC());
+    }
+    Webhook served = webhook;
     MetricsServer metrics = new MetricsServer(config.metricsBindAddress(), config.metricsPort(), registry::scrape);
     HealthServer health = new HealthServer(config.healthPort(),
-        () -> operator.operator().getRuntimeInfo().isStarted(), operator::healthy);
+        () -> operator.operator().getRuntimeInfo().isStarted(),
+        () -> operator.healthy() && (served == null || served.serving()));
     metrics.start();
     health.start();
     operator.start();
-    LOG.info("kvguard started namespaces={} leaderElection={} metrics={}:{} healthPort={}",
+    LOG.info("kvguard started namespaces={} leaderElection={} metrics={}:{} healthPort={} webhookPort={}",
         config.namespaces().isEmpty() ? "all" : config.namespaces(), config.leaderElection(),
-        config.metricsBindAddress(), config.metricsPort(), health.port());
-    return new Serving(operator, metrics, health);
+        config.metricsBindAddress(), config.metricsPort(), health.port(), webhook == null ? "off" : webhook.port());
+    return new Serving(operator, metrics, health, webhook);
   }
 }

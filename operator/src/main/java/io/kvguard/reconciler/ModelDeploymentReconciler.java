@@ -88,6 +88,15 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
         this::whyNotProbe);
   }
 
+  /**
+   * The ModelDeployments of a namespace as the informer holds them, for the admission webhook (memory only; empty
+   * before the informer started). Followers' informers run too, so every replica answers from a warm cache.
+   */
+  public List<ModelDeployment> cachedPolicies(String namespace) {
+    IndexerResourceCache<ModelDeployment> cache = policies;
+    return cache == null ? List.of() : cache.list(namespace).toList();
+  }
+
   @Override
   public List<EventSource<?, ModelDeployment>> prepareEventSources(EventSourceContext<ModelDeployment> context) {
     policies = context.getPrimaryCache();

@@ -115,6 +115,15 @@ public final class CertificateIssuer {
         new JcaContentSignerBuilder("SHA256withECDSA").build(key)));
   }
 
+  /** A certificate as PEM. */
+  public static String pem(X509Certificate certificate) {
+    try {
+      return pem((Object) certificate);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
   private static String pem(Object object) throws IOException {
     StringWriter out = new StringWriter();
     try (JcaPEMWriter writer = new JcaPEMWriter(out)) {
