@@ -164,7 +164,24 @@ assumeApiVersions lists it (rendering without a cluster). Argument: (list $ "gro
 {{- if and .Values.podWritePolicy.enabled (not $vap) }}
 {{- fail "podWritePolicy.enabled=true needs ValidatingAdmissionPolicy in admissionregistration.k8s.io/v1 (Kubernetes 1.30 or later)" }}
 {{- end }}
+{{- if and .Values.webhook.enabled .Values.webhook.certManager.enabled (not (include "kvguard.apiServed" (list . "cert-manager.io/v1"))) }}
+{{- fail "webhook.certManager.enabled=true, but this cluster serves no cert-manager.io/v1: install cert-manager first, or turn it off (the operator then issues the webhook's certificate itself); helm template without a cluster: --api-versions cert-manager.io/v1, or assumeApiVersions" }}
+{{- end }}
 {{- if and .Values.networkPolicy.enabled (empty .Values.networkPolicy.apiServer.cidrs) }}
 {{- fail "networkPolicy.enabled=true needs networkPolicy.apiServer.cidrs (kubectl get endpointslices -n default -l kubernetes.io/service-name=kubernetes)" }}
 {{- end }}
+{{- end }}
+
+{{/* The webhook's objects: its Service, its MutatingWebhookConfiguration, the Secret with its key pair. */}}
+{{- define "kvguard.webhookService" -}}
+{{ include "kvguard.fullname" . }}-webhook
+{{- end }}
+{{- define "kvguard.webhookConfiguration" -}}
+{{ include "kvguard.fullname" . }}-readiness-gate
+{{- end }}
+{{- define "kvguard.webhookSecret" -}}
+{{ include "kvguard.fullname" . }}-webhook-tls
+{{- end }}
+{{- define "kvguard.webhookCertificate" -}}
+{{ include "kvguard.fullname" . }}-webhook
 {{- end }}

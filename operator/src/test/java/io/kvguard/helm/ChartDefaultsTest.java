@@ -38,8 +38,9 @@ class ChartDefaultsTest {
 
   @Test
   void rendersOnlyTheCoreObjects() {
-    assertThat(chart.kinds().sorted().toList()).containsExactly("ClusterRole", "ClusterRoleBinding", "Deployment",
-        "PodDisruptionBudget", "Role", "Role", "RoleBinding", "RoleBinding", "Service", "ServiceAccount");
+    assertThat(chart.kinds().sorted().toList()).containsExactly("ClusterRole", "ClusterRole", "ClusterRoleBinding",
+        "ClusterRoleBinding", "Deployment", "MutatingWebhookConfiguration", "PodDisruptionBudget", "Role", "Role",
+        "Role", "RoleBinding", "RoleBinding", "RoleBinding", "Service", "Service", "ServiceAccount");
   }
 
   @Test
@@ -108,7 +109,10 @@ class ChartDefaultsTest {
 
   @Test
   void livenessAndReadinessUseTheOperatorsHealthEndpointsOnAPortOfTheirOwn() {
-    assertThat(operator.getPorts()).hasSize(2).anySatisfy(p -> {
+    assertThat(operator.getPorts()).hasSize(3).anySatisfy(p -> {
+      assertThat(p.getName()).isEqualTo("webhook");
+      assertThat(p.getContainerPort()).isEqualTo(9443);
+    }).anySatisfy(p -> {
       assertThat(p.getName()).isEqualTo("metrics");
       assertThat(p.getContainerPort()).isEqualTo(8080);
     }).anySatisfy(p -> {
@@ -177,7 +181,7 @@ class ChartDefaultsTest {
 
   @Test
   void theMetricsServiceTargetsTheOperatorPods() {
-    Service service = chart.one(Service.class);
+    Service service = chart.named(Service.class, "kvguard-metrics");
     assertThat(service.getSpec().getType()).isEqualTo("ClusterIP");
     assertThat(service.getSpec().getSelector()).isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
     assertThat(service.getSpec().getPorts()).singleElement().satisfies(p -> {

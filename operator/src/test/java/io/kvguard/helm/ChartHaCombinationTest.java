@@ -53,27 +53,36 @@ class ChartHaCombinationTest {
         .containsEntry("KVGUARD_LEADER_ELECTION_NAMESPACE", RenderedChart.NAMESPACE)
         .containsEntry("KVGUARD_NAMESPACES", "inference,batch");
     assertThat(chart.one(PodDisruptionBudget.class).getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
-    assertThat(chart.all(ClusterRole.class)).isEmpty();
+    // Cluster-wide only the webhook's caBundle (its own MutatingWebhookConfiguration, by name: ChartRbacTest).
+    assertThat(chart.all(ClusterRole.class)).extracting(r -> r.getMetadata().getName())
+        .containsExactly("kvguard-webhook-ca");
     assertThat(chart.all(Role.class)).extracting(r -> r.getMetadata().getNamespace())
-        .containsExactlyInAnyOrder("inference", "batch", RenderedChart.NAMESPACE, RenderedChart.NAMESPACE);
+        .containsExactlyInAnyOrder("inference", "batch", RenderedChart.NAMESPACE, RenderedChart.NAMESPACE,
+            RenderedChart.NAMESPACE);
   }
 
   @Test
-  void theNetworkPolicyAllowsOnlyScrapesInAndTheApiServerEnginesAndDnsOut() {
+  void theNetworkPolicyAllowsOnlyScrapesAndAdmissionsInAndTheApiServerEnginesAndDnsOut() {
     NetworkPolicy policy = chart.one(NetworkPolicy.class);
     assertThat(policy.getSpec().getPodSelector().getMatchLabels())
         .isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
     assertThat(policy.getSpec().getPolicyTypes()).containsExactlyInAnyOrder("Ingress", "Egress");
 
     // Scrapes only from the monitoring namespace by default (a namespace name no tenant can claim), and no rule
-    // at all for the health port: the kubelet's probes come from the node.
-    assertThat(policy.getSpec().getIngress()).singleElement().satisfies(in -> {
+    // at all for the health port: the kubelet's probes come from the node. The webhook's port from any source
+    // by default (networkPolicy.webhookFrom: the API server's address depends on the cluster), that port only.
+    assertThat(policy.getSpec().getIngress()).hasSize(2);
+    assertThat(policy.getSpec().getIngress().get(0)).satisfies(in -> {
       assertThat(in.getPorts()).extracting(NetworkPolicyPort::getPort).containsExactly(new IntOrString("metrics"));
       assertThat(in.getFrom()).singleElement().satisfies(peer -> {
         assertThat(peer.getNamespaceSelector().getMatchLabels())
             .containsExactly(Map.entry("kubernetes.io/metadata.name", "monitoring"));
         assertThat(peer.getPodSelector()).isNull();
       });
+    });
+    assertThat(policy.getSpec().getIngress().get(1)).satisfies(in -> {
+      assertThat(in.getPorts()).extracting(NetworkPolicyPort::getPort).containsExactly(new IntOrString("webhook"));
+      assertThat(in.getFrom()).isNullOrEmpty();
     });
 
     List<NetworkPolicyEgressRule> egress = policy.getSpec().getEgress();
@@ -121,7 +130,7 @@ class ChartHaCombinationTest {
     assertThat(monitor.getApiVersion()).isEqualTo("monitoring.coreos.com/v1");
     assertThat(monitor.getMetadata().getLabels()).containsEntry("release", "kube-prometheus-stack");
     JsonNode spec = RenderedChart.tree(monitor).get("spec");
-    Service service = chart.one(Service.class);
+    Service service = chart.named(Service.class, "kvguard-metrics");
     spec.get("selector").get("matchLabels").fields().forEachRemaining(label ->
         assertThat(service.getMetadata().getLabels()).containsEntry(label.getKey(), label.getValue().asText()));
     assertThat(spec.get("namespaceSelector").get("matchNames").get(0).asText()).isEqualTo(RenderedChart.NAMESPACE);

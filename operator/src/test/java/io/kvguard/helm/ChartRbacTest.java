@@ -37,6 +37,14 @@ class ChartRbacTest {
       "core secrets verbs=[create]",
       "core secrets names=[kvguard-verdict-key] verbs=[get]");
   private static final String VERDICT_KEY_ROLE = "kvguard-verdict-key";
+  /** The webhook's certificates, issued by the operator (webhook on, cert-manager off: the defaults). */
+  private static final String WEBHOOK_TLS_ROLE = "kvguard-webhook-tls";
+  private static final List<String> WEBHOOK_TLS_RULES = List.of(
+      "core secrets verbs=[create]",
+      "core secrets names=[kvguard-webhook-tls] verbs=[get, update]");
+  private static final String WEBHOOK_CA_ROLE = "kvguard-webhook-ca";
+  private static final List<String> WEBHOOK_CA_RULES = List.of(
+      "admissionregistration.k8s.io mutatingwebhookconfigurations names=[kvguard-readiness-gate] verbs=[get, patch]");
 
   static List<String> describe(List<PolicyRule> rules) {
     return rules.stream().map(ChartRbacTest::describe).toList();
@@ -53,9 +61,9 @@ class ChartRbacTest {
   @Test
   void clusterWideByDefault() {
     RenderedChart chart = RenderedChart.render("");
-    ClusterRole role = chart.one(ClusterRole.class);
+    ClusterRole role = chart.named(ClusterRole.class, SA);
     assertThat(describe(role.getRules())).containsExactlyElementsOf(WATCH_RULES);
-    ClusterRoleBinding binding = chart.one(ClusterRoleBinding.class);
+    ClusterRoleBinding binding = chart.named(ClusterRoleBinding.class, SA);
     assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
     assertThat(binding.getSubjects()).singleElement().satisfies(s -> {
       assertThat(s.getKind()).isEqualTo("ServiceAccount");
@@ -64,16 +72,30 @@ class ChartRbacTest {
     });
     assertLeaderElectionRole(chart);
     assertVerdictKeyRole(chart);
-    // Only the leader-election and verdict-key Roles are namespaced; nothing else is granted.
-    assertThat(chart.all(Role.class)).hasSize(2);
-    assertThat(chart.all(RoleBinding.class)).hasSize(2);
+    assertWebhookCertificateRoles(chart);
+    // Only the leader-election, verdict-key and webhook-certificate Roles are namespaced; the only other
+    // ClusterRole is the webhook's caBundle one; nothing else is granted.
+    assertThat(chart.all(Role.class)).hasSize(3);
+    assertThat(chart.all(RoleBinding.class)).hasSize(3);
+    assertThat(chart.all(ClusterRole.class)).extracting(r -> r.getMetadata().getName())
+        .containsExactlyInAnyOrder(SA, WEBHOOK_CA_ROLE);
   }
 
   @Test
-  void listedNamespacesGetARoleEachAndNothingClusterWide() {
+  void listedNamespacesGetARoleEachAndNothingClusterWideButTheWebhooksCaBundle() {
     RenderedChart chart = RenderedChart.render("watchNamespaces: [inference, batch]");
-    assertThat(chart.all(ClusterRole.class)).isEmpty();
-    assertThat(chart.all(ClusterRoleBinding.class)).isEmpty();
+    // The one cluster-wide grant: get and patch on the webhook's own MutatingWebhookConfiguration, by name (a
+    // cluster-scoped object has no namespace to grant it in); none with webhook.certManager.enabled.
+    assertThat(chart.all(ClusterRole.class)).singleElement().satisfies(role -> {
+      assertThat(role.getMetadata().getName()).isEqualTo(WEBHOOK_CA_ROLE);
+      assertThat(describe(role.getRules())).containsExactlyElementsOf(WEBHOOK_CA_RULES);
+    });
+    assertThat(chart.all(ClusterRoleBinding.class)).extracting(b -> b.getRoleRef().getName())
+        .containsExactly(WEBHOOK_CA_ROLE);
+    RenderedChart withCertManager = RenderedChart.render("watchNamespaces: [inference, batch]\n"
+        + "assumeApiVersions: [cert-manager.io/v1]\nwebhook: {certManager: {enabled: true}}");
+    assertThat(withCertManager.all(ClusterRole.class)).isEmpty();
+    assertThat(withCertManager.all(ClusterRoleBinding.class)).isEmpty();
     for (String namespace : List.of("inference", "batch")) {
       Role role = namespaced(chart.all(Role.class), namespace, SA);
       assertThat(describe(role.getRules())).containsExactlyElementsOf(WATCH_RULES);
@@ -87,7 +109,8 @@ class ChartRbacTest {
     }
     assertLeaderElectionRole(chart);
     assertVerdictKeyRole(chart);
-    assertThat(chart.all(Role.class)).hasSize(4);
+    assertWebhookCertificateRoles(chart);
+    assertThat(chart.all(Role.class)).hasSize(5);
     RenderedRbac rbac = RenderedRbac.forServiceAccount(chart.all(), RenderedChart.NAMESPACE, SA);
     assertThat(rbac.allows(RenderedRbac.access("PATCH", "/api/v1/namespaces/inference/pods/p/status"))).isTrue();
     assertThat(rbac.allows(RenderedRbac.access("PATCH", "/api/v1/namespaces/default/pods/p/status"))).isFalse();
@@ -114,6 +137,29 @@ class ChartRbacTest {
     assertThat(binding.getSubjects()).singleElement().satisfies(s -> assertThat(s.getName()).isEqualTo(SA));
   }
 
+  private static void assertWebhookCertificateRoles(RenderedChart chart) {
+    Role tls = chart.named(Role.class, WEBHOOK_TLS_ROLE);
+    assertThat(tls.getMetadata().getNamespace()).isEqualTo(RenderedChart.NAMESPACE);
+    assertThat(describe(tls.getRules())).containsExactlyElementsOf(WEBHOOK_TLS_RULES);
+    assertThat(chart.named(RoleBinding.class, WEBHOOK_TLS_ROLE).getSubjects())
+        .singleElement().satisfies(s -> assertThat(s.getName()).isEqualTo(SA));
+    assertThat(describe(chart.named(ClusterRole.class, WEBHOOK_CA_ROLE).getRules()))
+        .containsExactlyElementsOf(WEBHOOK_CA_RULES);
+    assertThat(chart.named(ClusterRoleBinding.class, WEBHOOK_CA_ROLE).getSubjects())
+        .singleElement().satisfies(s -> assertThat(s.getName()).isEqualTo(SA));
+  }
+
+  @Test
+  void withCertManagerTheOperatorNeitherReadsNorWritesTheWebhooksSecretOrConfiguration() {
+    RenderedChart chart = RenderedChart.render("assumeApiVersions: [cert-manager.io/v1]\n"
+        + "webhook: {certManager: {enabled: true}}");
+    assertThat(chart.all(Role.class)).extracting(r -> r.getMetadata().getName()).doesNotContain(WEBHOOK_TLS_ROLE);
+    assertThat(chart.all(ClusterRole.class)).extracting(r -> r.getMetadata().getName()).containsExactly(SA);
+    RenderedChart off = RenderedChart.render("webhook: {enabled: false}");
+    assertThat(off.all(Role.class)).extracting(r -> r.getMetadata().getName()).doesNotContain(WEBHOOK_TLS_ROLE);
+    assertThat(off.all(ClusterRole.class)).extracting(r -> r.getMetadata().getName()).containsExactly(SA);
+  }
+
   @Test
   void theVerdictKeyIsTheOnlySecretTheOperatorMayReadAndOnlyInItsOwnNamespace() {
     RenderedChart chart = RenderedChart.render("");
@@ -135,7 +181,8 @@ class ChartRbacTest {
   @Test
   void withoutLeaderElectionThereIsNoLeaseAccess() {
     RenderedChart chart = RenderedChart.render("replicaCount: 1\nleaderElection: {enabled: false}");
-    assertThat(chart.all(Role.class)).extracting(r -> r.getMetadata().getName()).containsExactly(VERDICT_KEY_ROLE);
+    assertThat(chart.all(Role.class)).extracting(r -> r.getMetadata().getName())
+        .containsExactlyInAnyOrder(VERDICT_KEY_ROLE, WEBHOOK_TLS_ROLE);
     assertThat(ChartDefaultsTest.env(chart.one(io.fabric8.kubernetes.api.model.apps.Deployment.class)
         .getSpec().getTemplate().getSpec().getContainers().get(0))).containsEntry("KVGUARD_LEADER_ELECTION", "false");
   }
@@ -145,9 +192,10 @@ class ChartRbacTest {
     for (String values : List.of("", "watchNamespaces: [inference]",
         "probeTls: {enabled: false, secretNames: [engine-ca], configMapNames: [engine-ca]}")) {
       RenderedChart chart = RenderedChart.render(values);
-      // Besides the verdict key's own Role (its rules are exact: assertVerdictKeyRole).
+      // Besides the verdict key's and the webhook certificate's own Roles (their rules are exact).
       assertVerdictKeyRole(chart);
-      assertThat(allRulesBut(chart, VERDICT_KEY_ROLE)).noneMatch(r -> r.getResources().stream().anyMatch(x -> x.startsWith("secrets")
+      assertWebhookCertificateRoles(chart);
+      assertThat(allRulesBut(chart, VERDICT_KEY_ROLE, WEBHOOK_TLS_ROLE)).noneMatch(r -> r.getResources().stream().anyMatch(x -> x.startsWith("secrets")
           || x.startsWith("configmaps") || x.equals("*")));
       assertThat(allRules(chart)).noneMatch(r -> r.getVerbs().contains("*") || r.getApiGroups().contains("*"));
     }
@@ -157,7 +205,7 @@ class ChartRbacTest {
   void probeCredentialsAllowGetAndWatchOnTheNamedSecretsOnly() {
     RenderedChart chart = RenderedChart.render(
         "probeCredentials: {enabled: true, secretNames: [engine-token, router-token]}");
-    assertThat(describe(chart.one(ClusterRole.class).getRules())).containsExactlyElementsOf(Stream.concat(
+    assertThat(describe(chart.named(ClusterRole.class, SA).getRules())).containsExactlyElementsOf(Stream.concat(
         WATCH_RULES.stream(), Stream.of("core secrets names=[engine-token, router-token] verbs=[get, watch]")).toList());
     RenderedRbac rbac = RenderedRbac.forServiceAccount(chart.all(), RenderedChart.NAMESPACE, SA);
     assertThat(rbac.allows(RenderedRbac.access("GET", "/api/v1/namespaces/inference/secrets/engine-token"))).isTrue();
@@ -180,7 +228,7 @@ class ChartRbacTest {
   void probeTlsAllowsGetOnTheNamedCaBundlesOnly() {
     RenderedChart chart = RenderedChart.render(
         "probeTls: {enabled: true, secretNames: [engine-ca], configMapNames: [engine-ca-bundle, root-ca]}");
-    assertThat(describe(chart.one(ClusterRole.class).getRules())).containsExactlyElementsOf(Stream.concat(
+    assertThat(describe(chart.named(ClusterRole.class, SA).getRules())).containsExactlyElementsOf(Stream.concat(
         WATCH_RULES.stream(), Stream.of("core secrets names=[engine-ca] verbs=[get]",
             "core configmaps names=[engine-ca-bundle, root-ca] verbs=[get]")).toList());
     RenderedRbac rbac = RenderedRbac.forServiceAccount(chart.all(), RenderedChart.NAMESPACE, SA);
@@ -229,9 +277,10 @@ class ChartRbacTest {
     assertThat(operator.allows(RenderedRbac.access("GET", crd + "modeldeployments.kvguard.io"))).isFalse();
   }
 
-  private static List<PolicyRule> allRulesBut(RenderedChart chart, String roleName) {
+  private static List<PolicyRule> allRulesBut(RenderedChart chart, String... roleNames) {
+    List<String> excluded = List.of(roleNames);
     return Stream.concat(chart.all(ClusterRole.class).stream().flatMap(r -> r.getRules().stream()),
-        chart.all(Role.class).stream().filter(r -> !roleName.equals(r.getMetadata().getName()))
+        chart.all(Role.class).stream().filter(r -> !excluded.contains(r.getMetadata().getName()))
             .flatMap(r -> r.getRules().stream())).toList();
   }
 

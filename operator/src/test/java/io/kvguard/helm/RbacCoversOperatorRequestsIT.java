@@ -22,6 +22,10 @@ import io.kvguard.testkit.FakeEngine;
 import io.kvguard.gate.GateNames;
 import io.kvguard.helm.RenderedRbac.Access;
 import io.kvguard.testing.OperatorHarness;
+import io.kvguard.webhook.SelfManagedCertificates;
+import io.kvguard.webhook.WebhookSettings;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhookConfiguration;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -52,7 +56,7 @@ class RbacCoversOperatorRequestsIT {
   private static final Map<String, String> USED_WHERE_THIS_SCENARIO_CANNOT_REACH = Map.of();
 
   @Test
-  void clusterWideInstallAllowsEveryRequestTheOperatorMakes() {
+  void clusterWideInstallAllowsEveryRequestTheOperatorMakes() throws Exception {
     Set<String> used = replayAgainstTheChart("");
     // ModelDeployments are watched cluster-wide; pods only in the namespaces that hold one (issue 18 §2), which the
     // cluster-wide grant covers: the namespaces are not known when the chart is installed.
@@ -63,14 +67,16 @@ class RbacCoversOperatorRequestsIT {
   }
 
   @Test
-  void namespacedInstallAllowsEveryRequestTheOperatorMakesAndItStaysInItsNamespaces() {
+  void namespacedInstallAllowsEveryRequestTheOperatorMakesAndItStaysInItsNamespaces() throws Exception {
     Set<String> used = replayAgainstTheChart("watchNamespaces: [" + NS + "]");
     assertThat(used).contains("list core/pods in " + NS, "watch kvguard.io/modeldeployments in " + NS)
-        .noneMatch(a -> a.endsWith("(cluster-wide)"));
+        // Cluster-wide only the webhook's own configuration (cluster-scoped), by name, for its caBundle.
+        .filteredOn(a -> a.endsWith("(cluster-wide)"))
+        .allMatch(a -> a.endsWith(" admissionregistration.k8s.io/mutatingwebhookconfigurations name=kvguard-readiness-gate (cluster-wide)"));
   }
 
   /** Runs the scenario with the chart's configuration; returns the distinct accesses the operator needed. */
-  private Set<String> replayAgainstTheChart(String values) {
+  private Set<String> replayAgainstTheChart(String values) throws Exception {
     assertThat(OperatorHarness.OPERATOR_NAMESPACE).isEqualTo(RenderedChart.NAMESPACE);
     RenderedChart chart = RenderedChart.render(values);
     RenderedRbac rbac = RenderedRbac.forServiceAccount(chart.all(), RenderedChart.NAMESPACE,
@@ -133,6 +139,16 @@ class RbacCoversOperatorRequestsIT {
           assertThat(test.resources(ModelDeployment.class).inNamespace(NS).withName("llm").get()).isNull();
         });
         h.stopOperator();
+        // The webhook's certificates as the chart configures them: issued into the Secret at the first start (the operator's webhook does this beside the reconciler, on its own thread),
+        // the configuration's caBundle written, then renewed (update) once the serving certificate falls due.
+        test.resource(chart.one(MutatingWebhookConfiguration.class)).create();
+        WebhookSettings chartWebhook = WebhookSettings.fromEnvironment(environment(chart.one(Deployment.class)));
+        WebhookSettings webhook = new WebhookSettings(chartWebhook.enabled(), chartWebhook.port(),
+            java.nio.file.Files.createTempDirectory("kvguard-rbac-webhook"), chartWebhook.certSecret(),
+            chartWebhook.configuration(), chartWebhook.service());
+        new SelfManagedCertificates(h.client, RenderedChart.NAMESPACE, webhook, Clock.systemUTC()).round();
+        new SelfManagedCertificates(h.client, RenderedChart.NAMESPACE, webhook,
+            Clock.offset(Clock.systemUTC(), Duration.ofDays(300))).round();
       }
       synchronized (own) {
         operatorRequests = without(h.api.requests(), own);
@@ -161,7 +177,12 @@ class RbacCoversOperatorRequestsIT {
         "create coordination.k8s.io/leases in " + RenderedChart.NAMESPACE,
         // The verdict key: created at the first start (the API server has none), read at the restart.
         "create core/secrets in " + RenderedChart.NAMESPACE,
-        "get core/secrets name=kvguard-verdict-key in " + RenderedChart.NAMESPACE);
+        "get core/secrets name=kvguard-verdict-key in " + RenderedChart.NAMESPACE,
+        // The webhook's certificates (issue 18 §1): its Secret created, read and renewed; its caBundle written.
+        "get core/secrets name=kvguard-webhook-tls in " + RenderedChart.NAMESPACE,
+        "update core/secrets name=kvguard-webhook-tls in " + RenderedChart.NAMESPACE,
+        "get admissionregistration.k8s.io/mutatingwebhookconfigurations name=kvguard-readiness-gate (cluster-wide)",
+        "patch admissionregistration.k8s.io/mutatingwebhookconfigurations name=kvguard-readiness-gate (cluster-wide)");
     assertThat(used).anyMatch(a -> a.startsWith("patch kvguard.io/modeldeployments/status ")
         || a.startsWith("update kvguard.io/modeldeployments/status "));
     assertThat(used).anyMatch(a -> a.matches("(patch|update) kvguard.io/modeldeployments(/finalizers)? name=llm in .*"));
