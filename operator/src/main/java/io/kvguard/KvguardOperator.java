@@ -6,10 +6,10 @@ import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
-import io.kvguard.events.EventRecorder;
-import io.kvguard.events.EventRecorderSettings;
+import io.kvguard.observe.EventRecorder;
+import io.kvguard.observe.EventRecorderSettings;
 import io.kvguard.gate.PodGate;
-import io.kvguard.metrics.KvguardMetrics;
+import io.kvguard.observe.KvguardMetrics;
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.EngineProbes;
 import io.kvguard.probe.RejectionProbe;
@@ -17,7 +17,7 @@ import io.kvguard.reconciler.ModelDeploymentReconciler;
 import io.kvguard.reconciler.ProbeCredentials;
 import io.kvguard.reconciler.ProbeLimits;
 import io.kvguard.reconciler.ProbeTrust;
-import io.kvguard.reconciler.Signals;
+import io.kvguard.observe.Observer;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -91,7 +91,7 @@ public final class KvguardOperator implements AutoCloseable {
         new RejectionProbe(engineHttp, config.rejectionMaxPromptTokens()),
         new ProbeLimits(config.probeConcurrency(), config.probeConcurrencyPerNamespace(),
             config.rejectionProbeConcurrency()),
-        new PodGate(client, clock), new Signals(new EventRecorder(EventRecorder.clientWithoutRetries(client), metrics, clock,
+        new PodGate(client, clock), new Observer(new EventRecorder(EventRecorder.clientWithoutRetries(client), metrics, clock,
             config.identity(), EventRecorderSettings.standard()), metrics),
         new ProbeCredentials(client, clock), new ProbeTrust(client, clock), signer, clock);
     operator.register(reconciler, c -> {

@@ -16,14 +16,15 @@ import io.kvguard.customresource.PodVerdictStatus;
 import io.kvguard.customresource.RoleSpec;
 import io.kvguard.gate.PodGate;
 import io.kvguard.gate.RecordSigner;
-import io.kvguard.gate.RecordUpdate;
+import io.kvguard.gate.GateWriter;
 import io.kvguard.gate.VerdictRecord;
 import io.kvguard.gate.VerdictRecords;
 import io.kvguard.probe.EngineProbes;
 import io.kvguard.probe.RejectionProbe;
 import io.kvguard.verdict.ProbeOutcome;
 import io.kvguard.verdict.RejectionOutcome;
-import io.kvguard.verdict.GateDecision;
+import io.kvguard.observe.Observer;
+import io.kvguard.observe.PassReport;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -57,12 +58,10 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private final ProbeScheduler<ProbeOutcome> scheduler;
   private final ProbeScheduler<RejectionOutcome> rejections;
   private final PodAssessor assessor;
-  private final PodGate gate;
-  private final GateArbiter arbiter = new GateArbiter();
-  private final KeptPods keptPods = new KeptPods();
+  private final GateStage gates;
   /** The generation each policy's last pass saw: a new one re-probes its pods. Removed with the policy. */
   private final Map<ResourceID, Long> generations = new java.util.concurrent.ConcurrentHashMap<>();
-  private final Signals signals;
+  private final Observer observer;
   private final ProbeCredentials credentials;
   private final RecordSigner signer;
   /** Pods of the namespaces that hold a ModelDeployment, and no others (PodCache). */
@@ -71,11 +70,10 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private volatile IndexerResourceCache<ModelDeployment> policies;
 
   public ModelDeploymentReconciler(EngineProbes probes, RejectionProbe rejectionProbe, ProbeLimits limits,
-      PodGate gate, Signals signals, ProbeCredentials credentials, ProbeTrust trust, RecordSigner signer, Clock clock) {
+      PodGate gate, Observer observer, ProbeCredentials credentials, ProbeTrust trust, RecordSigner signer, Clock clock) {
     this.clock = clock;
     this.signer = signer;
-    this.gate = gate;
-    this.signals = signals;
+    this.observer = observer;
     this.credentials = credentials;
     this.scheduler = new ProbeScheduler<>(new TenantFairExecutor("kvguard-probe", limits.concurrency(),
         Math.min(limits.concurrency(), limits.concurrencyPerNamespace())), clock, ProbeOutcome::failed,
@@ -84,8 +82,20 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     // milliseconds, so a tenant whose engines hang holds one thread, not the pool.
     this.rejections = new ProbeScheduler<>(new TenantFairExecutor("kvguard-rejection-probe",
         limits.rejectionConcurrency(), 1), clock, RejectionOutcome.Failed::new, probeEvents::probeFinished);
-    this.assessor = new PodAssessor(scheduler, rejections, probes, rejectionProbe, signals, credentials, trust,
+    this.assessor = new PodAssessor(scheduler, rejections, probes, rejectionProbe, observer, credentials, trust,
         this::whyNotProbe);
+    this.gates = new GateStage(new GateWriter(gate), signer, new GateStage.Cluster() {
+      @Override
+      public Set<ResourceID> othersConcerning(Pod pod, ResourceID self) {
+        return policiesConcerning(pod).stream().map(ResourceID::fromResource).filter(id -> !id.equals(self))
+            .collect(Collectors.toSet());
+      }
+
+      @Override
+      public Optional<Pod> cachedPod(String namespace, String name) {
+        return ModelDeploymentReconciler.this.cachedPod(namespace, name);
+      }
+    }, this::forgetPod, probeEvents::probeFinished);
   }
 
   /**
@@ -113,70 +123,101 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     }
   }
 
+  /**
+   * One pass: select → assess → arbitrate and write → status → signals. Each stage returns what it did; none
+   * reports to another.
+   */
   private UpdateControl<ModelDeployment> pass(ModelDeployment md, Context<ModelDeployment> context) {
     if (context.isPrimaryResourceDeleted() || md.isMarkedForDeletion()) {
       handBack(md, context);
       return UpdateControl.noUpdate();
     }
     Instant now = clock.instant();
-    ResourceID self = ResourceID.fromResource(md);
-    long generation = md.getMetadata().getGeneration() == null ? 0 : md.getMetadata().getGeneration();
-    Long lastGeneration = generations.put(self, generation);
-    PodAssessor.Pass pass = new PodAssessor.Pass(now, lastGeneration != null && lastGeneration != generation,
-        new java.util.HashSet<>(), new java.util.HashSet<>());
-    Optional<String> invalid = SpecProblems.of(md.getSpec());
-    signals.live(md);
-    Map<String, VerdictRecord> before = previousRecords(md);
-    List<PodAssessment> assessments = new ArrayList<>();
-    Map<String, List<String>> roleNotes = new LinkedHashMap<>();
-    if (invalid.isEmpty()) {
-      md.getSpec().getRoles().forEach(role -> roleNotes.put(role.getName(), RoleNotes.of(role)));
-      for (PodSelection.Selected selected : PodSelection.firstRoleWins(md.getSpec().getRoles(), role -> selectedPods(md, role))) {
-        Pod pod = selected.pod();
-        try {
-          assessments.add(assessor.assess(md, selected.role(), pod, trustedRecord(md, pod), pass));
-        } catch (RuntimeException e) {
-          LOG.warn("cannot assess pod {}/{}: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(), e.toString());
-          assessments.add(ShutAssessments.failed(pod, selected.role().getName(), e));
-        }
-      }
-    } else {
-      // A spec that cannot be applied says nothing about which pods it means: the pods it gated stay its own,
-      // shut, and listed, so neither a typo nor the deletion that follows it opens anything unverified.
-      new java.util.TreeMap<>(before).forEach((name, record) -> cachedPod(md.getMetadata().getNamespace(), name)
-          .filter(pod -> !PodGate.terminating(pod))
-          .ifPresent(pod -> assessments.add(ShutAssessments.heldForInvalidSpec(pod, record, invalid.get()))));
-    }
-    List<String> conflicts = new ArrayList<>();
-    List<String> unwritten = new ArrayList<>();
-    scheduler.retain(self, pass.probes());
-    rejections.retain(self, pass.rejections());
-    List<PodAssessment> kept = gate(md, context, self, assessments, before, now, conflicts, unwritten);
-    releaseDeselected(md, context, self, before, kept, unwritten);
-    // What this policy remembers of pods it no longer has (deleted, or recreated under a new UID) goes now.
-    for (String gone : keptPods.gone(self, kept.stream().map(PodAssessment::podUid).collect(Collectors.toSet()))) {
-      scheduler.forget(gone, self);
-      rejections.forget(gone, self);
-      arbiter.forget(gone, self);
-    }
-    List<AdvisoryWarnings.Found> advisories = AdvisoryWarnings.of(md, kept);
-    advisories.forEach(found -> roleNotes.computeIfAbsent(found.role(), r -> new ArrayList<>()).add(found.note()));
-    List<PodVerdictStatus> entries = StatusFactory.entries(kept, before, now);
-    ModelDeploymentStatus status = StatusFactory.build(md, entries, roleNotes, invalid, conflicts, now);
-    signals.reconciled(md, before, entries, kept);
-    signals.advisories(md, advisories);
-    Duration next = nextPass(md, kept, now);
+    observer.passStarting(md);
+    PassStart start = start(md);
+    List<PodAssessment> assessed = start.invalid().isPresent() ? held(md, start)
+        : assess(md, PodSelection.firstRoleWins(md.getSpec().getRoles(), role -> selectedPods(md, role)), start, now);
+    GateStage.Written written = gates.write(md, hooks(md, context), assessed, start.before(), now);
+    List<AdvisoryWarnings.Found> advisories = AdvisoryWarnings.of(md, written.kept());
+    List<PodVerdictStatus> entries = StatusFactory.entries(written.kept(), start.before(), now);
+    ModelDeploymentStatus status = StatusFactory.build(md, entries, roleNotes(md, start, advisories), start.invalid(),
+        written.conflicts(), now);
+    // Announced before the status is written: the pods' records already hold this pass's verdicts, so a transition
+    // not announced now (the status write failing) would never be.
+    observer.report(report(md, start, entries, written, advisories));
     if (!StatusComparison.same(md.getStatus(), status)) {
       writeStatus(md, context, status);
     }
-    if (!unwritten.isEmpty() && next.compareTo(WRITE_RETRY) > 0) {
-      // Every other pod was written and the status says what was decided; the failed writes (and those dropped
-      // because the pod's gate changed under them) are decided again soon. Not by throwing: JOSDK's retries end
-      // after a few attempts, and with them this policy's periodic passes, which must go on (re-probes,
-      // restarts) however long a webhook keeps refusing one pod.
-      return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(WRITE_RETRY);
+    return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(nextPass(md, written, now));
+  }
+
+  /**
+   * What a pass starts from.
+   *
+   * @param respec the spec changed since the policy's last pass: its pods are probed again
+   * @param invalid why the spec cannot be applied, if it cannot
+   * @param before what the policy last concluded about each pod it gated, by pod name
+   */
+  private record PassStart(ResourceID self, boolean respec, Optional<String> invalid, Map<String, VerdictRecord> before) {}
+
+  private PassStart start(ModelDeployment md) {
+    ResourceID self = ResourceID.fromResource(md);
+    long generation = md.getMetadata().getGeneration() == null ? 0 : md.getMetadata().getGeneration();
+    Long lastGeneration = generations.put(self, generation);
+    return new PassStart(self, lastGeneration != null && lastGeneration != generation, SpecProblems.of(md.getSpec()),
+        previousRecords(md));
+  }
+
+  /** Assesses each selected pod; an error of kvguard's own shuts that pod and the others go on. */
+  private List<PodAssessment> assess(ModelDeployment md, List<PodSelection.Selected> selected, PassStart start,
+      Instant now) {
+    PodAssessor.Pass pass = new PodAssessor.Pass(now, start.respec(), new java.util.HashSet<>(), new java.util.HashSet<>());
+    List<PodAssessment> assessments = new ArrayList<>();
+    for (PodSelection.Selected one : selected) {
+      Pod pod = one.pod();
+      try {
+        assessments.add(assessor.assess(md, one.role(), pod, trustedRecord(md, pod), pass));
+      } catch (RuntimeException e) {
+        LOG.warn("cannot assess pod {}/{}: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(), e.toString());
+        assessments.add(ShutAssessments.failed(pod, one.role().getName(), e));
+      }
     }
-    return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(next);
+    scheduler.retain(start.self(), pass.probes());
+    rejections.retain(start.self(), pass.rejections());
+    return assessments;
+  }
+
+  /**
+   * A spec that cannot be applied says nothing about which pods it means: the pods it gated stay its own, shut, and
+   * listed, so neither a typo nor the deletion that follows it opens anything unverified.
+   */
+  private List<PodAssessment> held(ModelDeployment md, PassStart start) {
+    List<PodAssessment> held = new ArrayList<>();
+    new java.util.TreeMap<>(start.before()).forEach((name, record) -> cachedPod(md.getMetadata().getNamespace(), name)
+        .filter(pod -> !PodGate.terminating(pod))
+        .ifPresent(pod -> held.add(ShutAssessments.heldForInvalidSpec(pod, record, start.invalid().get()))));
+    return held;
+  }
+
+  /** What the status notes per role: the role's configuration, then the engine advisories that apply. */
+  private static Map<String, List<String>> roleNotes(ModelDeployment md, PassStart start,
+      List<AdvisoryWarnings.Found> advisories) {
+    Map<String, List<String>> notes = new LinkedHashMap<>();
+    if (start.invalid().isEmpty()) {
+      md.getSpec().getRoles().forEach(role -> notes.put(role.getName(), new ArrayList<>(RoleNotes.of(role))));
+    }
+    advisories.forEach(found -> notes.computeIfAbsent(found.role(), r -> new ArrayList<>()).add(found.note()));
+    return notes;
+  }
+
+  private static PassReport report(ModelDeployment md, PassStart start, List<PodVerdictStatus> entries,
+      GateStage.Written written, List<AdvisoryWarnings.Found> advisories) {
+    List<PassReport.PodFigures> figures = written.kept().stream().map(a -> new PassReport.PodFigures(a.role(),
+        a.podName(), a.observation() == null ? -1 : a.observation().poolTokens(), a.verdict().verified())).toList();
+    List<PassReport.Advisory> warnings = advisories.stream()
+        .map(found -> new PassReport.Advisory(found.role(), found.advisory(), found.message(), found.pods())).toList();
+    return new PassReport(md, start.before(), entries, figures, warnings, written.flips(), written.failures(),
+        written.released());
   }
 
   private static void writeStatus(ModelDeployment md, Context<ModelDeployment> context, ModelDeploymentStatus status) {
@@ -191,40 +232,26 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   /**
-   * Writes every pod's gate with the decision all policies selecting it agree on; returns the assessments
-   * with any conflict noted, and collects the conflicts for the status.
+   * Whatever kvguard writes to a pod, deleting the policy must be able to undo, so the finalizer goes on first (a
+   * policy already gone is handing its pods back, which needs no undoing). Each write is cached as it is accepted,
+   * so the next pass sees it before the watch delivers it, and the watch event of the condition write (arriving
+   * before the label write) is known as ours and triggers no pass.
    */
-  private List<PodAssessment> gate(ModelDeployment md, Context<ModelDeployment> context, ResourceID self,
-      List<PodAssessment> assessments, Map<String, VerdictRecord> before, Instant now, List<String> conflicts,
-      List<String> unwritten) {
-    boolean audit = md.getSpec() != null
-        && md.getSpec().effectiveEnforcement() == io.kvguard.customresource.Enforcement.Audit;
-    List<PodAssessment> kept = new ArrayList<>();
-    for (PodAssessment assessment : assessments) {
-      Set<ResourceID> others = policiesConcerning(assessment.pod()).stream().map(ResourceID::fromResource)
-          .filter(id -> !id.equals(self)).collect(Collectors.toSet());
-      GateArbiter.Arbitration arbitration;
-      synchronized (arbiter.lockFor(assessment.podUid())) {
-        arbitration = arbiter.arbitrate(assessment.podUid(), self, GateDecision.of(assessment.verdict(), audit), others);
-        // The policy's own verdict goes on the pod with the decision: it survives an operator restart there.
-        RecordUpdate record = new RecordUpdate(md.getMetadata().getName(), signer.sign(assessment.pod(),
-            md.getMetadata().getName(), PodRecords.of(assessment, before.get(assessment.podName()), now)),
-            md.getSpec() != null && md.getSpec().publishesContextLength());
-        isolated(md, assessment.pod(), unwritten,
-            () -> writeGate(md, context, assessment.role(), assessment.pod(), arbitration.decision(), record));
+  private GateWriter.Hooks hooks(ModelDeployment md, Context<ModelDeployment> context) {
+    boolean gone = context.isPrimaryResourceDeleted();
+    return new GateWriter.Hooks() {
+      @Override
+      public void beforeWrite() {
+        if (!gone) {
+          PolicyFinalizer.ensure(context, md);
+        }
       }
-      if (arbitration.conflicts().isEmpty()) {
-        kept.add(assessment);
-        continue;
+
+      @Override
+      public void accepted(Pod written, Pod previous) {
+        pods.written(written, previous);
       }
-      conflicts.add(assessment.podName() + ": " + String.join(", ", arbitration.conflicts()));
-      if (arbitration.changedMine()) {
-        // The other policies' pods show a decision that included ours: let them recompute it.
-        others.forEach(probeEvents::probeFinished);
-      }
-      kept.add(withNotes(assessment, arbitration.conflicts()));
-    }
-    return kept;
+    };
   }
 
   /**
@@ -243,127 +270,20 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     }
     previousRecords(md).keySet().forEach(name -> cachedPod(md.getMetadata().getNamespace(), name)
         .ifPresent(pod -> concerned.putIfAbsent(name, pod)));
-    for (Pod pod : concerned.values()) {
-      try {
-        GateDecision removed = GateDecision.policyRemoved(md.getMetadata().getName());
-        if (!release(md, context, self, pod, removed)) {
-          // The gate changed under the write: hand back what the pod shows now (this decision needs no verdict).
-          Optional<Pod> fresh = gate.reread(pod);
-          if (fresh.isPresent() && !release(md, context, self, fresh.get(), removed)) {
-            throw new IllegalStateException("the pod's gate kept changing under the hand-back");
-          }
-        }
-      } catch (RuntimeException e) {
-        // Never keep the finalizer for a pod: when a namespace is deleted, its policies go with the RoleBinding
-        // that lets kvguard write its pods (403) and with the pods themselves (404, terminating), and a kept
-        // finalizer would hold the whole namespace in Terminating. Said loudly instead; the pod keeps its gate.
-        signals.handBackFailed(md, pod, e);
-      }
-    }
+    List<PassReport.WriteFailure> failed = gates.handBack(md, hooks(md, context), concerned);
     scheduler.forgetAll(self);
     rejections.forgetAll(self);
     generations.remove(self);
-    keptPods.forget(self);
     credentials.forget(self);
-    signals.forget(md);
+    observer.policyGone(md, failed);
     if (!context.isPrimaryResourceDeleted()) {
       PolicyFinalizer.release(context.getClient(), md);
     }
   }
 
-  /**
-   * A pod that left this policy (deleted policy or changed labels) is handed back open, unless another policy holds
-   * it. False when the write was dropped because the pod's gate changed after it was read.
-   */
-  private boolean release(ModelDeployment md, Context<ModelDeployment> context, ResourceID self, Pod pod,
-      GateDecision released) {
-    if (PodGate.terminating(pod)) {
-      // A pod being deleted needs nothing back; two writes to it would be wasted (often answered 404 or 422).
-      forgetPod(self, pod.getMetadata().getUid());
-      return true;
-    }
-    boolean written = true;
-    Set<ResourceID> others = policiesConcerning(pod).stream().map(ResourceID::fromResource)
-        .filter(id -> !id.equals(self)).collect(Collectors.toSet());
-    RecordUpdate letGo = RecordUpdate.remove(md.getMetadata().getName(),
-        md.getSpec() != null && md.getSpec().publishesContextLength());
-    synchronized (arbiter.lockFor(pod.getMetadata().getUid())) {
-      arbiter.forget(pod.getMetadata().getUid(), self);
-      // Handed back open when no other policy holds the pod; either way this policy's record leaves it, so the
-      // pod is no longer counted as this policy's (the others then decide without it).
-      written = writeGate(md, context, null, pod, others.isEmpty() ? released : null, letGo);
-    }
-    others.forEach(probeEvents::probeFinished);
-    forgetPod(self, pod.getMetadata().getUid());
-    return written;
-  }
-
-  private void forgetPod(ResourceID self, String podUid) {
+  private void forgetPod(String podUid, ResourceID self) {
     scheduler.forget(podUid, self);
     rejections.forget(podUid, self);
-  }
-
-  private void releaseDeselected(ModelDeployment md, Context<ModelDeployment> context, ResourceID self,
-      Map<String, VerdictRecord> before, List<PodAssessment> kept, List<String> unwritten) {
-    Set<String> selected = kept.stream().map(PodAssessment::podName).collect(Collectors.toSet());
-    for (String name : before.keySet()) {
-      if (!selected.contains(name)) {
-        signals.forgetPod(md, name, before.get(name).role());
-        cachedPod(md.getMetadata().getNamespace(), name).ifPresent(pod -> isolated(md, pod, unwritten,
-            () -> release(md, context, self, pod,
-                GateDecision.released("no longer selected by ModelDeployment " + md.getMetadata().getName()))));
-      }
-    }
-  }
-
-  /**
-   * One pod's write failing (a webhook refusing it, retries used up) must not leave the others unwritten; a write
-   * dropped because the pod's gate changed under it is decided again too.
-   */
-  private void isolated(ModelDeployment md, Pod pod, List<String> unwritten, java.util.function.BooleanSupplier write) {
-    try {
-      if (!write.getAsBoolean()) {
-        unwritten.add(pod.getMetadata().getName());
-      }
-    } catch (RuntimeException e) {
-      signals.gateWriteFailed(md, pod, e);
-      unwritten.add(pod.getMetadata().getName());
-    }
-  }
-
-  /**
-   * Writes the decision (null: leaves condition and label) and the policy's record; false when the write was dropped
-   * because the pod's gate changed after it was read.
-   */
-  private boolean writeGate(ModelDeployment md, Context<ModelDeployment> context, String role, Pod pod,
-      GateDecision decision, RecordUpdate record) {
-    Boolean wasOpen = GateState.conditionOpen(pod);
-    if (decision != null && wasOpen == null && decision.reason() == io.kvguard.verdict.GateReason.AwaitingProbe
-        && !GateState.labelled(pod)) {
-      // A pod that never had a kvguard condition or label is already shut (its readiness gate has no
-      // condition, routers see no label): writing "awaiting" would only double the writes of every new pod.
-      return true;
-    }
-    // Whatever kvguard writes to a pod, deleting the policy must be able to undo, so the finalizer goes on first
-    // (a policy already gone is handing its pods back, which needs no undoing).
-    Runnable beforeWrite = context.isPrimaryResourceDeleted() ? () -> { } : () -> PolicyFinalizer.ensure(context, md);
-    // Each write is cached as it is accepted, so the next pass sees it before the watch delivers it, and the
-    // watch event of the condition write (arriving before the label write) is known as ours and triggers no pass.
-    PodGate.Outcome outcome = gate.apply(pod, decision, record, beforeWrite,
-        pods::written);
-    if (outcome.conditionWritten() && role != null && decision != null
-        && (wasOpen == null || wasOpen != decision.open())) {
-      signals.gateFlipped(md, role, decision.open());
-    }
-    return !outcome.superseded();
-  }
-
-  private static PodAssessment withNotes(PodAssessment assessment, List<String> extra) {
-    List<String> notes = new ArrayList<>(assessment.notes());
-    extra.forEach(conflict -> notes.add("ConflictingPolicies: " + conflict));
-    return new PodAssessment(assessment.pod(), assessment.role(), assessment.labelOnly(), assessment.containerID(),
-        assessment.restartCount(), assessment.verdict(), assessment.observation(), notes, assessment.nextProbeAt(),
-        assessment.refusal());
   }
 
   /** The pods a role selects, leaving out those being deleted: nothing is probed or written for them. */
@@ -450,18 +370,24 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
         .map(PodRecords::of).orElse(null);
   }
 
-  /** Reconcile again when the next periodic probe falls due; probe completions trigger passes on their own. */
-  private static Duration nextPass(ModelDeployment md, List<PodAssessment> assessments, Instant now) {
+  /**
+   * Reconcile again when the next periodic probe falls due (probe completions trigger passes on their own), or
+   * soon when a write failed or was dropped: every other pod was written and the status says what was decided,
+   * and those pods are decided again. Not by throwing: JOSDK's retries end after a few attempts, and with them this
+   * policy's periodic passes, which must go on (re-probes, restarts) however long a webhook keeps refusing one pod.
+   */
+  private static Duration nextPass(ModelDeployment md, GateStage.Written written, Instant now) {
     Duration period = Duration.ofSeconds(md.getSpec().effectiveProbe().effectivePeriodSeconds());
-    Duration next = assessments.stream().map(PodAssessment::nextProbeAt).filter(java.util.Objects::nonNull)
+    Duration next = written.kept().stream().map(PodAssessment::nextProbeAt).filter(java.util.Objects::nonNull)
         .map(due -> Duration.between(now, due)).min(Duration::compareTo).orElse(period);
-    return next.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : next;
+    next = next.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : next;
+    return !written.unwritten().isEmpty() && next.compareTo(WRITE_RETRY) > 0 ? WRITE_RETRY : next;
   }
 
   public void shutdown() {
     scheduler.close();
     rejections.close();
-    signals.close();
+    observer.close();
     credentials.close();
   }
 }

@@ -41,7 +41,7 @@ final class PodAssessor {
   private final ProbeScheduler<RejectionOutcome> rejections;
   private final RejectionProbe rejectionProbe;
   private final EngineProbes probes;
-  private final Signals signals;
+  private final io.kvguard.observe.Observer signals;
   private final ProbeCredentials credentials;
   private final ProbeTrust trust;
   private final ProbeTargets targets;
@@ -54,7 +54,7 @@ final class PodAssessor {
   }
 
   PodAssessor(ProbeScheduler<ProbeOutcome> scheduler, ProbeScheduler<RejectionOutcome> rejections, EngineProbes probes,
-      RejectionProbe rejectionProbe, Signals signals, ProbeCredentials credentials, ProbeTrust trust,
+      RejectionProbe rejectionProbe, io.kvguard.observe.Observer signals, ProbeCredentials credentials, ProbeTrust trust,
       ProbeTargets targets) {
     this.scheduler = scheduler;
     this.rejections = rejections;
@@ -301,7 +301,7 @@ final class PodAssessor {
    */
   static boolean vouchedFor(VerdictRecord record, Pod pod) {
     return record != null && Verdict.Verified.name().equals(record.verdict())
-        && Boolean.TRUE.equals(GateState.conditionOpen(pod));
+        && Boolean.TRUE.equals(io.kvguard.gate.GateState.conditionOpen(pod));
   }
 
   static PoolObservation recordedObservation(VerdictRecord before, RoleSpec role, EngineProcess process) {

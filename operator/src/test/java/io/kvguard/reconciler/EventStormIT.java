@@ -13,7 +13,7 @@ import io.kvguard.customresource.ProbeSpec;
 import io.kvguard.testkit.EmbeddedApiServer;
 import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testkit.FakeEngine;
-import io.kvguard.metrics.KvguardMetrics;
+import io.kvguard.observe.KvguardMetrics;
 import io.kvguard.testing.OperatorHarness;
 import java.time.Duration;
 import java.util.ArrayList;

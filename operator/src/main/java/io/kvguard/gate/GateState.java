@@ -1,20 +1,20 @@
-package io.kvguard.reconciler;
+package io.kvguard.gate;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
-import io.kvguard.gate.GateNames;
+
 
 /** Reads the gate a pod currently shows. */
-final class GateState {
+public final class GateState {
   private GateState() {}
 
-  static boolean labelled(Pod pod) {
+  public static boolean labelled(Pod pod) {
     return pod.getMetadata().getLabels() != null
         && pod.getMetadata().getLabels().containsKey(io.kvguard.gate.GateNames.VERIFIED_LABEL);
   }
 
   /** True or false for the condition's status, null when the pod has no kvguard condition yet. */
-  static Boolean conditionOpen(Pod pod) {
+  public static Boolean conditionOpen(Pod pod) {
     if (pod.getStatus() == null || pod.getStatus().getConditions() == null) {
       return null;
     }

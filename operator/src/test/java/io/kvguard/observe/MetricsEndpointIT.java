@@ -1,4 +1,4 @@
-package io.kvguard.metrics;
+package io.kvguard.observe;
 
 import static io.kvguard.testing.OperatorHarness.role;
 import static org.assertj.core.api.Assertions.assertThat;

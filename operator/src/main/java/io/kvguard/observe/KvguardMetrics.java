@@ -1,4 +1,4 @@
-package io.kvguard.metrics;
+package io.kvguard.observe;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;

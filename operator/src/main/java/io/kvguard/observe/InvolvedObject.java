@@ -1,4 +1,4 @@
-package io.kvguard.events;
+package io.kvguard.observe;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectReference;

@@ -1,4 +1,4 @@
-package io.kvguard.reconciler;
+package io.kvguard.gate;
 
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.kvguard.verdict.GateDecision;
@@ -16,17 +16,17 @@ import java.util.concurrent.ConcurrentMap;
  * ModelDeployment that selects the pod but has not decided yet counts as "shut", so a restart of the
  * operator cannot open a gate that another policy would keep shut.
  */
-final class GateArbiter {
+public final class GateArbiter {
 
   /** The decision to write and, when other policies are involved, what to say about them. */
-  record Arbitration(GateDecision decision, List<String> conflicts, boolean changedMine) {}
+  public record Arbitration(GateDecision decision, List<String> conflicts, boolean changedMine) {}
 
   private static final int STRIPES = 4096;
 
   private final ConcurrentMap<String, ConcurrentMap<ResourceID, GateDecision>> byPod = new ConcurrentHashMap<>();
   private final Object[] stripes = new Object[STRIPES];
 
-  GateArbiter() {
+  public GateArbiter() {
     for (int i = 0; i < STRIPES; i++) {
       stripes[i] = new Object();
     }
@@ -37,11 +37,11 @@ final class GateArbiter {
    * at once: without it, one could decide "open" from another's old decision and write after that other shut
    * the pod. Striped (4,096, so passes of different policies writing different pods rarely share one while a write is on its way), so it costs nothing per pod.
    */
-  Object lockFor(String podUid) {
+  public Object lockFor(String podUid) {
     return stripes[Math.floorMod(podUid == null ? 0 : podUid.hashCode(), STRIPES)];
   }
 
-  Arbitration arbitrate(String podUid, ResourceID self, GateDecision mine, Set<ResourceID> otherSelectors) {
+  public Arbitration arbitrate(String podUid, ResourceID self, GateDecision mine, Set<ResourceID> otherSelectors) {
     ConcurrentMap<ResourceID, GateDecision> decisions = byPod.computeIfAbsent(podUid, k -> new ConcurrentHashMap<>());
     GateDecision before = decisions.put(self, mine);
     boolean changed = !mine.equals(before);
@@ -75,7 +75,7 @@ final class GateArbiter {
     return new Arbitration(decision, conflicts, changed);
   }
 
-  void forget(String podUid, ResourceID self) {
+  public void forget(String podUid, ResourceID self) {
     Map<ResourceID, GateDecision> decisions = byPod.get(podUid);
     if (decisions != null) {
       decisions.remove(self);

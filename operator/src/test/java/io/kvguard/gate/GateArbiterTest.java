@@ -1,4 +1,4 @@
-package io.kvguard.reconciler;
+package io.kvguard.gate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

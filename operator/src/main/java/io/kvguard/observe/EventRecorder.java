@@ -1,4 +1,4 @@
-package io.kvguard.events;
+package io.kvguard.observe;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.EventBuilder;
@@ -9,7 +9,7 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.kvguard.metrics.KvguardMetrics;
+import io.kvguard.observe.KvguardMetrics;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

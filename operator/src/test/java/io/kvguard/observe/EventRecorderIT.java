@@ -1,4 +1,4 @@
-package io.kvguard.events;
+package io.kvguard.observe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -8,7 +8,7 @@ import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.kvguard.testkit.EmbeddedApiServer;
-import io.kvguard.metrics.KvguardMetrics;
+import io.kvguard.observe.KvguardMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;

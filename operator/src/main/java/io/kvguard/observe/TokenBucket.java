@@ -1,4 +1,4 @@
-package io.kvguard.events;
+package io.kvguard.observe;
 
 import java.time.Duration;
 import java.time.Instant;

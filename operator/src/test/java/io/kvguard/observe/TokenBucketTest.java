@@ -1,4 +1,4 @@
-package io.kvguard.events;
+package io.kvguard.observe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

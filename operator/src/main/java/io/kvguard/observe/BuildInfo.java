@@ -1,4 +1,4 @@
-package io.kvguard.metrics;
+package io.kvguard.observe;
 
 /** The version Maven wrote into the jar's manifest ("dev" when run from classes). */
 public final class BuildInfo {

@@ -1,4 +1,4 @@
-package io.kvguard.events;
+package io.kvguard.observe;
 
 /**
  * One transition to announce, e.g. one pod turning ProbeFailed.

@@ -1,13 +1,8 @@
-package io.kvguard.reconciler;
+package io.kvguard.observe;
 
 import io.kvguard.customresource.ModelDeployment;
-import io.kvguard.customresource.ModelDeploymentStatus;
 import io.kvguard.customresource.PodVerdictStatus;
 import io.kvguard.customresource.RoleSpec;
-import io.kvguard.events.Announcement;
-import io.kvguard.events.EventRecorder;
-import io.kvguard.events.InvolvedObject;
-import io.kvguard.metrics.KvguardMetrics;
 import io.kvguard.verdict.GateReason;
 import io.kvguard.verdict.ProbeOutcome;
 import java.time.Duration;
@@ -18,9 +13,13 @@ import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Everything a user watches: events on verdict transitions, metrics, and one log line per change. */
-public final class Signals implements AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(Signals.class);
+/**
+ * Everything a user watches: events on verdict transitions, metrics, and one log line per change. Fed once per pass
+ * ({@link #report}), when a pass starts ({@link #passStarting}), when a policy goes ({@link #policyGone}), and by
+ * probes as they finish on their own threads ({@link #probed}, {@link #rejectionProbed}).
+ */
+public final class Observer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Observer.class);
   private static final Set<String> WARNINGS = Set.of(GateReason.PoolTooSmall.name(),
       GateReason.EngineContextTooShort.name(), GateReason.EngineContextExceedsPool.name(), GateReason.ProbeFailed.name(),
       GateReason.RejectionPathUnsafe.name(), GateReason.KnownUnsafeEngine.name(), GateReason.EngineVersionTooOld.name(),
@@ -54,25 +53,47 @@ public final class Signals implements AutoCloseable {
     }
   });
 
-  /** @param events where transitions are announced (Signals closes it) */
-  public Signals(EventRecorder events, KvguardMetrics metrics) {
+  /** @param events where transitions are announced (the observer closes it) */
+  public Observer(EventRecorder events, KvguardMetrics metrics) {
     this.events = events;
     this.metrics = metrics;
   }
 
-  /** The policy exists (called at the start of each of its passes): its meters may be recorded. */
-  synchronized void live(ModelDeployment md) {
+  /**
+   * A pass of the policy starts: it exists, so its meters may be recorded (before the pass's probes can finish and
+   * record theirs).
+   */
+  public synchronized void passStarting(ModelDeployment md) {
     if (!gone.contains(md.getMetadata().getUid())) {
       live.add(md.getMetadata().getUid());
     }
+  }
+
+  /** Announces what one pass did: write failures, gate flips, released pods, verdicts, engine advisories. */
+  public void report(PassReport report) {
+    ModelDeployment md = report.md();
+    report.writeFailures().forEach(failure -> gateWriteFailed(md, failure.pod(), failure.error()));
+    report.flips().forEach(flip -> gateFlipped(md, flip.role(), flip.open()));
+    report.released().forEach(released -> forgetPod(md, released.pod(), released.role()));
+    reconciled(md, report.before(), report.entries(), report.pods());
+    advisories(md, report.advisories());
+  }
+
+  /**
+   * The ModelDeployment is gone: the pods it could not hand back are said loudly, and everything kept about it
+   * (announced transitions, warned pods, its meters) goes.
+   */
+  public void policyGone(ModelDeployment md, List<PassReport.WriteFailure> handBackFailures) {
+    handBackFailures.forEach(failure -> handBackFailed(md, failure.pod(), failure.error()));
+    forget(md);
   }
 
   /**
    * @param before what the policy last concluded per pod (records on the pods, or status entries)
    * @param entries this pass's conclusion for every pod (the status lists only some of them)
    */
-  void reconciled(ModelDeployment md, Map<String, io.kvguard.gate.VerdictRecord> before, List<PodVerdictStatus> entries,
-      List<PodAssessment> assessments) {
+  private void reconciled(ModelDeployment md, Map<String, io.kvguard.gate.VerdictRecord> before,
+      List<PodVerdictStatus> entries, List<PassReport.PodFigures> judged) {
     String namespace = md.getMetadata().getNamespace();
     String name = md.getMetadata().getName();
     synchronized (this) {
@@ -81,10 +102,8 @@ public final class Signals implements AutoCloseable {
         if (md.getSpec().getContextWindow() != null) {
           metrics.contextWindow(namespace, name, md.getSpec().getContextWindow());
         }
-        for (PodAssessment assessment : assessments) {
-          metrics.pod(KvguardMetrics.podTags(namespace, name, assessment.role(), assessment.podName()),
-              assessment.observation() == null ? -1 : assessment.observation().poolTokens(),
-              assessment.verdict().verified());
+        for (PassReport.PodFigures pod : judged) {
+          metrics.pod(KvguardMetrics.podTags(namespace, name, pod.role(), pod.pod()), pod.poolTokens(), pod.verified());
         }
       }
     }
@@ -121,7 +140,7 @@ public final class Signals implements AutoCloseable {
    * Warning event the first time an advisory applies to a pod (a pod between probes, say restarting, is not
    * announced again when it comes back); gauges of advisories that no longer apply go.
    */
-  void advisories(ModelDeployment md, List<AdvisoryWarnings.Found> found) {
+  private void advisories(ModelDeployment md, List<PassReport.Advisory> found) {
     String uid = md.getMetadata().getUid();
     synchronized (this) {
       // A pass that overlapped the policy's deletion must not bring its gauges back once they were removed.
@@ -131,7 +150,7 @@ public final class Signals implements AutoCloseable {
       gaugeAdvisories(md, found);
     }
     List<Announcement> fresh = new java.util.ArrayList<>();
-    for (AdvisoryWarnings.Found warning : found) {
+    for (PassReport.Advisory warning : found) {
       java.util.Set<String> pods = warnedPods.computeIfAbsent(uid + "/" + warning.role() + "/" + warning.advisory(),
           k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
       for (String pod : warning.pods()) {
@@ -147,10 +166,10 @@ public final class Signals implements AutoCloseable {
   }
 
   /** A gauge per role and advisory with the pods it applies to; those that no longer apply go. */
-  private void gaugeAdvisories(ModelDeployment md, List<AdvisoryWarnings.Found> found) {
+  private void gaugeAdvisories(ModelDeployment md, List<PassReport.Advisory> found) {
     String uid = md.getMetadata().getUid();
     java.util.Set<String> current = new java.util.HashSet<>();
-    for (AdvisoryWarnings.Found warning : found) {
+    for (PassReport.Advisory warning : found) {
       current.add(warning.role() + "/" + warning.advisory());
       metrics.advisoryWarning(md.getMetadata().getNamespace(), md.getMetadata().getName(), warning.role(),
           warning.advisory(), warning.pods().size());
@@ -167,7 +186,8 @@ public final class Signals implements AutoCloseable {
     gauged.addAll(current);
   }
 
-  void probed(ModelDeployment md, RoleSpec role, ProbeOutcome outcome, Duration took) {
+  /** A probe finished (on its own thread): its duration and whether it failed. */
+  public void probed(ModelDeployment md, RoleSpec role, ProbeOutcome outcome, Duration took) {
     boolean failed = outcome instanceof ProbeOutcome.Failed;
     synchronized (this) {
       if (live.contains(md.getMetadata().getUid())) {
@@ -181,7 +201,8 @@ public final class Signals implements AutoCloseable {
     }
   }
 
-  synchronized void rejectionProbed(ModelDeployment md, RoleSpec role, io.kvguard.verdict.RejectionOutcome outcome) {
+  /** A rejection probe finished (on its own thread): how the engine answered the over-limit prompt. */
+  public synchronized void rejectionProbed(ModelDeployment md, RoleSpec role, io.kvguard.verdict.RejectionOutcome outcome) {
     if (!live.contains(md.getMetadata().getUid())) {
       return;
     }
@@ -193,7 +214,7 @@ public final class Signals implements AutoCloseable {
   }
 
   /** A gate write the API server refused; the gate stays as it was and the pass comes again. */
-  void gateWriteFailed(ModelDeployment md, io.fabric8.kubernetes.api.model.Pod pod, RuntimeException error) {
+  private void gateWriteFailed(ModelDeployment md, io.fabric8.kubernetes.api.model.Pod pod, RuntimeException error) {
     LOG.warn("cannot write the gate of pod {}/{}: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(),
         error.toString());
     metrics.gateWriteFailure(md.getMetadata().getNamespace(), md.getMetadata().getName(), "pass");
@@ -204,7 +225,7 @@ public final class Signals implements AutoCloseable {
    * is let go regardless, so the pod keeps the gate it had. Said in the log, an event (which a namespace being
    * deleted may refuse too) and a metric (which lives with the operator).
    */
-  void handBackFailed(ModelDeployment md, io.fabric8.kubernetes.api.model.Pod pod, RuntimeException error) {
+  private void handBackFailed(ModelDeployment md, io.fabric8.kubernetes.api.model.Pod pod, RuntimeException error) {
     String code = error instanceof io.fabric8.kubernetes.client.KubernetesClientException k && k.getCode() > 0
         ? "HTTP " + k.getCode() : error.getClass().getSimpleName();
     LOG.warn("cannot hand pod {}/{} back from deleted ModelDeployment {} ({}); the finalizer is removed anyway and the"
@@ -218,13 +239,13 @@ public final class Signals implements AutoCloseable {
         List.of(new Announcement("pod " + pod.getMetadata().getName() + why, pod.getMetadata().getName() + why)));
   }
 
-  synchronized void gateFlipped(ModelDeployment md, String role, boolean open) {
+  private synchronized void gateFlipped(ModelDeployment md, String role, boolean open) {
     if (live.contains(md.getMetadata().getUid())) {
       metrics.gateTransition(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), role), open);
     }
   }
 
-  void forgetPod(ModelDeployment md, String pod, String role) {
+  private void forgetPod(ModelDeployment md, String pod, String role) {
     announced.remove(md.getMetadata().getUid() + "/" + pod);
     warnedPods.forEach((key, pods) -> {
       if (key.startsWith(md.getMetadata().getUid() + "/")) {
@@ -236,7 +257,7 @@ public final class Signals implements AutoCloseable {
     }
   }
 
-  synchronized void forget(ModelDeployment md) {
+  private synchronized void forget(ModelDeployment md) {
     live.remove(md.getMetadata().getUid());
     gone.add(md.getMetadata().getUid());
     announced.keySet().removeIf(key -> key.startsWith(md.getMetadata().getUid() + "/"));

@@ -1,7 +1,0 @@
-/**
- * Kubernetes Events that do not storm: one Event object per (involved object, type, reason), found again by a
- * deterministic name, whose {@code count}, {@code lastTimestamp} and {@code message} are updated; writes per
- * involved object are rate limited (a token bucket), and what the limit holds back is merged into the next
- * write instead of being dropped. Modelled on client-go's {@code tools/record/events_cache.go}.
- */
-package io.kvguard.events;

@@ -1,2 +1,0 @@
-/** kvguard's own Prometheus metrics (names are public API: dashboards and alerts use them). */
-package io.kvguard.metrics;
