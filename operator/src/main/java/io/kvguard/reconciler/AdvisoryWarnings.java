@@ -47,7 +47,7 @@ final class AdvisoryWarnings {
           continue;
         }
         for (EngineAdvisories.Warning warning
-            : EngineAdvisories.warnings(PodAssessor.policy(md, role).versions(), assessment.observation())) {
+            : EngineAdvisories.warnings(RolePolicies.of(md.getSpec(), role).versions(), assessment.observation())) {
           messages.putIfAbsent(warning.advisory().id(), warning.message());
           pods.computeIfAbsent(warning.advisory().id(), id -> new ArrayList<>()).add(assessment.podName());
         }

@@ -21,8 +21,6 @@ import io.kvguard.gate.VerdictRecord;
 import io.kvguard.gate.VerdictRecords;
 import io.kvguard.probe.EngineProbes;
 import io.kvguard.probe.RejectionProbe;
-import io.kvguard.verdict.ProbeOutcome;
-import io.kvguard.verdict.RejectionOutcome;
 import io.kvguard.observe.Observer;
 import io.kvguard.observe.PassReport;
 import java.time.Clock;
@@ -55,35 +53,24 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
 
   private final Clock clock;
   private final ProbeEventSource probeEvents = new ProbeEventSource();
-  private final ProbeScheduler<ProbeOutcome> scheduler;
-  private final ProbeScheduler<RejectionOutcome> rejections;
-  private final PodAssessor assessor;
+  private final ProbeBook probes;
   private final GateStage gates;
   /** The generation each policy's last pass saw: a new one re-probes its pods. Removed with the policy. */
   private final Map<ResourceID, Long> generations = new java.util.concurrent.ConcurrentHashMap<>();
   private final Observer observer;
-  private final ProbeCredentials credentials;
   private final RecordSigner signer;
   /** Pods of the namespaces that hold a ModelDeployment, and no others (PodCache). */
   private final PodCache pods = new PodCache(pod -> policiesConcerning(pod).stream()
       .map(ResourceID::fromResource).collect(Collectors.toSet()));
   private volatile IndexerResourceCache<ModelDeployment> policies;
 
-  public ModelDeploymentReconciler(EngineProbes probes, RejectionProbe rejectionProbe, ProbeLimits limits,
+  public ModelDeploymentReconciler(EngineProbes engines, RejectionProbe rejectionProbe, ProbeLimits limits,
       PodGate gate, Observer observer, ProbeCredentials credentials, ProbeTrust trust, RecordSigner signer, Clock clock) {
     this.clock = clock;
     this.signer = signer;
     this.observer = observer;
-    this.credentials = credentials;
-    this.scheduler = new ProbeScheduler<>(new TenantFairExecutor("kvguard-probe", limits.concurrency(),
-        Math.min(limits.concurrency(), limits.concurrencyPerNamespace())), clock, ProbeOutcome::failed,
+    this.probes = new ProbeBook(limits, clock, engines, rejectionProbe, credentials, trust, observer, this::whyNotProbe,
         probeEvents::probeFinished);
-    // One rejection probe per namespace at once: they may take minutes, and a refusing engine answers in
-    // milliseconds, so a tenant whose engines hang holds one thread, not the pool.
-    this.rejections = new ProbeScheduler<>(new TenantFairExecutor("kvguard-rejection-probe",
-        limits.rejectionConcurrency(), 1), clock, RejectionOutcome.Failed::new, probeEvents::probeFinished);
-    this.assessor = new PodAssessor(scheduler, rejections, probes, rejectionProbe, observer, credentials, trust,
-        this::whyNotProbe);
     this.gates = new GateStage(new GateWriter(gate), signer, new GateStage.Cluster() {
       @Override
       public Set<ResourceID> othersConcerning(Pod pod, ResourceID self) {
@@ -95,7 +82,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       public Optional<Pod> cachedPod(String namespace, String name) {
         return ModelDeploymentReconciler.this.cachedPod(namespace, name);
       }
-    }, this::forgetPod, probeEvents::probeFinished);
+    }, probes::forget, probeEvents::probeFinished);
   }
 
   /**
@@ -168,23 +155,26 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
         previousRecords(md));
   }
 
-  /** Assesses each selected pod; an error of kvguard's own shuts that pod and the others go on. */
+  /**
+   * Assesses each selected pod from what is known (an error of kvguard's own shuts that pod and the others go on),
+   * then sends the probes the assessments want.
+   */
   private List<PodAssessment> assess(ModelDeployment md, List<PodSelection.Selected> selected, PassStart start,
       Instant now) {
-    PodAssessor.Pass pass = new PodAssessor.Pass(now, start.respec(), new java.util.HashSet<>(), new java.util.HashSet<>());
-    List<PodAssessment> assessments = new ArrayList<>();
+    Assessment.Known known = probes.known(md);
+    List<Assessment.Assessed> assessed = new ArrayList<>();
     for (PodSelection.Selected one : selected) {
       Pod pod = one.pod();
       try {
-        assessments.add(assessor.assess(md, one.role(), pod, trustedRecord(md, pod), pass));
+        assessed.add(Assessment.of(new Assessment.Input(md, one.role(), pod, trustedRecord(md, pod), start.respec(),
+            now), known));
       } catch (RuntimeException e) {
         LOG.warn("cannot assess pod {}/{}: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(), e.toString());
-        assessments.add(ShutAssessments.failed(pod, one.role().getName(), e));
+        assessed.add(Assessment.Assessed.unprobed(ShutAssessments.failed(pod, one.role().getName(), e)));
       }
     }
-    scheduler.retain(start.self(), pass.probes());
-    rejections.retain(start.self(), pass.rejections());
-    return assessments;
+    probes.settle(md, assessed);
+    return assessed.stream().map(Assessment.Assessed::assessment).toList();
   }
 
   /**
@@ -271,19 +261,12 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     previousRecords(md).keySet().forEach(name -> cachedPod(md.getMetadata().getNamespace(), name)
         .ifPresent(pod -> concerned.putIfAbsent(name, pod)));
     List<PassReport.WriteFailure> failed = gates.handBack(md, hooks(md, context), concerned);
-    scheduler.forgetAll(self);
-    rejections.forgetAll(self);
+    probes.forgetAll(self);
     generations.remove(self);
-    credentials.forget(self);
     observer.policyGone(md, failed);
     if (!context.isPrimaryResourceDeleted()) {
       PolicyFinalizer.release(context.getClient(), md);
     }
-  }
-
-  private void forgetPod(String podUid, ResourceID self) {
-    scheduler.forget(podUid, self);
-    rejections.forget(podUid, self);
   }
 
   /** The pods a role selects, leaving out those being deleted: nothing is probed or written for them. */
@@ -385,9 +368,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   public void shutdown() {
-    scheduler.close();
-    rejections.close();
+    probes.close();
     observer.close();
-    credentials.close();
   }
 }

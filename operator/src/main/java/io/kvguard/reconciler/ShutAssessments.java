@@ -31,7 +31,7 @@ final class ShutAssessments {
   }
 
   private static PodAssessment shut(Pod pod, String role, String containerID, Integer restartCount, String why) {
-    return new PodAssessment(pod, role, !PodAssessor.declaresGate(pod), containerID, restartCount,
+    return new PodAssessment(pod, role, !Assessment.declaresGate(pod), containerID, restartCount,
         new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, why), null, List.of(), null);
   }
 }

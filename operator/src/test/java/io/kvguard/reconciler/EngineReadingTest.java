@@ -77,16 +77,16 @@ class EngineReadingTest {
   @Test
   void aRestartedOperatorKeepsAnUpperBoundAnUpperBound() {
     EngineProcess process = new EngineProcess("vllm", "containerd://abc", 0, "10.0.0.7", 8000, 8000);
-    PoolObservation carried = PodAssessor.recordedObservation(recorded("UPPER_BOUND_CONTEXT_HELD"), role(Engine.VLLM), process);
+    PoolObservation carried = CarryOver.recordedObservation(recorded("UPPER_BOUND_CONTEXT_HELD"), role(Engine.VLLM), process);
     assertThat(carried.poolSource()).isEqualTo(PoolObservation.PoolSource.UPPER_BOUND_CONTEXT_HELD);
     // The spec now asks 1.5 × the window: the recorded 262144-token product must not verify it as a pool.
     PoolPolicy headroom = new PoolPolicy(131_072, 1.5, false, VersionRules.NONE);
     assertThat(PoolJudge.judge(headroom, ProbeOutcome.observed(carried)).reason()).isEqualTo(GateReason.PoolUpperBoundOnly);
-    PoolObservation triton = PodAssessor.recordedObservation(recorded("UPPER_BOUND"), role(Engine.TRTLLM), process);
+    PoolObservation triton = CarryOver.recordedObservation(recorded("UPPER_BOUND"), role(Engine.TRTLLM), process);
     assertThat(PoolJudge.judge(new PoolPolicy(131_072, 1.0, false), ProbeOutcome.observed(triton)).reason())
         .isEqualTo(GateReason.PoolUpperBoundOnly);
-    assertThat(PodAssessor.recordedObservation(recorded(null), role(Engine.SGLANG), process).poolSource())
+    assertThat(CarryOver.recordedObservation(recorded(null), role(Engine.SGLANG), process).poolSource())
         .isEqualTo(PoolObservation.PoolSource.ENGINE_KV_POOL);
-    assertThat(PodAssessor.recordedObservation(recorded("SOMETHING_ELSE"), role(Engine.VLLM), process)).isNull();
+    assertThat(CarryOver.recordedObservation(recorded("SOMETHING_ELSE"), role(Engine.VLLM), process)).isNull();
   }
 }
