@@ -35,6 +35,15 @@ class LayeringTest {
         .check(MAIN);
   }
 
+  /** The pass hands the gate and the observer what to do; neither calls back into it. */
+  @Test
+  void gateAndObserveNeverImportTheReconciler() {
+    noClasses()
+      .that().resideInAnyPackage("io.kvguard.gate..", "io.kvguard.observe..")
+      .should().dependOnClassesThat().resideInAPackage("io.kvguard.reconciler..")
+        .check(MAIN);
+  }
+
   @Test
   void theApiClassesNeverImportTheReconciler() {
     noClasses()

@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.kvguard.gate.GateNames;
 import io.kvguard.gate.GatePatchPlanner;
+import io.kvguard.gate.GateState;
 import io.kvguard.gate.RecordUpdate;
 import io.kvguard.gate.VerdictRecord;
 import io.kvguard.verdict.GateDecision;
