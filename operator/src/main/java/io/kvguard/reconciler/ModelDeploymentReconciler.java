@@ -38,8 +38,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One pass over a ModelDeployment: select pods → assess each (probe results, never waiting) → arbitrate with
- * other policies → write gates → build status → emit events and metrics on transitions.
+ * One pass over a ModelDeployment, in stages that each return what they did: select pods ({@link PodSelection},
+ * each pod once) → assess each ({@link Assessment}, pure, never waiting for an engine; {@link ProbeBook} sends the
+ * probes it wants) → arbitrate with other policies and write gates ({@link GateStage}) → build the status
+ * ({@link StatusFactory}) → one {@link io.kvguard.observe.PassReport} for events, metrics and logs.
  *
  * <p>Every event reaches {@link #reconcile}, deletions too, so kvguard adds its finalizer itself, just before a
  * policy's first write to a pod ({@link PolicyFinalizer}), instead of JOSDK adding it before the first pass and

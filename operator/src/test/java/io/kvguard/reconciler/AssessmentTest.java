@@ -80,7 +80,7 @@ class AssessmentTest {
   private final ModelDeployment md = modelDeployment(serve);
   private final Results known = new Results();
 
-  private static ModelDeployment modelDeployment(RoleSpec role) {
+  static ModelDeployment modelDeployment(RoleSpec role) {
     ModelDeployment md = new ModelDeployment();
     md.getMetadata().setName("glm");
     md.getMetadata().setNamespace("inference");
@@ -95,7 +95,7 @@ class AssessmentTest {
     return md;
   }
 
-  private static Pod pod(int restarts, String gateStatus) {
+  static Pod pod(int restarts, String gateStatus) {
     PodBuilder builder = new PodBuilder()
         .withNewMetadata().withName("serve-0").withNamespace("inference").withUid("uid-serve-0").endMetadata()
         .withNewSpec()
