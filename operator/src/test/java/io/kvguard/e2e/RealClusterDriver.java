@@ -181,6 +181,38 @@ final class RealClusterDriver implements ClusterDriver {
         .build();
   }
 
+  /** Whether kvguard runs in the cluster (the chart's webhook can then be called by the API server). */
+  boolean operatorDeployed() {
+    return !settings.localOperator();
+  }
+
+  /** Labels the test namespace, e.g. with the webhook's kvguard.io/readiness-gate-injection=enabled. */
+  void labelNamespace(String key, String value) {
+    client.namespaces().withName(namespace).edit(ns -> {
+      ns.getMetadata().getLabels().put(key, value);
+      return ns;
+    });
+  }
+
+  /**
+   * A Deployment of one fake engine whose pod template declares no readiness gate (what a controller that
+   * exposes none generates); returns its pod once the engine container runs.
+   */
+  Pod createEngineDeployment(String name, Map<String, String> labels, FakeEngineOptions engine) {
+    Pod template = enginePod(namespace, name, labels, engine, settings.image(), settings.pullPolicy());
+    template.getSpec().setReadinessGates(null);
+    client.apps().deployments().inNamespace(namespace).resource(new io.fabric8.kubernetes.api.model.apps.DeploymentBuilder()
+        .withNewMetadata().withName(name).withNamespace(namespace).endMetadata()
+        .withNewSpec().withReplicas(1).withNewSelector().withMatchLabels(labels).endSelector()
+        .withNewTemplate().withNewMetadata().withLabels(labels).endMetadata().withSpec(template.getSpec()).endTemplate()
+        .endSpec().build()).create();
+    Pod pod = client.pods().inNamespace(namespace).withLabels(labels).waitUntilCondition(p -> p != null,
+        settings.patience().toSeconds(), TimeUnit.SECONDS);
+    String podName = pod.getMetadata().getName();
+    engines.put(podName, engine);
+    return awaitEngineRunning(podName, 0);
+  }
+
   @Override
   public void createEnginePod(String name, Map<String, String> labels, FakeEngineOptions engine) {
     client.pods().inNamespace(namespace).resource(enginePod(namespace, name, labels, engine, settings.image(),
