@@ -35,8 +35,10 @@ import javax.net.ssl.TrustManagerFactory;
  * Prints p50/p99/p99.9/max per client concurrency, and the same for a new TLS connection per request (no reuse:
  * the worst case). Run (docs/benchmarks.md, "Webhook latency"):
  * <pre>
- * mvn -B -ntp -o -q -pl operator test-compile exec:java -Dexec.classpathScope=test \
- *   -Dexec.mainClass=io.kvguard.webhook.WebhookLatency
+ * mvn -B -ntp -o -q -pl operator -am test-compile dependency:build-classpath -Dmdep.includeScope=test \
+ *   -Dmdep.outputFile=target/test-classpath.txt
+ * java -XX:TieredStopAtLevel=1 -cp operator/target/test-classes:operator/target/classes:$(cat operator/target/test-classpath.txt) \
+ *   io.kvguard.webhook.WebhookLatency 20000
  * </pre>
  */
 public final class WebhookLatency {
