@@ -202,17 +202,38 @@ public final class GatePatchPlanner {
 
   /**
    * The context a verified pod is proven to hold, as llm-d's context-length-aware plugin reads it: "0-N" with N the
-   * smaller of the measured pool and the engine's own context length. Empty (no label) unless the decision opens
-   * the gate on a record that says Verified and carries both figures: a figure kvguard did not measure is never
-   * published (Audit mode opens every gate, so the record's verdict decides).
+   * smaller of the measured pool and the engine's own context length (the pool alone when the engine reports no
+   * context length: llm-d takes an unlabelled pod for one that accepts any length, so a verified pod is never left
+   * without the bound kvguard has). Empty (no label) unless the decision opens the gate on a record that says
+   * Verified with a pool: a figure kvguard did not measure is never published (Audit mode opens every gate, so the
+   * record's verdict decides).
    */
   public static Optional<String> contextLengthRange(GateDecision decision, VerdictRecord record) {
     if (!decision.open() || isPolicyRemoval(decision) || record == null || !"Verified".equals(record.verdict())
-        || record.poolTokens() == null || record.engineContextTokens() == null) {
+        || record.poolTokens() == null) {
       return Optional.empty();
     }
-    long admissible = Math.min(record.poolTokens(), record.engineContextTokens());
+    long admissible = record.engineContextTokens() == null ? record.poolTokens()
+        : Math.min(record.poolTokens(), record.engineContextTokens());
     return admissible > 0 ? Optional.of("0-" + admissible) : Optional.empty();
+  }
+
+  /**
+   * The label patch of a policy that lets go of a pod another policy still gates (the gate and routing label are
+   * then the other's): only the context-length label this policy published goes; empty when it does not publish
+   * it or the pod carries none.
+   */
+  public static Optional<String> contextLengthRemoval(Pod pod, RecordUpdate update) {
+    Map<String, String> labels = pod.getMetadata().getLabels();
+    String published = labels == null ? null : labels.get(GateNames.CONTEXT_LENGTH_LABEL);
+    if (update == null || !update.publishContextLength() || update.record() != null || published == null) {
+      return Optional.empty();
+    }
+    ArrayNode patch = guards(pod);
+    patch.add(test("/metadata/resourceVersion", pod.getMetadata().getResourceVersion()));
+    patch.add(test(labelPath(GateNames.CONTEXT_LENGTH_LABEL), published));
+    patch.add(op("remove", labelPath(GateNames.CONTEXT_LENGTH_LABEL)));
+    return Optional.of(write(patch));
   }
 
   private static String labelPath(String key) {

@@ -78,7 +78,14 @@ public final class PodGate {
       pod = condition.written();
     }
     if (decision == null) {
-      return new Outcome(condition.written() != null, false, false, false);
+      // The pod stays another policy's; the context-length label this one published leaves with it, or it would
+      // outlive the policy with nobody to correct it.
+      Attempt label = write(cached, pod, policy, p -> GatePatchPlanner.contextLengthRemoval(p, update), beforeWrite,
+          false, false);
+      if (label.written() != null) {
+        written.accept(label.written(), pod);
+      }
+      return new Outcome(condition.written() != null, label.written() != null, label.podGone(), label.superseded());
     }
     Attempt label = write(cached, pod, policy, p -> GatePatchPlanner.labelPatch(p, decision, update), beforeWrite, false,
         judgedOpening);

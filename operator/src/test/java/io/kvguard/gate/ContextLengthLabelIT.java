@@ -41,6 +41,24 @@ class ContextLengthLabelIT {
     assertThat(labels()).doesNotContainKeys(LABEL, GateNames.VERIFIED_LABEL).containsEntry("app", "llm");
   }
 
+  @Test
+  void aPublishingPolicyThatLetsGoWhileAnotherHoldsThePodTakesItsLabelAway() {
+    Pod pod = pods.createRunning(NS, "serve-0", Map.of("app", "llm"), 30000, true);
+    gate.apply(pod, new GateDecision(true, GateReason.PoolSufficient, "pool 262144 tokens"),
+        new RecordUpdate("llm", record("Verified", 262144L), true), () -> { }, (written, previous) -> { });
+    gate.apply(current(), new GateDecision(true, GateReason.PoolSufficient, "pool 262144 tokens"),
+        new RecordUpdate("other", record("Verified", 262144L), false), () -> { }, (written, previous) -> { });
+    assertThat(labels()).containsEntry(LABEL, "0-131072");
+
+    // "llm" is deleted (or no longer selects the pod) while "other", which does not publish, still gates it: the
+    // reconciler writes only the record (decision null). The label "llm" published must not outlive it: nobody
+    // would ever correct it again, and a restarted engine with a smaller pool would keep attracting long prompts.
+    gate.apply(current(), null, RecordUpdate.remove("llm", true), () -> { }, (written, previous) -> { });
+
+    assertThat(labels()).doesNotContainKey(LABEL).containsEntry(GateNames.VERIFIED_LABEL, "true");
+    assertThat(VerdictRecords.of(current())).containsOnlyKeys("other");
+  }
+
   private static VerdictRecord record(String verdict, long pool) {
     return new VerdictRecord("serve", verdict, "Verified".equals(verdict) ? "PoolSufficient" : "PoolTooSmall",
         null, 0, pool, null, 131072L, "0.11.0", null, null, null, null, null, "2026-01-01T00:00:00Z");

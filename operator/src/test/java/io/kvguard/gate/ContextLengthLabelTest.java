@@ -49,10 +49,17 @@ class ContextLengthLabelTest {
   @Test
   void nothingKvguardDidNotMeasureIsPublished() {
     assertThat(GatePatchPlanner.contextLengthRange(AUDIT, refused())).as("audit opens a refused pod's gate").isEmpty();
-    assertThat(GatePatchPlanner.contextLengthRange(OPEN, verified(262144L, null))).as("engine context unknown").isEmpty();
     assertThat(GatePatchPlanner.contextLengthRange(OPEN, verified(null, 131072L))).as("pool unknown").isEmpty();
     assertThat(GatePatchPlanner.contextLengthRange(OPEN, null)).as("no record").isEmpty();
     assertThat(GatePatchPlanner.contextLengthRange(AUDIT, verified(262144L, 131072L))).hasValue("0-131072");
+  }
+
+  @Test
+  void anUnknownEngineContextPublishesThePoolAlone() {
+    // llm-d's filter keeps a pod without the label ("they accept any context length") and its scorer gives it 0.5:
+    // leaving a verified pod unlabelled because its engine reports no context length would make it the one pod
+    // that takes every prompt, however long. Its measured pool is still a bound it is proven not to exceed.
+    assertThat(GatePatchPlanner.contextLengthRange(OPEN, verified(262144L, null))).hasValue("0-262144");
   }
 
   @Test
