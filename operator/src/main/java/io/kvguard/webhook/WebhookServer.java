@@ -40,8 +40,14 @@ public final class WebhookServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WebhookServer.class);
   public static final String PATH = "/mutate-v1-pod";
   static final int MAX_CONNECTIONS = 128;
-  /** The API server refuses request bodies over 3 MiB, so no pod it admits makes a larger review than this. */
-  static final int MAX_REQUEST_BYTES = 3 * 1024 * 1024 + 64 * 1024;
+  /**
+   * The largest review a pod the API server can store makes. etcd stores at most 1.5 MiB (its default
+   * {@code --max-request-bytes}), and the API server sends the review through Go's encoding/json, whose HTML
+   * escaping writes each {@code <}, {@code >} and {@code &} of the stored pod as six bytes (a backslash, u003c;
+   * apimachinery pkg/runtime/serializer/json/json.go at v0.34.9): 6 x 1.5 MiB, plus the review around the pod.
+   * The 3 MiB the API server allows a request body is no bound here: a 1.4 MiB pod of {@code <} is an 8.4 MiB review.
+   */
+  static final int MAX_REQUEST_BYTES = 6 * 1536 * 1024 + 64 * 1024;
   static final long MAX_BUFFERED_BYTES = 48L * 1024 * 1024;
   static final int MAX_HEADER_BYTES = 16 * 1024;
   /** The API server waits at most timeoutSeconds (≤ 10) for an answer: no request needs longer to arrive. */
@@ -240,11 +246,15 @@ public final class WebhookServer implements AutoCloseable {
             return false;
           }
           case BUFFER_OVERFLOW -> {
-            int wanted = Math.max(c.appIn.capacity() * 2, c.appIn.position() + c.engine.getSession().getApplicationBufferSize());
-            if (wanted > MAX_REQUEST_BYTES + c.engine.getSession().getApplicationBufferSize()) {
+            // Doubling, but never past what the largest request needs: doubling alone overshoots the bound and
+            // refused requests it should take (from 2 MiB on, when the bound was 3 MiB).
+            int unit = c.engine.getSession().getApplicationBufferSize();
+            int limit = MAX_REQUEST_BYTES + MAX_HEADER_BYTES + unit;
+            int needed = c.appIn.position() + unit;
+            if (needed > limit) {
               throw new IOException("request larger than " + MAX_REQUEST_BYTES + " bytes");
             }
-            c.appIn = grow(c, c.appIn, wanted);
+            c.appIn = grow(c, c.appIn, Math.max(needed, Math.min(c.appIn.capacity() * 2, limit)));
             return true;
           }
           case CLOSED -> {

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.kvguard.customresource.ModelDeployment;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -74,6 +75,31 @@ class WebhookServerTest {
     assertThat(response.path("allowed").asBoolean()).isTrue();
     assertThat(new String(Base64.getDecoder().decode(response.path("patch").asText()), StandardCharsets.UTF_8))
         .contains("\"path\":\"/spec/readinessGates\"", "kvguard.io/pool-verified");
+  }
+
+  /**
+   * The API server encodes the review with Go's encoding/json (apimachinery pkg/runtime/serializer/json/json.go at
+   * v0.34.9: json.NewEncoder, HTML escaping on), which writes each {@code <}, {@code >} and {@code &} of the pod as
+   * six bytes. A pod a tenant creates with 1.4 MiB of {@code <} in an environment variable (one byte each in its
+   * request and in etcd, so it is stored) arrives as an 8.4 MiB review; refusing it would admit the pod without the
+   * gate under failurePolicy Ignore.
+   */
+  @Test
+  void aPodWhoseEscapedReviewOutgrowsThreeMebibytesStillGetsTheGate() throws Exception {
+    ObjectNode review = (ObjectNode) JSON.readTree(Files.readString(GOLDEN.resolve("in-review.json")));
+    ObjectNode container = (ObjectNode) review.at("/request/object/spec/containers/0");
+    container.withArray("env").addObject().put("name", "TEMPLATE").put("value", "PLACEHOLDER");
+    int podBytes = 1400 * 1024;
+    String body = JSON.writeValueAsString(review).replace("PLACEHOLDER", "\\u003c".repeat(podBytes));
+    assertThat(body.length()).isGreaterThan(8 * 1024 * 1024);
+
+    HttpResponse<String> answer = post(body);
+
+    assertThat(answer.statusCode()).isEqualTo(200);
+    JsonNode response = JSON.readTree(answer.body()).path("response");
+    assertThat(response.path("uid").asText()).isEqualTo("a1");
+    assertThat(new String(Base64.getDecoder().decode(response.path("patch").asText()), StandardCharsets.UTF_8))
+        .contains("kvguard.io/pool-verified");
   }
 
   @Test
