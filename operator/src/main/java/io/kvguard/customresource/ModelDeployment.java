@@ -15,6 +15,7 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @AdditionalPrinterColumn(name = "Window", jsonPath = ".spec.contextWindow", type = AdditionalPrinterColumn.Type.INTEGER)
 @AdditionalPrinterColumn(name = "Verified", jsonPath = ".status.verified", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Ready", jsonPath = ".status.conditions[?(@.type==\"Ready\")].status", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "LabelOnly", jsonPath = ".status.labelOnlyPods", type = AdditionalPrinterColumn.Type.INTEGER)
 @AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
 public class ModelDeployment extends CustomResource<ModelDeploymentSpec, ModelDeploymentStatus> implements Namespaced {
   public static final String GROUP = "kvguard.io";

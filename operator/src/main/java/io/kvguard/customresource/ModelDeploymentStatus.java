@@ -37,4 +37,9 @@ public class ModelDeploymentStatus {
   @JsonPropertyDescription("Selected pods not listed in pods (absent when every pod is listed); roles[].podsByReason"
       + " counts every pod.")
   public Integer podsNotListed;
+
+  @JsonPropertyDescription("Selected pods whose spec lacks the kvguard.io/pool-verified readiness gate (absent when"
+      + " none): only the kvguard.io/verified label holds them back. roles[].notes names them; a rollout restart"
+      + " recreates them with the gate where the webhook is on.")
+  public Integer labelOnlyPods;
 }

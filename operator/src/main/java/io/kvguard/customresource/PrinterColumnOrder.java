@@ -12,7 +12,7 @@ import java.util.List;
  * lists them. Applied by CrdPostProcessor.
  */
 final class PrinterColumnOrder {
-  static final List<String> ORDER = List.of("Model", "Window", "Verified", "Ready", "Age");
+  static final List<String> ORDER = List.of("Model", "Window", "Verified", "Ready", "LabelOnly", "Age");
 
   private PrinterColumnOrder() {}
 

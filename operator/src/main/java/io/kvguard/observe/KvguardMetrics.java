@@ -30,15 +30,17 @@ public final class KvguardMetrics {
   public static final String GATE_WRITE_FAILURES_TOTAL = "kvguard_gate_write_failures_total";
   public static final String EVENT_WRITES_TOTAL = "kvguard_event_writes_total";
   public static final String ENGINE_ADVISORY_WARNINGS = "kvguard_engine_advisory_warnings";
+  public static final String LABEL_ONLY_PODS = "kvguard_label_only_pods";
   public static final List<String> ALL = List.of(POD_KV_POOL_TOKENS, POD_VERIFIED, CONTEXT_WINDOW_TOKENS,
       GATE_TRANSITIONS_TOTAL, PROBE_DURATION_SECONDS, PROBE_FAILURES_TOTAL, BUILD_INFO, REJECTION_PROBES_TOTAL,
-      GATE_WRITE_FAILURES_TOTAL, EVENT_WRITES_TOTAL, ENGINE_ADVISORY_WARNINGS);
+      GATE_WRITE_FAILURES_TOTAL, EVENT_WRITES_TOTAL, ENGINE_ADVISORY_WARNINGS, LABEL_ONLY_PODS);
 
   private final MeterRegistry registry;
   private final Map<Tags, AtomicLong> poolTokens = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> verified = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> windows = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> advisoryWarnings = new ConcurrentHashMap<>();
+  private final Map<Tags, AtomicLong> labelOnly = new ConcurrentHashMap<>();
 
   public KvguardMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -92,6 +94,11 @@ public final class KvguardMetrics {
         remove(advisoryWarnings, "kvguard.engine.advisory.warnings", advisoryTags);
       }
     }
+    for (Tags roleTags : List.copyOf(labelOnly.keySet())) {
+      if (sameDeployment(roleTags, namespace, modelDeployment)) {
+        remove(labelOnly, "kvguard.label.only.pods", roleTags);
+      }
+    }
     poolTokens.keySet().removeIf(podTags -> sameDeployment(podTags, namespace, modelDeployment));
     // Per-role counters and timers (gate transitions, probe durations and failures, rejection probes). Gate writes
     // that failed stay: a pod a deleted policy could not hand back keeps its gate, and the alert must still see it.
@@ -103,6 +110,15 @@ public final class KvguardMetrics {
         registry.remove(meter);
       }
     }
+  }
+
+  /**
+   * Pods of a role whose spec lacks the kvguard.io/pool-verified readiness gate: only the routing label holds them
+   * back (created before the policy selected them, or admitted while the webhook did not answer).
+   */
+  public void labelOnlyPods(Tags roleTags, long pods) {
+    gauge(labelOnly, "kvguard.label.only.pods", "Selected pods without the kvguard.io/pool-verified readiness gate:"
+        + " only the kvguard.io/verified label holds them back", roleTags).set(pods);
   }
 
   /** Pods of a role an engine advisory applies to that only warns (no fixed release verified). */

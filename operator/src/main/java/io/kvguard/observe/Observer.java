@@ -25,6 +25,8 @@ public final class Observer implements AutoCloseable {
       GateReason.RejectionPathUnsafe.name(), GateReason.KnownUnsafeEngine.name(), GateReason.EngineVersionTooOld.name(),
       GateReason.EngineVersionUnknown.name(), GateReason.RejectionProbeInconclusive.name());
   private static final Set<String> PASSES = Set.of(GateReason.PoolSufficient.name(), GateReason.ContextLengthSufficient.name());
+  /** {@link PodVerdictStatus#gating} of a pod whose spec lacks the readiness gate. */
+  private static final String LABEL_ONLY = "LabelOnly";
 
   private final EventRecorder events;
   private final KvguardMetrics metrics;
@@ -35,6 +37,8 @@ public final class Observer implements AutoCloseable {
   private final Map<String, String> announced = new java.util.concurrent.ConcurrentHashMap<>();
   /** The pods already warned about, per (ModelDeployment uid, role, advisory): each is announced once. */
   private final Map<String, java.util.Set<String>> warnedPods = new java.util.concurrent.ConcurrentHashMap<>();
+  /** The label-only pods already announced, per ModelDeployment uid: each is named in a Warning event once. */
+  private final Map<String, java.util.Set<String>> labelOnlyAnnounced = new java.util.concurrent.ConcurrentHashMap<>();
   /** The (role, advisory) gauges a ModelDeployment has, per uid, so those that no longer apply are removed. */
   private final Map<String, java.util.Set<String>> advisoryGauges = new java.util.concurrent.ConcurrentHashMap<>();
   /**
@@ -77,6 +81,46 @@ public final class Observer implements AutoCloseable {
     report.released().forEach(released -> forgetPod(md, released.pod(), released.role()));
     reconciled(md, report.before(), report.entries(), report.pods());
     advisories(md, report.advisories());
+    labelOnly(md, report.entries());
+  }
+
+  /**
+   * Pods whose spec lacks the readiness gate (issue 18 §1): only the routing label holds them back, so a Service or
+   * InferencePool that does not select on it routes to them. A gauge per role (every pass), and a Warning event
+   * naming each such pod once, with the fix: readinessGates cannot change on a pod, a new pod gets the gate.
+   */
+  private void labelOnly(ModelDeployment md, List<PodVerdictStatus> entries) {
+    String uid = md.getMetadata().getUid();
+    synchronized (this) {
+      if (!live.contains(uid)) {
+        return;
+      }
+      for (RoleSpec role : md.getSpec() == null || md.getSpec().getRoles() == null ? List.<RoleSpec>of()
+          : md.getSpec().getRoles()) {
+        metrics.labelOnlyPods(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(),
+            role.getName()), entries.stream().filter(e -> role.getName().equals(e.role) && LABEL_ONLY.equals(e.gating))
+            .count());
+      }
+    }
+    java.util.Set<String> told = labelOnlyAnnounced.computeIfAbsent(uid, k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
+    java.util.Set<String> current = new java.util.HashSet<>();
+    List<Announcement> fresh = new java.util.ArrayList<>();
+    for (PodVerdictStatus pod : entries) {
+      if (LABEL_ONLY.equals(pod.gating)) {
+        current.add(pod.name);
+        if (told.add(pod.name)) {
+          fresh.add(new Announcement("pod " + pod.name + " (role " + pod.role + ") has no kvguard.io/pool-verified"
+              + " readiness gate: only the kvguard.io/verified label holds it back (a Service or InferencePool that"
+              + " does not select on the label routes to it once its own probe passes). readinessGates cannot change"
+              + " on a pod: a rollout restart of its owner recreates it with the gate (the webhook adds it in"
+              + " namespaces labelled kvguard.io/readiness-gate-injection=enabled)", pod.name + " (role " + pod.role + ")"));
+        }
+      }
+    }
+    // A pod that left (or was recreated with the gate) is announced again should it come back without one.
+    told.retainAll(current);
+    events.announce(InvolvedObject.of(md), "Warning", "LabelOnlyPods",
+        "are held back by the kvguard.io/verified label only (no readiness gate; a rollout restart adds it)", fresh);
   }
 
   /**
@@ -263,6 +307,7 @@ public final class Observer implements AutoCloseable {
     announced.keySet().removeIf(key -> key.startsWith(md.getMetadata().getUid() + "/"));
     warnedPods.keySet().removeIf(key -> key.startsWith(md.getMetadata().getUid() + "/"));
     advisoryGauges.remove(md.getMetadata().getUid());
+    labelOnlyAnnounced.remove(md.getMetadata().getUid());
     events.forget(md.getMetadata().getUid());
     metrics.forgetModelDeployment(md.getMetadata().getNamespace(), md.getMetadata().getName());
   }

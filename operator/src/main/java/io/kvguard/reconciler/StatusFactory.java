@@ -58,6 +58,28 @@ final class StatusFactory {
     return entries;
   }
 
+  /** {@link PodVerdictStatus#gating} of a pod whose spec lacks the readiness gate. */
+  static final String LABEL_ONLY = "LabelOnly";
+  /** Label-only pods a role's note names; the rest are counted. */
+  static final int LABEL_ONLY_NAMED = 10;
+
+  /**
+   * Which pods of a role only the routing label holds back, and the fix (issue 18 §1): readinessGates cannot change
+   * on an existing pod, so only a new pod can carry the gate.
+   */
+  static Optional<String> labelOnlyNote(List<PodVerdictStatus> ofRole) {
+    List<String> names = ofRole.stream().filter(e -> LABEL_ONLY.equals(e.gating)).map(e -> e.name).sorted().toList();
+    if (names.isEmpty()) {
+      return Optional.empty();
+    }
+    String named = String.join(", ", names.subList(0, Math.min(names.size(), LABEL_ONLY_NAMED)))
+        + (names.size() > LABEL_ONLY_NAMED ? " and " + (names.size() - LABEL_ONLY_NAMED) + " more" : "");
+    return Optional.of("LabelOnly: " + names.size() + " pod" + (names.size() == 1 ? "" : "s") + " without the"
+        + " kvguard.io/pool-verified readiness gate, held back by the kvguard.io/verified label only (" + named
+        + "); a rollout restart of their owner recreates them with the gate where the webhook is on (namespace"
+        + " label kvguard.io/readiness-gate-injection=enabled)");
+  }
+
   static ModelDeploymentStatus build(ModelDeployment md, List<PodVerdictStatus> entries,
       Map<String, List<String>> roleNotes, Optional<String> invalidSpec, List<String> conflicts, Instant now) {
     ModelDeploymentStatus previous = md.getStatus() == null ? new ModelDeploymentStatus() : md.getStatus();
@@ -93,6 +115,7 @@ final class StatusFactory {
         }
       }
       entry.notes.addAll(roleNotes.getOrDefault(role.getName(), List.of()));
+      labelOnlyNote(ofRole).ifPresent(entry.notes::add);
       status.roles.add(entry);
       selected += entry.selected;
       verified += entry.verified;
@@ -103,6 +126,8 @@ final class StatusFactory {
       }
     }
     status.verified = verified + "/" + selected;
+    int labelOnly = (int) entries.stream().filter(e -> LABEL_ONLY.equals(e.gating)).count();
+    status.labelOnlyPods = labelOnly == 0 ? null : labelOnly;
 
     List<Condition> conditions = new ArrayList<>();
     if (invalidSpec.isPresent()) {

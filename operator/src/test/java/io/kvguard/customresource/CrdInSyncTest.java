@@ -18,7 +18,7 @@ class CrdInSyncTest {
         new com.fasterxml.jackson.dataformat.yaml.YAMLFactory()).readTree(Files.readString(
             Path.of("target/classes/META-INF/fabric8", FILE)));
     assertThat(crd.at("/spec/versions/0/additionalPrinterColumns").findValuesAsText("name"))
-        .containsExactly("Model", "Window", "Verified", "Ready", "Age");
+        .containsExactly("Model", "Window", "Verified", "Ready", "LabelOnly", "Age");
     assertThat(crd.at("/spec/names/shortNames").get(0).asText()).isEqualTo("mdep");
     assertThat(crd.at("/spec/versions/0/subresources/status").isObject()).isTrue();
   }

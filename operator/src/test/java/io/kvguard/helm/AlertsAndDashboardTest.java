@@ -63,6 +63,7 @@ class AlertsAndDashboardTest {
     metrics.gateWriteFailure("inference", "glm", "handback");
     metrics.eventWrite("inference", "glm", "dropped");
     metrics.advisoryWarning("inference", "glm", "prefill", "sglang-pd-admission-abort", 2);
+    metrics.labelOnlyPods(KvguardMetrics.roleTags("inference", "glm", "prefill"), 1);
     scrapedMetrics = new TreeSet<>();
     scrapedLabels = new TreeSet<>();
     Pattern sample = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{([^}]*)\\})? .*$");
@@ -104,7 +105,7 @@ class AlertsAndDashboardTest {
 
   @Test
   void everyAlertExpressionParsesAndNamesOnlyExportedMetricsAndLabels() {
-    assertThat(alertExpressions).hasSize(4);
+    assertThat(alertExpressions).hasSize(5);
     alertExpressions.forEach((alert, expression) -> {
       PromQl.Names names = PromQl.parse(expression);
       assertThat(names.metrics()).as(alert).isNotEmpty().allSatisfy(metric -> {

@@ -143,12 +143,13 @@ class ChartHaCombinationTest {
   }
 
   @Test
-  void thePrometheusRuleCarriesTheFourAlertsWithTheConfiguredDelays() {
+  void thePrometheusRuleCarriesTheFiveAlertsWithTheConfiguredDelays() {
     HasMetadata rule = chart.kind("PrometheusRule").get(0);
     assertThat(rule.getMetadata().getLabels()).containsEntry("release", "kube-prometheus-stack");
     List<JsonNode> alerts = alerts(rule);
     assertThat(alerts).extracting(a -> a.get("alert").asText())
-        .containsExactly("KvguardPodRefused", "KvguardModelNotReady", "KvguardProbesFailing", "KvguardMetricsAbsent");
+        .containsExactly("KvguardPodRefused", "KvguardModelNotReady", "KvguardProbesFailing", "KvguardPodsLabelOnly",
+            "KvguardMetricsAbsent");
     assertThat(alerts.get(0).get("for").asText()).isEqualTo("7m");
     assertThat(alerts).allSatisfy(a -> {
       assertThat(a.get("labels").get("severity").asText()).isNotBlank();
@@ -162,7 +163,7 @@ class ChartHaCombinationTest {
   @Test
   void alertsCanBeSwitchedOffOneByOne() {
     HasMetadata rule = RenderedChart.render(RenderedChart.MONITORING_API + "metrics: {prometheusRule: {enabled: true, metricsAbsent: {enabled: false},"
-        + " probesFailing: {enabled: false}}}").kind("PrometheusRule").get(0);
+        + " probesFailing: {enabled: false}, labelOnlyPods: {enabled: false}}}").kind("PrometheusRule").get(0);
     assertThat(alerts(rule)).extracting(a -> a.get("alert").asText())
         .containsExactly("KvguardPodRefused", "KvguardModelNotReady");
   }
