@@ -190,6 +190,12 @@ class ChartWebhookTest {
   }
 
   @Test
+  void theInstallNotesSayHowToOptANamespaceIn() {
+    assertThat(RenderedChart.notes("")).contains("kubectl label namespace <namespace> kvguard.io/readiness-gate-injection=enabled");
+    assertThat(RenderedChart.notes("webhook: {enabled: false}")).doesNotContain("readiness-gate-injection");
+  }
+
+  @Test
   void offRendersNoWebhookAndTheOperatorServesNone() {
     RenderedChart chart = RenderedChart.render("webhook: {enabled: false}");
     Container operator = chart.one(Deployment.class).getSpec().getTemplate().getSpec().getContainers().get(0);
