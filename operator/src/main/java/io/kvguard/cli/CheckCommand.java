@@ -40,7 +40,7 @@ public final class CheckCommand {
   public static final int EXIT_FAILED = 2;
 
   private static final Set<String> VALUED = Set.of("engine", "url", "context-window", "min-pool-ratio",
-      "timeout-seconds", "output", "margin-tokens", "model", "model-deployment", "role");
+      "timeout-seconds", "output", "margin-tokens", "model", "model-deployment", "role", "metrics-port");
   private static final Set<String> FLAGS = Set.of("allow-engine-context-above-pool", "help", "rejection-probe",
       "pd-router");
   /** The rejection probe's deadline without --timeout-seconds: the CRD's rejectionProbe.timeoutSeconds default. */
@@ -70,7 +70,8 @@ public final class CheckCommand {
    * @param role the role whose policy is judged: from {@code --model-deployment}, or built from the flags
    * @param rejection the rejection probe's settings, or null when it was not asked for
    */
-  record Request(RoleSpec role, URI baseUri, PoolPolicy policy, Duration timeout, boolean json, Rejection rejection) {
+  record Request(RoleSpec role, URI baseUri, PoolPolicy policy, Duration timeout, boolean json, Rejection rejection,
+      Optional<Integer> metricsPort) {
     Engine engine() {
       return role.getEngine();
     }
@@ -101,7 +102,12 @@ public final class CheckCommand {
       err.println("kvguard check: " + e.getMessage());
       return EXIT_FAILED;
     }
-    ProbeOutcome outcome = probe.probe(new EngineEndpoint(request.baseUri(), request.timeout(), Optional.empty()));
+    // As the operator asks: every request of one probe shares one deadline, and metrics come from the metrics port.
+    EngineEndpoint endpoint = new EngineEndpoint(request.baseUri(), request.timeout(), Optional.empty());
+    if (request.metricsPort().isPresent()) {
+      endpoint = endpoint.withMetricsPort(request.metricsPort().get());
+    }
+    ProbeOutcome outcome = probe.probe(endpoint.startingNow());
     PoolVerdict verdict = PoolJudge.judge(request.policy(), outcome);
     RejectionCheck rejection = null;
     if (request.rejection() != null && verdict.verified() && outcome instanceof ProbeOutcome.Observed observed) {
@@ -131,7 +137,8 @@ public final class CheckCommand {
       return new RejectionCheck(-1, null);
     }
     EngineEndpoint endpoint = new EngineEndpoint(request.baseUri(), request.rejection().timeout(), Optional.empty());
-    return new RejectionCheck(promptTokens, rejectionProbe.send(probe.rejection(), request.engine().wireName(), endpoint,
+    return new RejectionCheck(promptTokens, rejectionProbe.send(probe.rejection(), request.engine().wireName(),
+        endpoint.startingNow(),
         promptTokens, request.rejection().model(), observation, request.rejection().route()));
   }
 
@@ -150,8 +157,42 @@ public final class CheckCommand {
     PoolPolicy policy = RolePolicies.of(spec, role);
     Duration probeTimeout = Duration.ofSeconds(timeout.orElse(preflight.fromFile()
         ? (long) spec.effectiveProbe().effectiveTimeoutSeconds() : 5L));
+    if (preflight.fromFile() && !role.effectiveScheme().wireName().equals(baseUri.getScheme())) {
+      throw new UsageException("--url is " + baseUri.getScheme() + " but role " + role.getName() + " is probed over "
+          + role.effectiveScheme().wireName() + " (its scheme)");
+    }
     return new Request(role, baseUri, policy, probeTimeout, output.equals("json"),
-        rejection(args, preflight, timeout));
+        rejection(args, preflight, timeout), metricsPort(args, preflight));
+  }
+
+  /**
+   * Where the engine serves its metrics pages, when not on --url's port: {@code --metrics-port}, or with
+   * {@code --model-deployment} the role's metricsPort. A metricsPort naming a container port needs the number from
+   * {@code --metrics-port} (check sees no pod to resolve it in); one the spec does not name would make check read
+   * where the operator does not.
+   */
+  private static Optional<Integer> metricsPort(Arguments args, PreflightSpec preflight) throws UsageException {
+    Optional<Integer> flag = args.flag("metrics-port")
+        ? Optional.of((int) args.longValue("metrics-port", 0, 1, 65_535)) : Optional.empty();
+    if (!preflight.fromFile()) {
+      return flag;
+    }
+    var declared = preflight.role().getMetricsPort();
+    if (declared == null) {
+      if (flag.isPresent()) {
+        throw new UsageException("--metrics-port: role " + preflight.role().getName() + " names no metricsPort, so the"
+            + " operator reads metrics on its port");
+      }
+      return Optional.empty();
+    }
+    if (flag.isPresent()) {
+      return flag;
+    }
+    if (declared.getIntVal() == null) {
+      throw new UsageException("role " + preflight.role().getName() + " reads metrics on the container port named "
+          + declared.getStrVal() + ": give its number (or its forwarded port) with --metrics-port");
+    }
+    return Optional.of(declared.getIntVal());
   }
 
   /**
@@ -257,8 +298,10 @@ public final class CheckCommand {
           --context-window TOKENS             the context window the service promises its clients
           --min-pool-ratio RATIO              the pool must hold at least window x RATIO (default 1.0)
           --allow-engine-context-above-pool   accept an engine whose own context length exceeds its pool (unsafe)
-          --timeout-seconds SECONDS           deadline of each request to the engine, 1-300 (default 5, or the
-                                              spec's probe.timeoutSeconds)
+          --metrics-port PORT                 the port on --url's host where the engine serves its metrics (Triton:
+                                              8002), when not on --url's port (default: the spec role's metricsPort)
+          --timeout-seconds SECONDS           deadline of the probe, all its requests together, 1-300 (default 5,
+                                              or the spec's probe.timeoutSeconds)
           --output text|json                  report format (default text)
           --rejection-probe                   also send one prompt just above the engine's admission limit and
                                               require the engine's own refusal (as spec.rejectionProbe does)

@@ -9,11 +9,14 @@ import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.ModelDeploymentSpec;
 import io.kvguard.customresource.RoleSpec;
 import io.kvguard.reconciler.RolePolicies;
+import com.fasterxml.jackson.dataformat.yaml.YAMLParser;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
@@ -78,15 +81,37 @@ record PreflightSpec(ModelDeploymentSpec spec, RoleSpec role, boolean fromFile) 
     return new PreflightSpec(spec, role, true);
   }
 
+  /**
+   * The most {@code --model-deployment} reads: the API server takes no request body above 3 MiB, so no ModelDeployment
+   * is larger; a file beyond it is refused before it is parsed (a long YAML scalar takes the parser seconds per MiB).
+   */
+  static final int MAX_FILE_BYTES = 3 * 1024 * 1024;
+
   /** The one ModelDeployment in a YAML file, which may hold other documents (a Deployment, a Service). */
   private static ModelDeployment read(Path file) throws UsageException {
+    byte[] bytes;
+    try (InputStream in = Files.newInputStream(file)) {
+      bytes = in.readNBytes(MAX_FILE_BYTES + 1);
+    } catch (IOException | RuntimeException e) {
+      throw new UsageException("--model-deployment " + file + " cannot be read as YAML ("
+          + e.getClass().getSimpleName() + ")");
+    }
+    if (bytes.length > MAX_FILE_BYTES) {
+      throw new UsageException("--model-deployment " + file + " is larger than 3 MiB, the most the API server takes"
+          + " in one request: put the ModelDeployment in a file of its own");
+    }
+    String expected = ModelDeployment.GROUP + "/" + ModelDeployment.VERSION;
     List<JsonNode> found = new ArrayList<>();
-    try (var parser = YAML.getFactory().createParser(file.toFile())) {
-      var documents = YAML.readValues(parser, JsonNode.class);
-      while (documents.hasNext()) {
-        JsonNode document = documents.next();
-        if (document != null && "ModelDeployment".equals(document.path("kind").asText())) {
-          found.add(document);
+    try {
+      refuseAliases(bytes);
+      try (var parser = YAML.getFactory().createParser(bytes)) {
+        var documents = YAML.readValues(parser, JsonNode.class);
+        while (documents.hasNext()) {
+          JsonNode document = documents.next();
+          if (document != null && "ModelDeployment".equals(document.path("kind").asText())
+              && expected.equals(document.path("apiVersion").asText())) {
+            found.add(document);
+          }
         }
       }
     } catch (IOException | RuntimeException e) {
@@ -95,7 +120,12 @@ record PreflightSpec(ModelDeploymentSpec spec, RoleSpec role, boolean fromFile) 
     }
     if (found.size() != 1) {
       throw new UsageException("--model-deployment " + file + " holds " + found.size()
-          + " ModelDeployments, expected one");
+          + " ModelDeployments, expected one (apiVersion " + expected + ")");
+    }
+    Optional<String> refused = CrdSchema.violation(found.get(0));
+    if (refused.isPresent()) {
+      throw new UsageException("--model-deployment " + file + ": the API server would refuse this ModelDeployment: "
+          + refused.get());
     }
     try {
       ModelDeployment md = new KubernetesSerialization().convertValue(found.get(0), ModelDeployment.class);
@@ -106,6 +136,21 @@ record PreflightSpec(ModelDeploymentSpec spec, RoleSpec role, boolean fromFile) 
     } catch (IllegalArgumentException e) {
       throw new UsageException("--model-deployment " + file + " is not a valid ModelDeployment ("
           + e.getClass().getSimpleName() + ")");
+    }
+  }
+
+  /**
+   * Jackson's YAML reader gives an alias ({@code *name}) as the string "name", not the value it stands for: a spec
+   * with aliases would be judged with other values than kubectl applies. Manifests seldom use them; refuse them.
+   */
+  private static void refuseAliases(byte[] bytes) throws IOException, UsageException {
+    try (var parser = (YAMLParser) YAML.getFactory().createParser(bytes)) {
+      while (parser.nextToken() != null) {
+        if (parser.isCurrentAlias()) {
+          throw new UsageException("--model-deployment holds a YAML alias (*" + parser.getText() + "), which check"
+              + " does not expand: write the values out");
+        }
+      }
     }
   }
 }

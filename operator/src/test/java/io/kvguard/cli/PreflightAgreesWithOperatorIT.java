@@ -78,6 +78,44 @@ class PreflightAgreesWithOperatorIT extends EmbeddedClusterTest {
         .isEqualTo("PoolTooSmall");
   }
 
+  /**
+   * spec.probe.timeoutSeconds bounds a whole probe in the operator (every request of it shares one deadline), so an
+   * engine whose three answers each take most of the deadline fails there; check used to give each request a whole
+   * deadline and verified it.
+   */
+  @Test
+  void anEngineTooSlowForOneProbeDeadlineFailsInBoth() throws IOException {
+    Map<String, FakeEngine.Answer> slow = new java.util.LinkedHashMap<>();
+    EngineShapes.vllm(WINDOW, 131_072, 16).forEach((path, answer) -> slow.put(path, answer.delayedBy(700)));
+    FakeEngine engine = h.engine(slow);
+    h.pod("slow-0", Map.of("app", "glm", "role", "slow"), engine);
+    ModelDeployment md = h.modelDeployment("glm", WINDOW, role("slow", Engine.VLLM, Map.of("app", "glm", "role", "slow")));
+    md.getSpec().setProbe(new io.kvguard.customresource.ProbeSpec());
+    md.getSpec().getProbe().setTimeoutSeconds(1);
+    md = h.create(md);
+
+    awaitGate("slow-0", "False", "ProbeFailed");
+    assertThat(reason(check("--model-deployment", file(md), "--url", url(engine)))).isEqualTo("ProbeFailed");
+  }
+
+  /**
+   * A role's metricsPort is where the operator reads the metrics page (Triton serves it on 8002, not on the inference
+   * port); check read it on --url's port, found nothing there, and failed an engine the operator judges.
+   */
+  @Test
+  void aRolesMetricsPortIsReadByBoth() throws IOException {
+    FakeEngine inference = h.engine(Map.of("/v2/health/ready", FakeEngine.Answer.json("{}")));
+    FakeEngine metrics = h.engine(EngineShapes.tritonTrtllm(32_768, 64));
+    h.pod("triton-0", Map.of("app", "glm", "role", "serve"), inference);
+    RoleSpec triton = role("serve", Engine.TRTLLM, Map.of("app", "glm", "role", "serve"));
+    triton.setMetricsPort(new io.fabric8.kubernetes.api.model.IntOrString(metrics.port()));
+    triton.setBlockCountIsPool(true);
+    ModelDeployment md = h.create(h.modelDeployment("glm", WINDOW, triton));
+
+    awaitGate("triton-0", "True", "PoolSufficient");
+    assertThat(reason(check("--model-deployment", file(md), "--url", url(inference)))).isEqualTo("PoolSufficient");
+  }
+
   private String file(ModelDeployment md) throws IOException {
     Path file = dir.resolve(md.getMetadata().getName() + ".yaml");
     Files.writeString(file, h.client.getKubernetesSerialization().asYaml(md));
