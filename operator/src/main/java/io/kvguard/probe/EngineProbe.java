@@ -21,7 +21,16 @@ public interface EngineProbe {
       return read(endpoint);
     } catch (ProbeException e) {
       return ProbeOutcome.failed(e.getMessage());
+    } catch (RuntimeException e) {
+      // A defect in a read, not the engine's answer: a failed probe in the operator and in check alike (check
+      // would otherwise die with exit 1, "refused"); only the class is named, a message might quote the engine.
+      return ProbeOutcome.failed(unexpected(e));
     }
+  }
+
+  /** How a probe that threw is reported, by the operator's scheduler and here. */
+  static String unexpected(RuntimeException e) {
+    return "probe error (" + e.getClass().getSimpleName() + ")";
   }
 
   /**

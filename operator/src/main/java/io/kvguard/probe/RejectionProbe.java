@@ -42,6 +42,16 @@ public final class RejectionProbe {
    */
   public RejectionOutcome send(Optional<EngineRejection> engine, String engineName, EngineEndpoint endpoint,
       long promptTokens, String model, PoolObservation observation, EngineRejection.Route route) {
+    try {
+      return sendOnce(engine, engineName, endpoint, promptTokens, model, observation, route);
+    } catch (RuntimeException e) {
+      // As a pool probe that threw (EngineProbe.probe): failed, in the operator and in check alike.
+      return new RejectionOutcome.Failed(EngineProbe.unexpected(e));
+    }
+  }
+
+  private RejectionOutcome sendOnce(Optional<EngineRejection> engine, String engineName, EngineEndpoint endpoint,
+      long promptTokens, String model, PoolObservation observation, EngineRejection.Route route) {
     if (engine.isEmpty()) {
       return new RejectionOutcome.Failed("kvguard has no rejection probe for engine " + engineName);
     }

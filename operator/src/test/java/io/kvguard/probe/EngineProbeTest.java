@@ -50,4 +50,44 @@ class EngineProbeTest {
 
     assertThat(outcome).isEqualTo(ProbeOutcome.failed("engine generic needs the role's generic settings: path and pool"));
   }
+
+  /**
+   * A read that throws (a defect, not an answer) is a failed probe here, where check meets it, with the words the
+   * operator's scheduler used for it; check used to die with exit 1, which means "refused".
+   */
+  @Test
+  void aReadThatThrowsIsAFailedOutcomeNamingOnlyTheExceptionsClass() {
+    EngineProbe broken = new EngineProbe() {
+      @Override
+      public Engine engine() {
+        return Engine.SGLANG;
+      }
+
+      @Override
+      public ProbeOutcome read(EngineEndpoint endpoint) {
+        throw new NumberFormatException("For input string: \"engine text\"");
+      }
+    };
+
+    assertThat(broken.probe(EngineEndpoint.of("http", "127.0.0.1", 1, Duration.ofSeconds(1))))
+        .isEqualTo(ProbeOutcome.failed("probe error (NumberFormatException)"));
+  }
+
+  @Test
+  void aRejectionPlanThatThrowsIsAFailedRejectionOutcome() {
+    EngineRejection broken = (EngineRejection) java.lang.reflect.Proxy.newProxyInstance(
+        EngineRejection.class.getClassLoader(), new Class<?>[] {EngineRejection.class}, (proxy, method, args) -> {
+          if (method.getName().equals("plan")) {
+            throw new IllegalStateException("engine text");
+          }
+          throw new UnsupportedOperationException(method.getName());
+        });
+
+    var outcome = new RejectionProbe(EngineHttp.createDefault()).send(java.util.Optional.of(broken), "sglang",
+        EngineEndpoint.of("http", "127.0.0.1", 1, Duration.ofSeconds(1)), 10, "m",
+        new io.kvguard.verdict.PoolObservation(5, java.util.OptionalLong.of(5), null, null, java.util.List.of()),
+        EngineRejection.Route.POD);
+
+    assertThat(outcome).isEqualTo(new io.kvguard.verdict.RejectionOutcome.Failed("probe error (IllegalStateException)"));
+  }
 }
