@@ -7,6 +7,10 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
+import io.fabric8.kubernetes.api.model.LabelSelectorRequirementBuilder;
+import io.javaoperatorsdk.operator.processing.Controller;
+import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.testkit.EmbeddedApiServer;
@@ -62,6 +66,19 @@ class PodCacheScopeIT extends EmbeddedClusterTest {
     return h.operator().operator().getRuntimeInfo().getRegisteredControllers().stream()
         .flatMap(c -> c.getControllerHealthInfo().eventSourceHealthIndicators().keySet().stream())
         .filter(name -> name.startsWith(PodCache.SOURCE_PREFIX)).collect(Collectors.toSet());
+  }
+
+  /**
+   * What the operator's pod informers hold for the namespace, by pod name: {@code true} for a pod kept whole
+   * (lean), {@code false} for one held as its key alone.
+   */
+  @SuppressWarnings("unchecked")
+  private Map<String, Boolean> cached(String namespace) {
+    return h.operator().operator().getRuntimeInfo().getRegisteredControllers().stream()
+        .flatMap(c -> ((Controller<ModelDeployment>) c).getEventSourceManager().getEventSourcesFor(Pod.class).stream())
+        .filter(source -> source.name().startsWith(PodCache.SOURCE_PREFIX + namespace))
+        .flatMap(source -> ((InformerEventSource<Pod, ModelDeployment>) source).list(namespace))
+        .collect(Collectors.toMap(p -> p.getMetadata().getName(), p -> !LeanPodStore.isKeyOnly(p), (a, b) -> a && b));
   }
 
   private List<EmbeddedApiServer.Request> podReads() {
@@ -144,5 +161,65 @@ class PodCacheScopeIT extends EmbeddedClusterTest {
     assertThat(podSources()).containsExactly("pods-" + TENANT);
     assertThat(podReads()).anySatisfy(r -> assertThat(r.path()).startsWith("/api/v1/namespaces/" + TENANT + "/pods?")
         .doesNotContain("watch=true"));
+  }
+
+  private static final Map<String, String> BATCH = Map.of("app", "glm", "role", "batch");
+
+  /** A verified engine pod beside the guarded one that no policy selects, without kvguard's readiness gate. */
+  private void servePodAndUnselectedBatchPod() {
+    verifiedEnginePod(OperatorHarness.NAMESPACE, "serve-0");
+    h.pods.createRunning(OperatorHarness.NAMESPACE, "batch-0", BATCH,
+        h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)).port(), false);
+    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    awaitGate("serve-0", "True", "PoolSufficient");
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(cached(OperatorHarness.NAMESPACE))
+        .as("the pod no policy selects is held as its key alone").containsEntry("serve-0", true).containsEntry("batch-0", false));
+    assertThat(gate(OperatorHarness.NAMESPACE, "batch-0")).isEmpty();
+  }
+
+  @Test
+  void aPodRelabelledIntoASelectorIsCachedAndGated() {
+    servePodAndUnselectedBatchPod();
+
+    h.client.pods().inNamespace(OperatorHarness.NAMESPACE).withName("batch-0").edit(pod -> {
+      pod.getMetadata().getLabels().put("role", "serve");
+      return pod;
+    });
+
+    awaitGate("batch-0", "True", "PoolSufficient");
+    await().atMost(Duration.ofSeconds(10)).until(() -> h.labelled("batch-0"));
+    assertThat(cached(OperatorHarness.NAMESPACE)).containsEntry("batch-0", true);
+  }
+
+  @Test
+  void aPolicyWhoseSelectorChangesGatesAPodItDidNotSelectBefore() {
+    servePodAndUnselectedBatchPod();
+
+    h.editSpec("glm", spec -> spec.getRoles().get(0).setSelector(new LabelSelectorBuilder()
+        .withMatchLabels(Map.of("app", "glm"))
+        .withMatchExpressions(new LabelSelectorRequirementBuilder().withKey("role").withOperator("In")
+            .withValues("serve", "batch").build()).build()));
+
+    awaitGate("batch-0", "True", "PoolSufficient");
+    await().atMost(Duration.ofSeconds(10)).until(() -> h.labelled("batch-0"));
+    assertThat(h.labelled("serve-0")).isTrue();
+    assertThat(cached(OperatorHarness.NAMESPACE)).containsEntry("batch-0", true).containsEntry("serve-0", true);
+  }
+
+  @Test
+  void aPodThePolicyLetGoStaysCachedUntilItIsHandedBackAndAnUnmarkedOneIsNot() {
+    servePodAndUnselectedBatchPod();
+
+    // serve-0 leaves the selector: the policy lets go of it, and the pod, carrying what kvguard wrote, stays cached.
+    h.client.pods().inNamespace(OperatorHarness.NAMESPACE).withName("serve-0").edit(pod -> {
+      pod.getMetadata().getLabels().put("role", "canary");
+      return pod;
+    });
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+      assertThat(h.labelled("serve-0")).isFalse();
+      assertThat(h.getPod("serve-0").getMetadata().getAnnotations()).doesNotContainKey(GateNames.VERDICTS_ANNOTATION);
+    });
+    assertThat(h.gate("serve-0")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+    assertThat(cached(OperatorHarness.NAMESPACE)).containsEntry("serve-0", true).containsEntry("batch-0", false);
   }
 }
