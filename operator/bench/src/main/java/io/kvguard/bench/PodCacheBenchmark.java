@@ -98,28 +98,28 @@ public final class PodCacheBenchmark implements AutoCloseable {
     List<String[]> rows = new ArrayList<>();
 
     try (OperatorJvm operator = OperatorJvm.launchAsTheChartRunsIt(api.url())) {
-      rows.add(figures("operator JVM before start", operator, 0));
+      measured(out, rows, figures("operator JVM before start", operator, 0));
       long start = System.nanoTime();
       operator.startOperator();
       awaitEveryGate(operator);
       out.printf("every guarded gate set %d ms after start%n", (System.nanoTime() - start) / 1_000_000);
       double guardedOnly = live(operator);
-      rows.add(figures("(1) " + guarded + " guarded pods, every gate set", operator, guardedOnly));
+      measured(out, rows, figures("(1) " + guarded + " guarded pods, every gate set", operator, guardedOnly));
 
       t0 = System.nanoTime();
       createUnrelated(elsewhere, unrelatedNamespaces, i -> String.format("batch-%02d", i), "job");
       out.printf("created %d unrelated pods in other namespaces in %d s%n", elsewhere, (System.nanoTime() - t0) / 1_000_000_000);
       double afterElsewhere = settledLive(operator);
-      rows.add(figures("(2) + " + elsewhere + " unrelated pods in " + unrelatedNamespaces + " other namespaces", operator,
+      measured(out, rows, figures("(2) + " + elsewhere + " unrelated pods in " + unrelatedNamespaces + " other namespaces", operator,
           afterElsewhere));
-      rows.add(new String[] {"    per unrelated pod elsewhere", perPod(afterElsewhere - guardedOnly, elsewhere), "", ""});
+      measured(out, rows, new String[] {"    per unrelated pod elsewhere", perPod(afterElsewhere - guardedOnly, elsewhere), "", ""});
 
       t0 = System.nanoTime();
       createUnrelated(besideCount, guardedNamespaces, PodCacheBenchmark::guardedNamespace, "sidecar-job");
       out.printf("created %d unrelated pods beside the guarded ones in %d s%n", besideCount, (System.nanoTime() - t0) / 1_000_000_000);
       double afterBeside = settledLive(operator);
-      rows.add(figures("(3) + " + besideCount + " unrelated pods in the guarded namespaces", operator, afterBeside));
-      rows.add(new String[] {"    per unrelated pod beside guarded ones", perPod(afterBeside - afterElsewhere, besideCount), "", ""});
+      measured(out, rows, figures("(3) + " + besideCount + " unrelated pods in the guarded namespaces", operator, afterBeside));
+      measured(out, rows, new String[] {"    per unrelated pod beside guarded ones", perPod(afterBeside - afterElsewhere, besideCount), "", ""});
     } catch (IllegalStateException e) {
       out.println("operator JVM failed: " + e.getMessage());
     }
@@ -134,8 +134,8 @@ public final class PodCacheBenchmark implements AutoCloseable {
       out.printf("restart: a pass of every ModelDeployment %d ms after start%n", (System.nanoTime() - start) / 1_000_000);
       double restarted = settledLive(operator);
       String[] row = figures("(4) fresh operator, every pod there at start", operator, restarted);
-      rows.add(row);
-      rows.add(new String[] {"    heap peak during (4), garbage included", String.format("%.1f MiB", operator.heapPeakMiB()), "", ""});
+      measured(out, rows, row);
+      measured(out, rows, new String[] {"    heap peak during (4), garbage included", String.format("%.1f MiB", operator.heapPeakMiB()), "", ""});
     } catch (IllegalStateException e) {
       out.println("operator JVM (restart) failed: " + e.getMessage());
     }
@@ -143,6 +143,13 @@ public final class PodCacheBenchmark implements AutoCloseable {
     out.println("| phase | live heap after full GC | resident (VmRSS) | resident peak (VmHWM) |");
     out.println("| --- | --- | --- | --- |");
     rows.forEach(r -> out.printf("| %s | %s | %s | %s |%n", (Object[]) r));
+  }
+
+  /** Keeps a row for the table and prints it at once: a run cut short still shows the phases it finished. */
+  private static void measured(PrintStream out, List<String[]> rows, String[] row) {
+    rows.add(row);
+    out.printf("measured: %s%n", String.join(" | ", row));
+    out.flush();
   }
 
   private double reconciles(OperatorJvm operator) {
