@@ -1,5 +1,9 @@
-package io.kvguard.webhook;
+package io.kvguard.bench;
 
+import io.kvguard.webhook.AdmissionHandler;
+import io.kvguard.webhook.CertificateIssuer;
+import io.kvguard.webhook.ServingCertificate;
+import io.kvguard.webhook.WebhookServer;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
