@@ -14,30 +14,34 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * /healthz and /readyz for the kubelet, on a port of their own (KVGUARD_HEALTH_PORT): whatever holds the metrics
- * port cannot make the kubelet restart the operator. The chart's NetworkPolicy opens no ingress to this port;
- * the kubelet's probes come from the node.
+ * /healthz and /readyz for the kubelet, on a port of their own (KVGUARD_HEALTH_PORT): whatever
+ * holds the metrics port cannot make the kubelet restart the operator. The chart's NetworkPolicy
+ * opens no ingress to this port; the kubelet's probes come from the node.
  *
- * <p>Not the JDK's {@code com.sun.net.httpserver}: that server reads each request on an executor thread, so as
- * many half-sent requests as it has threads keep every other connection out until its request time limit cuts
- * them (review of issue 20: 20 such connections, which any pod can open while the NetworkPolicy is off, the
- * chart's default, failed /healthz). Here one thread reads every connection without blocking: a connection
- * holds at most {@link #MAX_REQUEST_BYTES} bytes and {@link #MAX_REQUEST_NANOS}, and beyond
- * {@link #MAX_CONNECTIONS} the oldest is closed, so a kubelet's request, sent whole as soon as it connects, is
- * answered however many connections dawdle.
+ * <p>Not the JDK's {@code com.sun.net.httpserver}: that server reads each request on an executor
+ * thread, so as many half-sent requests as it has threads keep every other connection out until its
+ * request time limit cuts them (review of issue 20: 20 such connections, which any pod can open
+ * while the NetworkPolicy is off, the chart's default, failed /healthz). Here one thread reads
+ * every connection without blocking: a connection holds at most {@link #MAX_REQUEST_BYTES} bytes
+ * and {@link #MAX_REQUEST_NANOS}, and beyond {@link #MAX_CONNECTIONS} the oldest is closed, so a
+ * kubelet's request, sent whole as soon as it connects, is answered however many connections
+ * dawdle.
  */
 public final class HealthServer implements AutoCloseable {
   static final int MAX_REQUEST_BYTES = 4096;
   static final int MAX_CONNECTIONS = 256;
-  static final long MAX_REQUEST_NANOS = TimeUnit.SECONDS.toNanos(Long.parseLong(OperatorHttp.MAX_REQUEST_SECONDS));
+  static final long MAX_REQUEST_NANOS =
+      TimeUnit.SECONDS.toNanos(Long.parseLong(OperatorHttp.MAX_REQUEST_SECONDS));
 
   private final ServerSocketChannel server;
   private final Selector selector;
   private final BooleanSupplier live;
   private final BooleanSupplier ready;
   private final Thread thread;
+
   /** Open connections, oldest first. */
   private final ArrayDeque<SelectionKey> open = new ArrayDeque<>();
+
   private volatile boolean closed;
 
   private record Connection(ByteBuffer request, long openedAt) {}
@@ -80,17 +84,21 @@ public final class HealthServer implements AutoCloseable {
           }
         }
         long now = System.nanoTime();
-        open.removeIf(key -> {
-          boolean stale = !key.isValid() || now - ((Connection) key.attachment()).openedAt() > MAX_REQUEST_NANOS;
-          if (stale) {
-            drop(key);
-          }
-          return stale;
-        });
+        open.removeIf(
+            key -> {
+              boolean stale =
+                  !key.isValid()
+                      || now - ((Connection) key.attachment()).openedAt() > MAX_REQUEST_NANOS;
+              if (stale) {
+                drop(key);
+              }
+              return stale;
+            });
       } catch (IOException e) {
         if (!closed) {
           // One failed select or accept must not end the kubelet's probes: the loop goes on.
-          org.slf4j.LoggerFactory.getLogger(HealthServer.class).warn("health server error={}", e.toString());
+          org.slf4j.LoggerFactory.getLogger(HealthServer.class)
+              .warn("health server error={}", e.toString());
         }
       }
     }
@@ -102,8 +110,11 @@ public final class HealthServer implements AutoCloseable {
       while (open.size() >= MAX_CONNECTIONS) {
         drop(open.poll());
       }
-      open.add(channel.register(selector, SelectionKey.OP_READ,
-          new Connection(ByteBuffer.allocate(MAX_REQUEST_BYTES), System.nanoTime())));
+      open.add(
+          channel.register(
+              selector,
+              SelectionKey.OP_READ,
+              new Connection(ByteBuffer.allocate(MAX_REQUEST_BYTES), System.nanoTime())));
     }
   }
 
@@ -112,8 +123,12 @@ public final class HealthServer implements AutoCloseable {
     SocketChannel channel = (SocketChannel) key.channel();
     try {
       int n = channel.read(connection.request());
-      String head = new String(connection.request().array(), 0, connection.request().position(),
-          StandardCharsets.ISO_8859_1);
+      String head =
+          new String(
+              connection.request().array(),
+              0,
+              connection.request().position(),
+              StandardCharsets.ISO_8859_1);
       int end = head.indexOf("\r\n\r\n");
       if (end >= 0) {
         channel.write(ByteBuffer.wrap(answer(head.substring(0, head.indexOf("\r\n")))));
@@ -148,16 +163,24 @@ public final class HealthServer implements AutoCloseable {
       status = ok ? 200 : 503;
       body = ok ? "ok\n" : "not ok\n";
     }
-    String reason = switch (status) {
-      case 200 -> "OK";
-      case 400 -> "Bad Request";
-      case 404 -> "Not Found";
-      case 405 -> "Method Not Allowed";
-      default -> "Service Unavailable";
-    };
+    String reason =
+        switch (status) {
+          case 200 -> "OK";
+          case 400 -> "Bad Request";
+          case 404 -> "Not Found";
+          case 405 -> "Method Not Allowed";
+          default -> "Service Unavailable";
+        };
     boolean head = "HEAD".equals(parts[0]);
-    return ("HTTP/1.1 " + status + " " + reason + "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: "
-        + body.length() + "\r\nConnection: close\r\n\r\n" + (head ? "" : body)).getBytes(StandardCharsets.US_ASCII);
+    return ("HTTP/1.1 "
+            + status
+            + " "
+            + reason
+            + "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: "
+            + body.length()
+            + "\r\nConnection: close\r\n\r\n"
+            + (head ? "" : body))
+        .getBytes(StandardCharsets.US_ASCII);
   }
 
   private static void drop(SelectionKey key) {
@@ -166,7 +189,8 @@ public final class HealthServer implements AutoCloseable {
       key.channel().close();
     } catch (IOException e) {
       // Closing a connection that already failed: nothing is left to release.
-      org.slf4j.LoggerFactory.getLogger(HealthServer.class).debug("health connection close error={}", e.toString());
+      org.slf4j.LoggerFactory.getLogger(HealthServer.class)
+          .debug("health connection close error={}", e.toString());
     }
   }
 

@@ -1,15 +1,16 @@
 package io.kvguard;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kvguard.gate.RecordSigner;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
+import io.kvguard.gate.PodGate;
+import io.kvguard.gate.RecordSigner;
 import io.kvguard.observe.EventRecorder;
 import io.kvguard.observe.EventRecorderSettings;
-import io.kvguard.gate.PodGate;
 import io.kvguard.observe.KvguardMetrics;
+import io.kvguard.observe.Observer;
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.EngineProbes;
 import io.kvguard.probe.RejectionProbe;
@@ -17,7 +18,6 @@ import io.kvguard.reconciler.ModelDeploymentReconciler;
 import io.kvguard.reconciler.ProbeCredentials;
 import io.kvguard.reconciler.ProbeLimits;
 import io.kvguard.reconciler.ProbeTrust;
-import io.kvguard.observe.Observer;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -26,8 +26,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The operator as production runs it; tests, the demo and the benchmark build it through here too, so they
- * exercise the same patch strategy (JSON patches, no server-side apply) and the same wiring.
+ * The operator as production runs it; tests, the demo and the benchmark build it through here too,
+ * so they exercise the same patch strategy (JSON patches, no server-side apply) and the same
+ * wiring.
  */
 public final class KvguardOperator implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(KvguardOperator.class);
@@ -36,7 +37,10 @@ public final class KvguardOperator implements AutoCloseable {
   private final AtomicBoolean stopping;
   private final Runnable releaseLease;
 
-  private KvguardOperator(Operator operator, ModelDeploymentReconciler reconciler, AtomicBoolean stopping,
+  private KvguardOperator(
+      Operator operator,
+      ModelDeploymentReconciler reconciler,
+      AtomicBoolean stopping,
       Runnable releaseLease) {
     this.operator = operator;
     this.reconciler = reconciler;
@@ -45,63 +49,108 @@ public final class KvguardOperator implements AutoCloseable {
   }
 
   /**
-   * @param exitOnStopLeading production exits when it loses the lease (Kubernetes restarts it as a follower);
-   *     tests pass false, which only logs
+   * @param exitOnStopLeading production exits when it loses the lease (Kubernetes restarts it as a
+   *     follower); tests pass false, which only logs
    */
-  public static KvguardOperator create(KubernetesClient client, KvguardConfig config, MeterRegistry registry,
-      Clock clock, boolean exitOnStopLeading) {
-    // On a thread of its own: the elector's thread must return for the shutdown that exit starts to finish.
+  public static KvguardOperator create(
+      KubernetesClient client,
+      KvguardConfig config,
+      MeterRegistry registry,
+      Clock clock,
+      boolean exitOnStopLeading) {
+    // On a thread of its own: the elector's thread must return for the shutdown that exit starts to
+    // finish.
     Runnable exit = () -> new Thread(() -> System.exit(1), "kvguard-lost-lease").start();
-    return create(client, config, registry, clock, exitOnStopLeading ? exit : () -> { });
+    return create(client, config, registry, clock, exitOnStopLeading ? exit : () -> {});
   }
 
   /**
-   * @param onLeaseLost what a replica that lost the lease while running does (production: exit, so nothing it
-   *     still holds in flight writes beside the new leader). Never run when the replica itself is stopping: JOSDK's
-   *     own exit-on-stop-leading would call System.exit from inside the shutdown hook that stops it, which blocks
-   *     until the kubelet kills the pod at the end of its grace period (and the lease is not handed over early).
+   * @param onLeaseLost what a replica that lost the lease while running does (production: exit, so
+   *     nothing it still holds in flight writes beside the new leader). Never run when the replica
+   *     itself is stopping: JOSDK's own exit-on-stop-leading would call System.exit from inside the
+   *     shutdown hook that stops it, which blocks until the kubelet kills the pod at the end of its
+   *     grace period (and the lease is not handed over early).
    */
-  public static KvguardOperator create(KubernetesClient client, KvguardConfig config, MeterRegistry registry,
-      Clock clock, Runnable onLeaseLost) {
+  public static KvguardOperator create(
+      KubernetesClient client,
+      KvguardConfig config,
+      MeterRegistry registry,
+      Clock clock,
+      Runnable onLeaseLost) {
     AtomicBoolean stopping = new AtomicBoolean();
-    Operator operator = new Operator(o -> {
-      o.withKubernetesClient(client)
-          .withMetrics(MicrometerMetrics.withoutPerResourceMetrics(registry))
-          .withUseSSAToPatchPrimaryResource(false)
-          .withSSABasedCreateUpdateMatchForDependentResources(false)
-          .withCloseClientOnStop(false);
-      if (config.leaderElection()) {
-        LeaderCallbacks callbacks = new LeaderCallbacks(() -> { }, () -> {
-          if (!stopping.get()) {
-            LOG.error("lost the lease {} while running; stepping down", KvguardConfig.LEASE_NAME);
-            onLeaseLost.run();
-          }
-        }, leader -> { });
-        o.withLeaderElectionConfiguration(new LeaderElectionConfiguration(KvguardConfig.LEASE_NAME,
-            config.leaseNamespace(), Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2),
-            config.identity(), callbacks, false));
-      }
-    });
+    Operator operator =
+        new Operator(
+            o -> {
+              o.withKubernetesClient(client)
+                  .withMetrics(MicrometerMetrics.withoutPerResourceMetrics(registry))
+                  .withUseSSAToPatchPrimaryResource(false)
+                  .withSSABasedCreateUpdateMatchForDependentResources(false)
+                  .withCloseClientOnStop(false);
+              if (config.leaderElection()) {
+                LeaderCallbacks callbacks =
+                    new LeaderCallbacks(
+                        () -> {},
+                        () -> {
+                          if (!stopping.get()) {
+                            LOG.error(
+                                "lost the lease {} while running; stepping down",
+                                KvguardConfig.LEASE_NAME);
+                            onLeaseLost.run();
+                          }
+                        },
+                        leader -> {});
+                o.withLeaderElectionConfiguration(
+                    new LeaderElectionConfiguration(
+                        KvguardConfig.LEASE_NAME,
+                        config.leaseNamespace(),
+                        Duration.ofSeconds(15),
+                        Duration.ofSeconds(10),
+                        Duration.ofSeconds(2),
+                        config.identity(),
+                        callbacks,
+                        false));
+              }
+            });
     EngineHttp engineHttp = new EngineHttp(EngineHttp.newHttpClient(), config.probeMaxBodyBytes());
     EngineProbes probes = EngineProbes.standard(engineHttp);
     KvguardMetrics metrics = new KvguardMetrics(registry);
-    String ownNamespace = config.leaseNamespace() != null ? config.leaseNamespace() : client.getNamespace();
+    String ownNamespace =
+        config.leaseNamespace() != null ? config.leaseNamespace() : client.getNamespace();
     RecordSigner signer = VerdictKeySecret.load(client, ownNamespace, config.verdictKeySecret());
-    ModelDeploymentReconciler reconciler = new ModelDeploymentReconciler(probes,
-        new RejectionProbe(engineHttp, config.rejectionMaxPromptTokens()),
-        new ProbeLimits(config.probeConcurrency(), config.probeConcurrencyPerNamespace(),
-            config.rejectionProbeConcurrency()),
-        new PodGate(client, clock), new Observer(new EventRecorder(EventRecorder.clientWithoutRetries(client), metrics, clock,
-            config.identity(), EventRecorderSettings.standard()), metrics),
-        new ProbeCredentials(client, clock), new ProbeTrust(client, clock), signer, clock);
-    operator.register(reconciler, c -> {
-      if (!config.namespaces().isEmpty()) {
-        c.settingNamespaces(config.namespaces());
-      }
-    });
-    Runnable releaseLease = config.leaderElection()
-        ? () -> LeaseRelease.release(client, ownNamespace, KvguardConfig.LEASE_NAME, config.identity())
-        : () -> { };
+    ModelDeploymentReconciler reconciler =
+        new ModelDeploymentReconciler(
+            probes,
+            new RejectionProbe(engineHttp, config.rejectionMaxPromptTokens()),
+            new ProbeLimits(
+                config.probeConcurrency(),
+                config.probeConcurrencyPerNamespace(),
+                config.rejectionProbeConcurrency()),
+            new PodGate(client, clock),
+            new Observer(
+                new EventRecorder(
+                    EventRecorder.clientWithoutRetries(client),
+                    metrics,
+                    clock,
+                    config.identity(),
+                    EventRecorderSettings.standard()),
+                metrics),
+            new ProbeCredentials(client, clock),
+            new ProbeTrust(client, clock),
+            signer,
+            clock);
+    operator.register(
+        reconciler,
+        c -> {
+          if (!config.namespaces().isEmpty()) {
+            c.settingNamespaces(config.namespaces());
+          }
+        });
+    Runnable releaseLease =
+        config.leaderElection()
+            ? () ->
+                LeaseRelease.release(
+                    client, ownNamespace, KvguardConfig.LEASE_NAME, config.identity())
+            : () -> {};
     return new KvguardOperator(operator, reconciler, stopping, releaseLease);
   }
 
@@ -114,13 +163,15 @@ public final class KvguardOperator implements AutoCloseable {
   }
 
   /** The namespace's ModelDeployments from the informer cache (the admission webhook's view). */
-  public java.util.List<io.kvguard.customresource.ModelDeployment> cachedPolicies(String namespace) {
+  public java.util.List<io.kvguard.customresource.ModelDeployment> cachedPolicies(
+      String namespace) {
     return reconciler.cachedPolicies(namespace);
   }
 
   /** Healthy when every informer and event source is running. */
   public boolean healthy() {
-    return operator.getRuntimeInfo().isStarted() && operator.getRuntimeInfo().allEventSourcesAreHealthy();
+    return operator.getRuntimeInfo().isStarted()
+        && operator.getRuntimeInfo().allEventSourcesAreHealthy();
   }
 
   @Override

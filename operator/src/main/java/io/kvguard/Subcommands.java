@@ -5,7 +5,8 @@ import java.util.Arrays;
 
 /** Dispatches the jar's subcommands; anything else is a usage error (exit 2). */
 final class Subcommands {
-  static final String USAGE = """
+  static final String USAGE =
+      """
       Usage: java -jar kvguard-operator.jar [COMMAND]
         (no command)   run the operator against the current kubeconfig or in-cluster config
         check          probe one live engine and judge its KV pool (exit 0 verified, 1 refused, 2 failed)

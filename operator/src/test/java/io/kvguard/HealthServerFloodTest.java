@@ -30,9 +30,12 @@ class HealthServerFloodTest {
         halfSent.add(socket);
       }
       HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-      HttpResponse<String> answer = client.send(HttpRequest.newBuilder(
-              URI.create("http://127.0.0.1:" + health.port() + "/healthz")).timeout(Duration.ofSeconds(2)).build(),
-          HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> answer =
+          client.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + health.port() + "/healthz"))
+                  .timeout(Duration.ofSeconds(2))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
       assertEquals(200, answer.statusCode());
     } finally {
       for (Socket socket : halfSent) {

@@ -6,8 +6,9 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * A deliberately small GNU-style parser: {@code --name value}, {@code --name=value} and bare flags. Unknown
- * options, repeated options and positional words are errors, so a typo never silently changes a verdict.
+ * A deliberately small GNU-style parser: {@code --name value}, {@code --name=value} and bare flags.
+ * Unknown options, repeated options and positional words are errors, so a typo never silently
+ * changes a verdict.
  */
 public final class Arguments {
   private final Map<String, String> values;
@@ -20,7 +21,8 @@ public final class Arguments {
    * @param valued options that take a value
    * @param flags options that take none
    */
-  public static Arguments parse(String[] args, Set<String> valued, Set<String> flags) throws UsageException {
+  public static Arguments parse(String[] args, Set<String> valued, Set<String> flags)
+      throws UsageException {
     Map<String, String> values = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
       String word = args[i];
@@ -84,7 +86,8 @@ public final class Arguments {
       throw new UsageException("--" + name + " must be a whole number, was '" + raw + "'");
     }
     if (value < min || value > max) {
-      throw new UsageException("--" + name + " must be between " + min + " and " + max + ", was " + value);
+      throw new UsageException(
+          "--" + name + " must be between " + min + " and " + max + ", was " + value);
     }
     return value;
   }

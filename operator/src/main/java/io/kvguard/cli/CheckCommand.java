@@ -12,14 +12,14 @@ import io.kvguard.probe.EngineRejection;
 import io.kvguard.probe.RejectionProbe;
 import io.kvguard.reconciler.RolePolicies;
 import io.kvguard.verdict.GateReason;
-import io.kvguard.verdict.PoolObservation;
-import io.kvguard.verdict.RejectionJudge;
-import io.kvguard.verdict.RejectionOutcome;
-import io.kvguard.verdict.Verdict;
 import io.kvguard.verdict.PoolJudge;
+import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.PoolPolicy;
 import io.kvguard.verdict.PoolVerdict;
 import io.kvguard.verdict.ProbeOutcome;
+import io.kvguard.verdict.RejectionJudge;
+import io.kvguard.verdict.RejectionOutcome;
+import io.kvguard.verdict.Verdict;
 import java.io.PrintStream;
 import java.net.URI;
 import java.time.Duration;
@@ -31,19 +31,35 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * {@code check}: preflight one live engine before a rollout, with the probe and the verdict function the
- * operator uses, so a pipeline and the operator can never disagree about the same engine.
+ * {@code check}: preflight one live engine before a rollout, with the probe and the verdict
+ * function the operator uses, so a pipeline and the operator can never disagree about the same
+ * engine.
  */
 public final class CheckCommand {
   public static final int EXIT_VERIFIED = 0;
   public static final int EXIT_REFUSED = 1;
   public static final int EXIT_FAILED = 2;
 
-  private static final Set<String> VALUED = Set.of("engine", "url", "context-window", "min-pool-ratio",
-      "timeout-seconds", "output", "margin-tokens", "model", "model-deployment", "role", "metrics-port");
-  private static final Set<String> FLAGS = Set.of("allow-engine-context-above-pool", "help", "rejection-probe",
-      "pd-router");
-  /** The rejection probe's deadline without --timeout-seconds: the CRD's rejectionProbe.timeoutSeconds default. */
+  private static final Set<String> VALUED =
+      Set.of(
+          "engine",
+          "url",
+          "context-window",
+          "min-pool-ratio",
+          "timeout-seconds",
+          "output",
+          "margin-tokens",
+          "model",
+          "model-deployment",
+          "role",
+          "metrics-port");
+  private static final Set<String> FLAGS =
+      Set.of("allow-engine-context-above-pool", "help", "rejection-probe", "pd-router");
+
+  /**
+   * The rejection probe's deadline without --timeout-seconds: the CRD's
+   * rejectionProbe.timeoutSeconds default.
+   */
   static final int REJECTION_TIMEOUT_SECONDS = 30;
 
   private final EngineProbes probes;
@@ -58,7 +74,9 @@ public final class CheckCommand {
     this.rejectionProbe = rejectionProbe;
   }
 
-  /** The probes exactly as the operator builds them (no redirects, bounded bodies, one deadline). */
+  /**
+   * The probes exactly as the operator builds them (no redirects, bounded bodies, one deadline).
+   */
   public static CheckCommand standard() {
     EngineHttp http = EngineHttp.createDefault();
     return new CheckCommand(EngineProbes.standard(http), new RejectionProbe(http));
@@ -67,20 +85,33 @@ public final class CheckCommand {
   /**
    * What the user asked for, validated.
    *
-   * @param role the role whose policy is judged: from {@code --model-deployment}, or built from the flags
+   * @param role the role whose policy is judged: from {@code --model-deployment}, or built from the
+   *     flags
    * @param rejection the rejection probe's settings, or null when it was not asked for
    */
-  record Request(RoleSpec role, URI baseUri, PoolPolicy policy, Duration timeout, boolean json, Rejection rejection,
+  record Request(
+      RoleSpec role,
+      URI baseUri,
+      PoolPolicy policy,
+      Duration timeout,
+      boolean json,
+      Rejection rejection,
       Optional<Integer> metricsPort) {
     Engine engine() {
       return role.getEngine();
     }
   }
 
-  /** {@code --rejection-probe} and its options; the same prompt sizing and recognition as the operator's. */
-  record Rejection(long marginTokens, String model, EngineRejection.Route route, Duration timeout) {}
+  /**
+   * {@code --rejection-probe} and its options; the same prompt sizing and recognition as the
+   * operator's.
+   */
+  record Rejection(
+      long marginTokens, String model, EngineRejection.Route route, Duration timeout) {}
 
-  /** @return 0 verified, 1 refused, 2 probe failed or usage error */
+  /**
+   * @return 0 verified, 1 refused, 2 probe failed or usage error
+   */
   public int run(String[] args, PrintStream out, PrintStream err) {
     Request request;
     try {
@@ -97,20 +128,27 @@ public final class CheckCommand {
     }
     EngineProbe probe;
     try {
-      probe = request.role().getGeneric() == null ? probes.forEngine(request.engine()) : probes.forRole(request.role());
+      probe =
+          request.role().getGeneric() == null
+              ? probes.forEngine(request.engine())
+              : probes.forRole(request.role());
     } catch (IllegalStateException e) {
       err.println("kvguard check: " + e.getMessage());
       return EXIT_FAILED;
     }
-    // As the operator asks: every request of one probe shares one deadline, and metrics come from the metrics port.
-    EngineEndpoint endpoint = new EngineEndpoint(request.baseUri(), request.timeout(), Optional.empty());
+    // As the operator asks: every request of one probe shares one deadline, and metrics come from
+    // the metrics port.
+    EngineEndpoint endpoint =
+        new EngineEndpoint(request.baseUri(), request.timeout(), Optional.empty());
     if (request.metricsPort().isPresent()) {
       endpoint = endpoint.withMetricsPort(request.metricsPort().get());
     }
     ProbeOutcome outcome = probe.probe(endpoint.startingNow());
     PoolVerdict verdict = PoolJudge.judge(request.policy(), outcome);
     RejectionCheck rejection = null;
-    if (request.rejection() != null && verdict.verified() && outcome instanceof ProbeOutcome.Observed observed) {
+    if (request.rejection() != null
+        && verdict.verified()
+        && outcome instanceof ProbeOutcome.Observed observed) {
       rejection = rejectionCheck(probe, request, observed.observation());
       verdict = rejection.verdict(verdict);
     }
@@ -120,26 +158,41 @@ public final class CheckCommand {
     return report.exitCode();
   }
 
-  /** What the rejection probe sent and what came back; {@code outcome} is null when no prompt size could be had. */
+  /**
+   * What the rejection probe sent and what came back; {@code outcome} is null when no prompt size
+   * could be had.
+   */
   record RejectionCheck(long promptTokens, RejectionOutcome outcome) {
     PoolVerdict verdict(PoolVerdict poolVerdict) {
-      return outcome == null ? new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed,
-          "rejection probe: the engine's figures leave no prompt size above its admission limit")
+      return outcome == null
+          ? new PoolVerdict(
+              Verdict.Unknown,
+              GateReason.ProbeFailed,
+              "rejection probe: the engine's figures leave no prompt size above its admission limit")
           : RejectionJudge.judge(poolVerdict, outcome);
     }
   }
 
-  private RejectionCheck rejectionCheck(EngineProbe probe, Request request, PoolObservation observation) {
+  private RejectionCheck rejectionCheck(
+      EngineProbe probe, Request request, PoolObservation observation) {
     long promptTokens;
     try {
       promptTokens = RejectionJudge.promptTokens(observation, request.rejection().marginTokens());
     } catch (ArithmeticException e) {
       return new RejectionCheck(-1, null);
     }
-    EngineEndpoint endpoint = new EngineEndpoint(request.baseUri(), request.rejection().timeout(), Optional.empty());
-    return new RejectionCheck(promptTokens, rejectionProbe.send(probe.rejection(), request.engine().wireName(),
-        endpoint.startingNow(),
-        promptTokens, request.rejection().model(), observation, request.rejection().route()));
+    EngineEndpoint endpoint =
+        new EngineEndpoint(request.baseUri(), request.rejection().timeout(), Optional.empty());
+    return new RejectionCheck(
+        promptTokens,
+        rejectionProbe.send(
+            probe.rejection(),
+            request.engine().wireName(),
+            endpoint.startingNow(),
+            promptTokens,
+            request.rejection().model(),
+            observation,
+            request.rejection().route()));
   }
 
   Request request(Arguments args) throws UsageException {
@@ -148,40 +201,66 @@ public final class CheckCommand {
     if (!output.equals("text") && !output.equals("json")) {
       throw new UsageException("--output must be text or json, was '" + output + "'");
     }
-    Optional<Long> timeout = args.flag("timeout-seconds")
-        ? Optional.of(args.longValue("timeout-seconds", 5, 1, 300)) : Optional.empty();
-    PreflightSpec preflight = args.value("model-deployment").isPresent()
-        ? PreflightSpec.fromFile(args) : PreflightSpec.fromFlags(args);
+    Optional<Long> timeout =
+        args.flag("timeout-seconds")
+            ? Optional.of(args.longValue("timeout-seconds", 5, 1, 300))
+            : Optional.empty();
+    PreflightSpec preflight =
+        args.value("model-deployment").isPresent()
+            ? PreflightSpec.fromFile(args)
+            : PreflightSpec.fromFlags(args);
     ModelDeploymentSpec spec = preflight.spec();
     RoleSpec role = preflight.role();
     PoolPolicy policy = RolePolicies.of(spec, role);
-    Duration probeTimeout = Duration.ofSeconds(timeout.orElse(preflight.fromFile()
-        ? (long) spec.effectiveProbe().effectiveTimeoutSeconds() : 5L));
+    Duration probeTimeout =
+        Duration.ofSeconds(
+            timeout.orElse(
+                preflight.fromFile()
+                    ? (long) spec.effectiveProbe().effectiveTimeoutSeconds()
+                    : 5L));
     if (preflight.fromFile() && !role.effectiveScheme().wireName().equals(baseUri.getScheme())) {
-      throw new UsageException("--url is " + baseUri.getScheme() + " but role " + role.getName() + " is probed over "
-          + role.effectiveScheme().wireName() + " (its scheme)");
+      throw new UsageException(
+          "--url is "
+              + baseUri.getScheme()
+              + " but role "
+              + role.getName()
+              + " is probed over "
+              + role.effectiveScheme().wireName()
+              + " (its scheme)");
     }
-    return new Request(role, baseUri, policy, probeTimeout, output.equals("json"),
-        rejection(args, preflight, timeout), metricsPort(args, preflight));
+    return new Request(
+        role,
+        baseUri,
+        policy,
+        probeTimeout,
+        output.equals("json"),
+        rejection(args, preflight, timeout),
+        metricsPort(args, preflight));
   }
 
   /**
-   * Where the engine serves its metrics pages, when not on --url's port: {@code --metrics-port}, or with
-   * {@code --model-deployment} the role's metricsPort. A metricsPort naming a container port needs the number from
-   * {@code --metrics-port} (check sees no pod to resolve it in); one the spec does not name would make check read
-   * where the operator does not.
+   * Where the engine serves its metrics pages, when not on --url's port: {@code --metrics-port}, or
+   * with {@code --model-deployment} the role's metricsPort. A metricsPort naming a container port
+   * needs the number from {@code --metrics-port} (check sees no pod to resolve it in); one the spec
+   * does not name would make check read where the operator does not.
    */
-  private static Optional<Integer> metricsPort(Arguments args, PreflightSpec preflight) throws UsageException {
-    Optional<Integer> flag = args.flag("metrics-port")
-        ? Optional.of((int) args.longValue("metrics-port", 0, 1, 65_535)) : Optional.empty();
+  private static Optional<Integer> metricsPort(Arguments args, PreflightSpec preflight)
+      throws UsageException {
+    Optional<Integer> flag =
+        args.flag("metrics-port")
+            ? Optional.of((int) args.longValue("metrics-port", 0, 1, 65_535))
+            : Optional.empty();
     if (!preflight.fromFile()) {
       return flag;
     }
     var declared = preflight.role().getMetricsPort();
     if (declared == null) {
       if (flag.isPresent()) {
-        throw new UsageException("--metrics-port: role " + preflight.role().getName() + " names no metricsPort, so the"
-            + " operator reads metrics on its port");
+        throw new UsageException(
+            "--metrics-port: role "
+                + preflight.role().getName()
+                + " names no metricsPort, so the"
+                + " operator reads metrics on its port");
       }
       return Optional.empty();
     }
@@ -189,19 +268,27 @@ public final class CheckCommand {
       return flag;
     }
     if (declared.getIntVal() == null) {
-      throw new UsageException("role " + preflight.role().getName() + " reads metrics on the container port named "
-          + declared.getStrVal() + ": give its number (or its forwarded port) with --metrics-port");
+      throw new UsageException(
+          "role "
+              + preflight.role().getName()
+              + " reads metrics on the container port named "
+              + declared.getStrVal()
+              + ": give its number (or its forwarded port) with --metrics-port");
     }
     return Optional.of(declared.getIntVal());
   }
 
   /**
-   * With {@code --model-deployment}, the rejection probe runs as the spec asks (or when {@code --rejection-probe} is
-   * given), with the spec's margin, model and deadline unless the flags say otherwise.
+   * With {@code --model-deployment}, the rejection probe runs as the spec asks (or when {@code
+   * --rejection-probe} is given), with the spec's margin, model and deadline unless the flags say
+   * otherwise.
    */
-  private Rejection rejection(Arguments args, PreflightSpec preflight, Optional<Long> timeout) throws UsageException {
-    RejectionProbeSpec fromSpec = preflight.fromFile() ? preflight.spec().effectiveRejectionProbe() : null;
-    boolean asked = args.flag("rejection-probe") || (fromSpec != null && fromSpec.effectiveEnabled());
+  private Rejection rejection(Arguments args, PreflightSpec preflight, Optional<Long> timeout)
+      throws UsageException {
+    RejectionProbeSpec fromSpec =
+        preflight.fromFile() ? preflight.spec().effectiveRejectionProbe() : null;
+    boolean asked =
+        args.flag("rejection-probe") || (fromSpec != null && fromSpec.effectiveEnabled());
     if (!asked) {
       for (String option : List.of("margin-tokens", "model", "pd-router")) {
         if (args.flag(option)) {
@@ -211,21 +298,37 @@ public final class CheckCommand {
       return null;
     }
     // The CRD's bounds and default for spec.rejectionProbe.marginTokens.
-    long margin = args.longValue("margin-tokens", fromSpec == null ? 1 : fromSpec.effectiveMarginTokens(), 1, 1_048_576);
-    String model = args.value("model").orElse(preflight.fromFile() ? preflight.spec().getModel() : null);
+    long margin =
+        args.longValue(
+            "margin-tokens", fromSpec == null ? 1 : fromSpec.effectiveMarginTokens(), 1, 1_048_576);
+    String model =
+        args.value("model").orElse(preflight.fromFile() ? preflight.spec().getModel() : null);
     Engine engine = preflight.role().getEngine();
     Optional<EngineRejection> knowledge = rejectionOf(engine);
     Optional<String> namedBy = knowledge.flatMap(EngineRejection::modelNamedBy);
     if (namedBy.isPresent() && (model == null || model.isBlank())) {
-      throw new UsageException("--rejection-probe on " + engine.wireName() + " needs --model (the served model name "
-          + namedBy.get() + " expects)");
+      throw new UsageException(
+          "--rejection-probe on "
+              + engine.wireName()
+              + " needs --model (the served model name "
+              + namedBy.get()
+              + " expects)");
     }
-    if (args.flag("pd-router") && !knowledge.map(r -> r.takes(EngineRejection.Route.PD_ROUTER)).orElse(false)) {
+    if (args.flag("pd-router")
+        && !knowledge.map(r -> r.takes(EngineRejection.Route.PD_ROUTER)).orElse(false)) {
       throw new UsageException("--pd-router is for " + pdRouters());
     }
-    long deadline = timeout.orElse((long) (fromSpec == null ? REJECTION_TIMEOUT_SECONDS : fromSpec.effectiveTimeoutSeconds()));
-    return new Rejection(margin, model == null ? "" : model.strip(),
-        args.flag("pd-router") ? EngineRejection.Route.PD_ROUTER : EngineRejection.Route.POD, Duration.ofSeconds(deadline));
+    long deadline =
+        timeout.orElse(
+            (long)
+                (fromSpec == null
+                    ? REJECTION_TIMEOUT_SECONDS
+                    : fromSpec.effectiveTimeoutSeconds()));
+    return new Rejection(
+        margin,
+        model == null ? "" : model.strip(),
+        args.flag("pd-router") ? EngineRejection.Route.PD_ROUTER : EngineRejection.Route.POD,
+        Duration.ofSeconds(deadline));
   }
 
   private Optional<EngineRejection> rejectionOf(Engine engine) {
@@ -236,11 +339,23 @@ public final class CheckCommand {
     }
   }
 
-  /** The engines whose rejection probe can go through a prefill/decode router, as the usage error names them. */
+  /**
+   * The engines whose rejection probe can go through a prefill/decode router, as the usage error
+   * names them.
+   */
   private String pdRouters() {
     return Arrays.stream(Engine.values())
-        .flatMap(engine -> rejectionOf(engine).filter(r -> r.takes(EngineRejection.Route.PD_ROUTER))
-            .map(r -> r.engineName() + "'s prefill/decode router (--engine " + engine.wireName() + ")").stream())
+        .flatMap(
+            engine ->
+                rejectionOf(engine)
+                    .filter(r -> r.takes(EngineRejection.Route.PD_ROUTER))
+                    .map(
+                        r ->
+                            r.engineName()
+                                + "'s prefill/decode router (--engine "
+                                + engine.wireName()
+                                + ")")
+                    .stream())
         .collect(Collectors.joining(" or "));
   }
 
@@ -257,7 +372,10 @@ public final class CheckCommand {
     return Arrays.stream(Engine.values()).map(Engine::wireName).collect(Collectors.joining(", "));
   }
 
-  /** Probes read fixed paths at the engine's root, so anything beyond scheme, host and port would be ignored. */
+  /**
+   * Probes read fixed paths at the engine's root, so anything beyond scheme, host and port would be
+   * ignored.
+   */
   static URI baseUri(String raw) throws UsageException {
     URI uri;
     try {
@@ -275,9 +393,11 @@ public final class CheckCommand {
     if (uri.getRawUserInfo() != null) {
       throw new UsageException("--url must not carry credentials");
     }
-    boolean rootPath = uri.getRawPath() == null || uri.getRawPath().isEmpty() || uri.getRawPath().equals("/");
+    boolean rootPath =
+        uri.getRawPath() == null || uri.getRawPath().isEmpty() || uri.getRawPath().equals("/");
     if (!rootPath || uri.getRawQuery() != null || uri.getRawFragment() != null) {
-      throw new UsageException("--url must be the engine's root (scheme, host and port only), was '" + raw + "'");
+      throw new UsageException(
+          "--url must be the engine's root (scheme, host and port only), was '" + raw + "'");
     }
     return URI.create(scheme + "://" + uri.getRawAuthority());
   }
@@ -311,6 +431,7 @@ public final class CheckCommand {
           --pd-router                         --url is SGLang's prefill/decode router, which adds the bootstrap
                                               fields (sglang; needs --rejection-probe)
         Exit codes: 0 verified, 1 refused, 2 probe failed, rejection probe inconclusive, or usage error.
-        """.formatted(engineNames());
+        """
+        .formatted(engineNames());
   }
 }

@@ -7,7 +7,10 @@ import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
 
-/** A key of a Secret or ConfigMap in the ModelDeployment's own namespace holding PEM CA certificates. */
+/**
+ * A key of a Secret or ConfigMap in the ModelDeployment's own namespace holding PEM CA
+ * certificates.
+ */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class CaBundleRef {
   public static final String DEFAULT_KEY = "ca.crt";
@@ -21,8 +24,9 @@ public class CaBundleRef {
   @Size(max = SchemaBounds.SECRET_KEY)
   @Pattern("^[-._a-zA-Z0-9]+$")
   @Default(DEFAULT_KEY)
-  @JsonPropertyDescription("Key whose value is one or more PEM certificates (the CA bundle). ca.crt is where"
-      + " cert-manager, kubernetes.io/tls Secrets and the kube-root-ca.crt ConfigMap keep it.")
+  @JsonPropertyDescription(
+      "Key whose value is one or more PEM certificates (the CA bundle). ca.crt is where"
+          + " cert-manager, kubernetes.io/tls Secrets and the kube-root-ca.crt ConfigMap keep it.")
   private String key = DEFAULT_KEY;
 
   public String getName() {

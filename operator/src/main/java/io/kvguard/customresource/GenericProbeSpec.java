@@ -10,20 +10,24 @@ import io.fabric8.generator.annotation.Size;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class GenericProbeSpec {
   /** An absolute path on the engine; never "//", which would name another host. */
-  static final String PATH_PATTERN = "^/([A-Za-z0-9._~!$&'()*+,;=:@%-][A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?$";
+  static final String PATH_PATTERN =
+      "^/([A-Za-z0-9._~!$&'()*+,;=:@%-][A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?$";
 
   @Required
   @Size(max = SchemaBounds.HTTP_PATH)
   @Pattern(PATH_PATTERN)
-  @JsonPropertyDescription("HTTP path (GET) the figures are read from, e.g. /metrics or /stats; a source may override it.")
+  @JsonPropertyDescription(
+      "HTTP path (GET) the figures are read from, e.g. /metrics or /stats; a source may override it.")
   private String path;
 
   @Required
-  @JsonPropertyDescription("The KV pool in tokens: a JSON pointer or a Prometheus metric, times multiplier.")
+  @JsonPropertyDescription(
+      "The KV pool in tokens: a JSON pointer or a Prometheus metric, times multiplier.")
   private GenericValueSource pool;
 
-  @JsonPropertyDescription("The longest prompt the engine admits, in tokens (optional; without it"
-      + " EngineContextExceedsPool is not checked).")
+  @JsonPropertyDescription(
+      "The longest prompt the engine admits, in tokens (optional; without it"
+          + " EngineContextExceedsPool is not checked).")
   private GenericValueSource engineContext;
 
   @JsonPropertyDescription("The engine's version string (optional; needed by minEngineVersion).")
@@ -63,8 +67,13 @@ public class GenericProbeSpec {
 
   /** Everything that decides what the probe reads; a change makes earlier probe answers stale. */
   public String fingerprint() {
-    return "path=" + path + ";pool=" + (pool == null ? "-" : pool.fingerprint())
-        + ";engineContext=" + (engineContext == null ? "-" : engineContext.fingerprint())
-        + ";version=" + (version == null ? "-" : version.fingerprint());
+    return "path="
+        + path
+        + ";pool="
+        + (pool == null ? "-" : pool.fingerprint())
+        + ";engineContext="
+        + (engineContext == null ? "-" : engineContext.fingerprint())
+        + ";version="
+        + (version == null ? "-" : version.fingerprint());
   }
 }

@@ -12,8 +12,12 @@ import java.util.TreeMap;
 
 /** One token count: a JSON value or a Prometheus sample, times a whole multiplier. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@ValidationRule(value = "has(self.jsonPointer) != has(self.metric)", message = "set exactly one of jsonPointer or metric")
-@ValidationRule(value = "!has(self.labels) || has(self.metric)", message = "labels select Prometheus series: they need metric")
+@ValidationRule(
+    value = "has(self.jsonPointer) != has(self.metric)",
+    message = "set exactly one of jsonPointer or metric")
+@ValidationRule(
+    value = "!has(self.labels) || has(self.metric)",
+    message = "labels select Prometheus series: they need metric")
 public class GenericValueSource {
   @Size(max = SchemaBounds.HTTP_PATH)
   @Pattern(GenericProbeSpec.PATH_PATTERN)
@@ -22,23 +26,27 @@ public class GenericValueSource {
 
   @Size(max = SchemaBounds.JSON_POINTER)
   @Pattern("^(/([^~/]|~[01])*)+$")
-  @JsonPropertyDescription("RFC 6901 JSON pointer to a whole positive number in the JSON answer, e.g. /kv/capacity_tokens.")
+  @JsonPropertyDescription(
+      "RFC 6901 JSON pointer to a whole positive number in the JSON answer, e.g. /kv/capacity_tokens.")
   private String jsonPointer;
 
   @Size(max = SchemaBounds.METRIC_NAME)
   @Pattern("^[a-zA-Z_:][a-zA-Z0-9_:]*$")
-  @JsonPropertyDescription("Prometheus metric name in a text-format answer; its sample value is read.")
+  @JsonPropertyDescription(
+      "Prometheus metric name in a text-format answer; its sample value is read.")
   private String metric;
 
-  @JsonPropertyDescription("Label values a series must carry (exact match). For the pool, the smallest matching"
-      + " series counts (one per rank); for the engine context exactly one series must match. A label name"
-      + " no series carries matches nothing, and the probe fails.")
+  @JsonPropertyDescription(
+      "Label values a series must carry (exact match). For the pool, the smallest matching"
+          + " series counts (one per rank); for the engine context exactly one series must match. A label name"
+          + " no series carries matches nothing, and the probe fails.")
   @Size(max = SchemaBounds.METRIC_LABELS)
   private Map<String, @Size(max = SchemaBounds.METRIC_LABEL_VALUE) String> labels;
 
   @Min(1)
   @Default("1")
-  @JsonPropertyDescription("Whole number the value is multiplied by, e.g. the block size when the engine reports blocks.")
+  @JsonPropertyDescription(
+      "Whole number the value is multiplied by, e.g. the block size when the engine reports blocks.")
   private Long multiplier = 1L;
 
   public String getPath() {
@@ -90,7 +98,15 @@ public class GenericValueSource {
   }
 
   String fingerprint() {
-    return "path=" + path + ",jsonPointer=" + jsonPointer + ",metric=" + metric
-        + ",labels=" + new TreeMap<>(effectiveLabels()) + ",multiplier=" + effectiveMultiplier();
+    return "path="
+        + path
+        + ",jsonPointer="
+        + jsonPointer
+        + ",metric="
+        + metric
+        + ",labels="
+        + new TreeMap<>(effectiveLabels())
+        + ",multiplier="
+        + effectiveMultiplier();
   }
 }

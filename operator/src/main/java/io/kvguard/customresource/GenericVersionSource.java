@@ -6,7 +6,9 @@ import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
 
-/** Where the generic probe reads the engine's version: a JSON string (or number) in a JSON answer. */
+/**
+ * Where the generic probe reads the engine's version: a JSON string (or number) in a JSON answer.
+ */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class GenericVersionSource {
   @Size(max = SchemaBounds.HTTP_PATH)

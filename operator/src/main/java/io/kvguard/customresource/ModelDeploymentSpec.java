@@ -27,24 +27,28 @@ public class ModelDeploymentSpec {
   private Double minPoolRatio = 1.0;
 
   @Default("Enforce")
-  @JsonPropertyDescription("Enforce gates traffic; Audit reports violations but opens every gate (reason Audit).")
+  @JsonPropertyDescription(
+      "Enforce gates traffic; Audit reports violations but opens every gate (reason Audit).")
   private Enforcement enforcement = Enforcement.Enforce;
 
   @Default("Enabled")
-  @JsonPropertyDescription("Enabled refuses pods whose engine build has a known flaw (reason KnownUnsafeEngine,"
-      + " docs/engines.md lists the advisories); Disabled turns the advisories off for this ModelDeployment.")
+  @JsonPropertyDescription(
+      "Enabled refuses pods whose engine build has a known flaw (reason KnownUnsafeEngine,"
+          + " docs/engines.md lists the advisories); Disabled turns the advisories off for this ModelDeployment.")
   private AdvisoryMode engineAdvisories = AdvisoryMode.Enabled;
 
   @Required
   @Size(min = 1, max = SchemaBounds.ROLES)
-  @JsonPropertyDescription("The pod roles that serve the model (e.g. prefill, decode, serve); role names are unique.")
+  @JsonPropertyDescription(
+      "The pod roles that serve the model (e.g. prefill, decode, serve); role names are unique.")
   private List<RoleSpec> roles = new ArrayList<>();
 
   @JsonPropertyDescription("How often and how patiently engines are probed.")
   private ProbeSpec probe;
 
-  @JsonPropertyDescription("Prove the rejection path: after a pod's pool passed, a prompt just above the engine's"
-      + " admission limit must be refused (off by default).")
+  @JsonPropertyDescription(
+      "Prove the rejection path: after a pod's pool passed, a prompt just above the engine's"
+          + " admission limit must be refused (off by default).")
   private RejectionProbeSpec rejectionProbe;
 
   @JsonPropertyDescription("What kvguard publishes to routers beyond the gate.")
@@ -58,7 +62,9 @@ public class ModelDeploymentSpec {
     this.routing = routing;
   }
 
-  /** Whether verified pods get the context-length label (spec.routing.publishContextLengthLabel). */
+  /**
+   * Whether verified pods get the context-length label (spec.routing.publishContextLengthLabel).
+   */
   public boolean publishesContextLength() {
     return routing != null && Boolean.TRUE.equals(routing.getPublishContextLengthLabel());
   }

@@ -8,9 +8,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What kvguard last concluded; written only when a field in it changes. Its size is bounded at any pod count
- * (etcd refuses objects over 1.5 MiB): pods are counted per role and reason, and at most {@value #MAX_LISTED_PODS}
- * are listed.
+ * What kvguard last concluded; written only when a field in it changes. Its size is bounded at any
+ * pod count (etcd refuses objects over 1.5 MiB): pods are counted per role and reason, and at most
+ * {@value #MAX_LISTED_PODS} are listed.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class ModelDeploymentStatus {
@@ -23,23 +23,28 @@ public class ModelDeploymentStatus {
   @JsonPropertyDescription("Verified pods out of selected pods, e.g. 6/8.")
   public String verified;
 
-  @JsonPropertyDescription("Ready, PoolsVerified (and InvalidSpec when the spec cannot be applied).")
+  @JsonPropertyDescription(
+      "Ready, PoolsVerified (and InvalidSpec when the spec cannot be applied).")
   public List<Condition> conditions = new ArrayList<>();
 
-  @JsonPropertyDescription("Per role: pods selected, pods verified, pods per reason, smallest pool seen.")
+  @JsonPropertyDescription(
+      "Per role: pods selected, pods verified, pods per reason, smallest pool seen.")
   public List<RoleStatus> roles = new ArrayList<>();
 
-  @JsonPropertyDescription("Selected pods with their last verdict and the numbers behind it: all of them up to 50;"
-      + " beyond that the 50 most pressing (refused, failed, awaiting a probe, then verified), by name.")
+  @JsonPropertyDescription(
+      "Selected pods with their last verdict and the numbers behind it: all of them up to 50;"
+          + " beyond that the 50 most pressing (refused, failed, awaiting a probe, then verified), by name.")
   @Size(max = MAX_LISTED_PODS)
   public List<PodVerdictStatus> pods = new ArrayList<>();
 
-  @JsonPropertyDescription("Selected pods not listed in pods (absent when every pod is listed); roles[].podsByReason"
-      + " counts every pod.")
+  @JsonPropertyDescription(
+      "Selected pods not listed in pods (absent when every pod is listed); roles[].podsByReason"
+          + " counts every pod.")
   public Integer podsNotListed;
 
-  @JsonPropertyDescription("Selected pods whose spec lacks the kvguard.io/pool-verified readiness gate (absent when"
-      + " none): only the kvguard.io/verified label holds them back. roles[].notes names them; a rollout restart"
-      + " recreates them with the gate where the webhook is on.")
+  @JsonPropertyDescription(
+      "Selected pods whose spec lacks the kvguard.io/pool-verified readiness gate (absent when"
+          + " none): only the kvguard.io/verified label holds them back. roles[].notes names them; a rollout restart"
+          + " recreates them with the gate where the webhook is on.")
   public Integer labelOnlyPods;
 }

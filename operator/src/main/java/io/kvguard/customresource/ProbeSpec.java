@@ -11,7 +11,8 @@ public class ProbeSpec {
   @Min(1)
   @Max(86400)
   @Default("60")
-  @JsonPropertyDescription("Seconds between re-probes of an unchanged engine process. A re-probe may run up to a tenth of this (at most 1 s) early, so one pass re-probes the pods whose turn is near.")
+  @JsonPropertyDescription(
+      "Seconds between re-probes of an unchanged engine process. A re-probe may run up to a tenth of this (at most 1 s) early, so one pass re-probes the pods whose turn is near.")
   private Integer periodSeconds = 60;
 
   @Min(1)
@@ -20,14 +21,16 @@ public class ProbeSpec {
   @JsonPropertyDescription("Seconds one probe may take, all of its requests and answers included.")
   private Integer timeoutSeconds = 5;
 
-  @JsonPropertyDescription("Bearer token for engines that require one, from a Secret; sent only to this"
-      + " ModelDeployment's engines and never logged. The operator needs get on that Secret (Helm value"
-      + " probeCredentials.secretNames).")
+  @JsonPropertyDescription(
+      "Bearer token for engines that require one, from a Secret; sent only to this"
+          + " ModelDeployment's engines and never logged. The operator needs get on that Secret (Helm value"
+          + " probeCredentials.secretNames).")
   private SecretKeyRef authSecretRef;
 
-  @JsonPropertyDescription("How to verify engines reached over https (roles with scheme: https): a CA bundle from a"
-      + " Secret or ConfigMap and the name the certificate must carry. Without it the JVM's default trust store"
-      + " and the pod IP are used, which no certificate of a private CA or for a Service name passes.")
+  @JsonPropertyDescription(
+      "How to verify engines reached over https (roles with scheme: https): a CA bundle from a"
+          + " Secret or ConfigMap and the name the certificate must carry. Without it the JVM's default trust store"
+          + " and the pod IP are used, which no certificate of a private CA or for a Service name passes.")
   private ProbeTlsSpec tls;
 
   public ProbeTlsSpec getTls() {

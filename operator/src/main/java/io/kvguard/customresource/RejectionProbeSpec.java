@@ -10,7 +10,8 @@ import io.fabric8.generator.annotation.Min;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class RejectionProbeSpec {
   @Default("false")
-  @JsonPropertyDescription("Send one prompt just above the engine's admission limit and require a refusal.")
+  @JsonPropertyDescription(
+      "Send one prompt just above the engine's admission limit and require a refusal.")
   private Boolean enabled = false;
 
   @Min(1)
@@ -22,7 +23,8 @@ public class RejectionProbeSpec {
   @Min(1)
   @Max(600)
   @Default("30")
-  @JsonPropertyDescription("Seconds the engine has to refuse; no answer in time fails the probe (ProbeFailed).")
+  @JsonPropertyDescription(
+      "Seconds the engine has to refuse; no answer in time fails the probe (ProbeFailed).")
   private Integer timeoutSeconds = 30;
 
   public Boolean getEnabled() {

@@ -20,7 +20,8 @@ import io.fabric8.kubernetes.api.model.LabelSelector;
     message = "blockCountIsPool applies to engines trtllm and vllm only")
 public class RoleSpec {
   /** A release version as {@link io.kvguard.verdict.EngineVersion} reads one. */
-  static final String RELEASE_VERSION_PATTERN = "^v?[0-9]{1,9}(\\.[0-9]{1,9}){0,3}(\\.post[0-9]{1,9})?$";
+  static final String RELEASE_VERSION_PATTERN =
+      "^v?[0-9]{1,9}(\\.[0-9]{1,9}){0,3}(\\.post[0-9]{1,9})?$";
 
   @Required
   @Size(max = SchemaBounds.ROLE_NAME)
@@ -37,20 +38,23 @@ public class RoleSpec {
   private Engine engine;
 
   @Required
-  @JsonPropertyDescription("The engine's container port, by number or name (resolved per pod like a Service targetPort).")
+  @JsonPropertyDescription(
+      "The engine's container port, by number or name (resolved per pod like a Service targetPort).")
   private IntOrString port;
 
-  @JsonPropertyDescription("Where the engine serves its metrics, when not on port: a number, or the name of a port the"
-      + " engine container declares (Triton: its metrics port, 8002 by default). Every probe that reads a metrics page"
-      + " (vllm, tgi, trtllm, a generic metric source) reads it here; the other reads and the rejection probe use port.")
+  @JsonPropertyDescription(
+      "Where the engine serves its metrics, when not on port: a number, or the name of a port the"
+          + " engine container declares (Triton: its metrics port, 8002 by default). Every probe that reads a metrics page"
+          + " (vllm, tgi, trtllm, a generic metric source) reads it here; the other reads and the rejection probe use port.")
   private IntOrString metricsPort;
 
-  @JsonPropertyDescription("Declare that the engine's exported KV block count × block size is its GPU pool for one"
-      + " prompt, so kvguard may judge it as the pool. trtllm: host offload is off (kv_cache_config.host_cache_size, or"
-      + " Triton's kv_cache_host_memory_bytes, unset or 0) and every layer has the same attention window"
-      + " (max_attention_window unset or one value). vllm builds without kv_cache_size_tokens: the model has one"
-      + " KV-cache group (no sliding-window, chunked-local-attention or Mamba layers). A wrong declaration opens gates"
-      + " on a pool kvguard did not measure; an engine answer that contradicts it still keeps the gate shut.")
+  @JsonPropertyDescription(
+      "Declare that the engine's exported KV block count × block size is its GPU pool for one"
+          + " prompt, so kvguard may judge it as the pool. trtllm: host offload is off (kv_cache_config.host_cache_size, or"
+          + " Triton's kv_cache_host_memory_bytes, unset or 0) and every layer has the same attention window"
+          + " (max_attention_window unset or one value). vllm builds without kv_cache_size_tokens: the model has one"
+          + " KV-cache group (no sliding-window, chunked-local-attention or Mamba layers). A wrong declaration opens gates"
+          + " on a pool kvguard did not measure; an engine answer that contradicts it still keeps the gate shut.")
   private Boolean blockCountIsPool;
 
   @Default("http")
@@ -70,7 +74,8 @@ public class RoleSpec {
 
   @Size(max = SchemaBounds.VERSION)
   @Pattern(RELEASE_VERSION_PATTERN)
-  @JsonPropertyDescription("Oldest engine release accepted, e.g. 0.5.22; older engines are refused (EngineVersionTooOld).")
+  @JsonPropertyDescription(
+      "Oldest engine release accepted, e.g. 0.5.22; older engines are refused (EngineVersionTooOld).")
   private String minEngineVersion;
 
   @Default("false")
@@ -79,7 +84,8 @@ public class RoleSpec {
           + " rule (minEngineVersion, an advisory) needs it; otherwise such pods are refused (EngineVersionUnknown).")
   private Boolean allowUnknownVersions = false;
 
-  @JsonPropertyDescription("Where the generic probe reads the figures; required when engine is generic, and only then.")
+  @JsonPropertyDescription(
+      "Where the generic probe reads the figures; required when engine is generic, and only then.")
   private GenericProbeSpec generic;
 
   public String getName() {

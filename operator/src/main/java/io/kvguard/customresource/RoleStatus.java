@@ -10,10 +10,18 @@ public class RoleStatus {
   public Integer selected;
   public Integer verified;
   public Integer minReadyPods;
-  /** Selected pods per verdict reason (e.g. PoolSufficient: 4990, PoolTooSmall: 10); absent while none is selected. */
+
+  /**
+   * Selected pods per verdict reason (e.g. PoolSufficient: 4990, PoolTooSmall: 10); absent while
+   * none is selected.
+   */
   public java.util.Map<String, Integer> podsByReason;
-  /** Smallest KV pool, in tokens, measured on any pod of the role (absent until one was measured). */
+
+  /**
+   * Smallest KV pool, in tokens, measured on any pod of the role (absent until one was measured).
+   */
   public Long smallestPoolTokens;
+
   /** Facts a platform engineer should know, e.g. an opt-out in force. */
   public List<String> notes = new ArrayList<>();
 }

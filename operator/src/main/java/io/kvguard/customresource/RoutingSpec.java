@@ -8,8 +8,9 @@ import io.fabric8.generator.annotation.Default;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class RoutingSpec {
   @Default("false")
-  @JsonPropertyDescription("Label verified pods llm-d.ai/context-length-range: \"0-N\", N = min(measured pool, engine "
-      + "context length), for llm-d's context-length-aware router plugin; removed from pods not verified.")
+  @JsonPropertyDescription(
+      "Label verified pods llm-d.ai/context-length-range: \"0-N\", N = min(measured pool, engine "
+          + "context length), for llm-d's context-length-aware router plugin; removed from pods not verified.")
   private Boolean publishContextLengthLabel = false;
 
   public Boolean getPublishContextLengthLabel() {

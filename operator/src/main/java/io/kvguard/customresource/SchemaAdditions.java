@@ -8,9 +8,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Schema keywords fabric8's CRD generator (7.5.2) has no annotation for, added to the generated CRD by the build
- * (CrdPostProcessor): role names as list-map keys, and bounds on an IntOrString and inside the LabelSelector model
- * class. A path that no longer exists fails the build, so a renamed field cannot silently lose its bound.
+ * Schema keywords fabric8's CRD generator (7.5.2) has no annotation for, added to the generated CRD
+ * by the build (CrdPostProcessor): role names as list-map keys, and bounds on an IntOrString and
+ * inside the LabelSelector model class. A path that no longer exists fails the build, so a renamed
+ * field cannot silently lose its bound.
  */
 final class SchemaAdditions {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -22,27 +23,51 @@ final class SchemaAdditions {
   /** Where (a JSON pointer into openAPIV3Schema) and what. */
   record Addition(String path, Map<String, Object> keywords) {}
 
-  private static final Map<String, Object> PORT = Map.of("maxLength", SchemaBounds.PORT_NAME, "minimum", 1,
-      "maximum", 65535, "pattern", "^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$");
+  private static final Map<String, Object> PORT =
+      Map.of(
+          "maxLength",
+          SchemaBounds.PORT_NAME,
+          "minimum",
+          1,
+          "maximum",
+          65535,
+          "pattern",
+          "^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$");
 
-  static final List<Addition> ADDITIONS = List.of(
-      // Role names are unique because they are the keys of a list-map: the API server refuses a duplicate
-      // ("Duplicate value") without any CEL rule; a rule comparing every pair of roles cost more than a real
-      // API server admits (issue 17).
-      new Addition(SPEC + "/roles", Map.of("x-kubernetes-list-type", "map", "x-kubernetes-list-map-keys", List.of("name"))),
-      // A port is 1-65535 or an IANA service name, said with OpenAPI keywords (minimum and maximum apply to its
-      // integer form, pattern and maxLength to its string form) rather than a CEL rule: Kubernetes before 1.34
-      // sizes an int-or-string as 3 MiB whatever its maxLength (kubernetes/apiserver v0.33.0
-      // pkg/cel/common/schemas.go), which prices a matches() on it above the per-rule limit under the role list.
-      new Addition(ROLE + "/port", PORT),
-      new Addition(ROLE + "/metricsPort", PORT),
-      new Addition(SELECTOR + "/matchLabels", Map.of("maxProperties", SchemaBounds.SELECTOR_LABELS)),
-      new Addition(SELECTOR + "/matchLabels/additionalProperties", Map.of("maxLength", SchemaBounds.LABEL_VALUE)),
-      new Addition(SELECTOR + "/matchExpressions", Map.of("maxItems", SchemaBounds.SELECTOR_EXPRESSIONS)),
-      new Addition(EXPRESSION + "/key", Map.of("maxLength", SchemaBounds.LABEL_KEY)),
-      new Addition(EXPRESSION + "/operator", Map.of("maxLength", SchemaBounds.SELECTOR_OPERATOR)),
-      new Addition(EXPRESSION + "/values", Map.of("maxItems", SchemaBounds.SELECTOR_VALUES)),
-      new Addition(EXPRESSION + "/values/items", Map.of("maxLength", SchemaBounds.LABEL_VALUE)));
+  static final List<Addition> ADDITIONS =
+      List.of(
+          // Role names are unique because they are the keys of a list-map: the API server refuses a
+          // duplicate
+          // ("Duplicate value") without any CEL rule; a rule comparing every pair of roles cost
+          // more than a real
+          // API server admits (issue 17).
+          new Addition(
+              SPEC + "/roles",
+              Map.of(
+                  "x-kubernetes-list-type", "map", "x-kubernetes-list-map-keys", List.of("name"))),
+          // A port is 1-65535 or an IANA service name, said with OpenAPI keywords (minimum and
+          // maximum apply to its
+          // integer form, pattern and maxLength to its string form) rather than a CEL rule:
+          // Kubernetes before 1.34
+          // sizes an int-or-string as 3 MiB whatever its maxLength (kubernetes/apiserver v0.33.0
+          // pkg/cel/common/schemas.go), which prices a matches() on it above the per-rule limit
+          // under the role list.
+          new Addition(ROLE + "/port", PORT),
+          new Addition(ROLE + "/metricsPort", PORT),
+          new Addition(
+              SELECTOR + "/matchLabels", Map.of("maxProperties", SchemaBounds.SELECTOR_LABELS)),
+          new Addition(
+              SELECTOR + "/matchLabels/additionalProperties",
+              Map.of("maxLength", SchemaBounds.LABEL_VALUE)),
+          new Addition(
+              SELECTOR + "/matchExpressions",
+              Map.of("maxItems", SchemaBounds.SELECTOR_EXPRESSIONS)),
+          new Addition(EXPRESSION + "/key", Map.of("maxLength", SchemaBounds.LABEL_KEY)),
+          new Addition(
+              EXPRESSION + "/operator", Map.of("maxLength", SchemaBounds.SELECTOR_OPERATOR)),
+          new Addition(EXPRESSION + "/values", Map.of("maxItems", SchemaBounds.SELECTOR_VALUES)),
+          new Addition(
+              EXPRESSION + "/values/items", Map.of("maxLength", SchemaBounds.LABEL_VALUE)));
 
   private SchemaAdditions() {}
 
@@ -51,8 +76,10 @@ final class SchemaAdditions {
     for (Addition addition : ADDITIONS) {
       JsonNode target = openApiV3Schema.at(addition.path());
       if (!(target instanceof ObjectNode node)) {
-        throw new IllegalStateException("generated CRD has no schema at " + addition.path()
-            + ": the Java classes changed; update SchemaAdditions");
+        throw new IllegalStateException(
+            "generated CRD has no schema at "
+                + addition.path()
+                + ": the Java classes changed; update SchemaAdditions");
       }
       addition.keywords().forEach((keyword, value) -> node.set(keyword, JSON.valueToTree(value)));
       sortFields(node);

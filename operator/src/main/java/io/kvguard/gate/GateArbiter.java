@@ -12,9 +12,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
 /**
- * When several ModelDeployments select one pod, the pod has one gate: the strictest decision wins. A
- * ModelDeployment that selects the pod but has not decided yet counts as "shut", so a restart of the
- * operator cannot open a gate that another policy would keep shut.
+ * When several ModelDeployments select one pod, the pod has one gate: the strictest decision wins.
+ * A ModelDeployment that selects the pod but has not decided yet counts as "shut", so a restart of
+ * the operator cannot open a gate that another policy would keep shut.
  */
 public final class GateArbiter {
 
@@ -23,7 +23,8 @@ public final class GateArbiter {
 
   private static final int STRIPES = 4096;
 
-  private final ConcurrentMap<String, ConcurrentMap<ResourceID, GateDecision>> byPod = new ConcurrentHashMap<>();
+  private final ConcurrentMap<String, ConcurrentMap<ResourceID, GateDecision>> byPod =
+      new ConcurrentHashMap<>();
   private final Object[] stripes = new Object[STRIPES];
 
   public GateArbiter() {
@@ -33,22 +34,26 @@ public final class GateArbiter {
   }
 
   /**
-   * The lock a policy holds from arbitrating a pod until its write is done. Passes of different policies run
-   * at once: without it, one could decide "open" from another's old decision and write after that other shut
-   * the pod. Striped (4,096, so passes of different policies writing different pods rarely share one while a write is on its way), so it costs nothing per pod.
+   * The lock a policy holds from arbitrating a pod until its write is done. Passes of different
+   * policies run at once: without it, one could decide "open" from another's old decision and write
+   * after that other shut the pod. Striped (4,096, so passes of different policies writing
+   * different pods rarely share one while a write is on its way), so it costs nothing per pod.
    */
   public Object lockFor(String podUid) {
     return stripes[Math.floorMod(podUid == null ? 0 : podUid.hashCode(), STRIPES)];
   }
 
-  public Arbitration arbitrate(String podUid, ResourceID self, GateDecision mine, Set<ResourceID> otherSelectors) {
-    ConcurrentMap<ResourceID, GateDecision> decisions = byPod.computeIfAbsent(podUid, k -> new ConcurrentHashMap<>());
+  public Arbitration arbitrate(
+      String podUid, ResourceID self, GateDecision mine, Set<ResourceID> otherSelectors) {
+    ConcurrentMap<ResourceID, GateDecision> decisions =
+        byPod.computeIfAbsent(podUid, k -> new ConcurrentHashMap<>());
     GateDecision before = decisions.put(self, mine);
     boolean changed = !mine.equals(before);
     if (otherSelectors.isEmpty()) {
       return new Arbitration(mine, List.of(), changed);
     }
-    // Every policy computes the same answer from the same inputs, in name order, so two policies never
+    // Every policy computes the same answer from the same inputs, in name order, so two policies
+    // never
     // take turns rewriting the pod with their own message.
     List<ResourceID> all = new ArrayList<>(otherSelectors);
     all.add(self);
@@ -62,16 +67,23 @@ public final class GateArbiter {
         theirs = new GateDecision(false, GateReason.AwaitingProbe, "awaiting its verdict");
       }
       if (!policy.equals(self)) {
-        conflicts.add("pod also selected by ModelDeployment " + policy.getName() + " ("
-            + (theirs.open() ? "open" : "shut: " + theirs.reason()) + ")");
+        conflicts.add(
+            "pod also selected by ModelDeployment "
+                + policy.getName()
+                + " ("
+                + (theirs.open() ? "open" : "shut: " + theirs.reason())
+                + ")");
       }
       if (winning == null || (winning.open() && !theirs.open())) {
         winner = policy;
         winning = theirs;
       }
     }
-    GateDecision decision = new GateDecision(winning.open(), winning.reason(),
-        "ModelDeployment " + winner.getName() + ": " + winning.message());
+    GateDecision decision =
+        new GateDecision(
+            winning.open(),
+            winning.reason(),
+            "ModelDeployment " + winner.getName() + ": " + winning.message());
     return new Arbitration(decision, conflicts, changed);
   }
 

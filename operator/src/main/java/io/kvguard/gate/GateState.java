@@ -3,7 +3,6 @@ package io.kvguard.gate;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 
-
 /** Reads the gate a pod currently shows. */
 public final class GateState {
   private GateState() {}

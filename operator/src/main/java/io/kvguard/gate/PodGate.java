@@ -17,12 +17,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes one pod's gate. Every write is fenced: it tests the pod's UID and the resourceVersion it was planned
- * on, so a writer whose read is older than the pod is refused. On such a conflict the pod is read again: when
- * only others' fields changed (the kubelet's), the write is planned anew on the fresh pod; when the gate itself
- * changed, a newer decision was written meanwhile (another pass, or a second replica that briefly believed it
- * led) and this one, made without seeing it, is dropped: the pod's change triggers the pass that decides again.
- * A pod that is gone, recreated with a new UID, or terminating is left alone.
+ * Writes one pod's gate. Every write is fenced: it tests the pod's UID and the resourceVersion it
+ * was planned on, so a writer whose read is older than the pod is refused. On such a conflict the
+ * pod is read again: when only others' fields changed (the kubelet's), the write is planned anew on
+ * the fresh pod; when the gate itself changed, a newer decision was written meanwhile (another
+ * pass, or a second replica that briefly believed it led) and this one, made without seeing it, is
+ * dropped: the pod's change triggers the pass that decides again. A pod that is gone, recreated
+ * with a new UID, or terminating is left alone.
  */
 public final class PodGate {
   private static final Logger LOG = LoggerFactory.getLogger(PodGate.class);
@@ -38,37 +39,54 @@ public final class PodGate {
   }
 
   /**
-   * What a call wrote. {@code superseded}: a write was dropped because the pod's gate changed after the read it
-   * was planned on; the caller should decide again from a fresh read.
+   * What a call wrote. {@code superseded}: a write was dropped because the pod's gate changed after
+   * the read it was planned on; the caller should decide again from a fresh read.
    */
-  public record Outcome(boolean conditionWritten, boolean labelWritten, boolean podGone, boolean superseded) {}
+  public record Outcome(
+      boolean conditionWritten, boolean labelWritten, boolean podGone, boolean superseded) {}
 
   /**
-   * Writes the condition, then the label. {@code beforeWrite} runs before each patch is sent (never when the pod
-   * already shows the decision), so whatever must be in place before kvguard touches a pod can be. {@code
-   * written} hears of each accepted write with the pod it replaced, so a cache can hold our own writes one by
-   * one: a watch event for the first write then finds it known.
+   * Writes the condition, then the label. {@code beforeWrite} runs before each patch is sent (never
+   * when the pod already shows the decision), so whatever must be in place before kvguard touches a
+   * pod can be. {@code written} hears of each accepted write with the pod it replaced, so a cache
+   * can hold our own writes one by one: a watch event for the first write then finds it known.
    */
-  public Outcome apply(Pod cached, GateDecision decision, Runnable beforeWrite, BiConsumer<Pod, Pod> written) {
+  public Outcome apply(
+      Pod cached, GateDecision decision, Runnable beforeWrite, BiConsumer<Pod, Pod> written) {
     return apply(cached, decision, null, beforeWrite, written);
   }
 
   /**
-   * As above, and brings the policy's verdict record on the pod to {@code update} in the condition's request.
-   * {@code decision} null leaves condition and label as they are and writes only the record (a policy letting go
-   * of a pod another policy still gates).
+   * As above, and brings the policy's verdict record on the pod to {@code update} in the
+   * condition's request. {@code decision} null leaves condition and label as they are and writes
+   * only the record (a policy letting go of a pod another policy still gates).
    */
-  public Outcome apply(Pod cached, GateDecision decision, RecordUpdate update, Runnable beforeWrite,
+  public Outcome apply(
+      Pod cached,
+      GateDecision decision,
+      RecordUpdate update,
+      Runnable beforeWrite,
       BiConsumer<Pod, Pod> written) {
     String policy = update == null ? null : update.modelDeployment();
-    // Condition first: for a closing gate both writes close it; for an opening gate the label follows the
+    // Condition first: for a closing gate both writes close it; for an opening gate the label
+    // follows the
     // condition so a label-routed pod is never ahead of its condition.
-    // Handing a pod back is about no container (its label goes, whatever runs); every other opening decision is
+    // Handing a pod back is about no container (its label goes, whatever runs); every other opening
+    // decision is
     // about the containers it was judged on.
-    boolean judgedOpening = decision != null && decision.open()
-        && decision.reason() != io.kvguard.verdict.GateReason.PolicyRemoved;
-    Attempt condition = write(cached, cached, policy,
-        p -> GatePatchPlanner.conditionPatch(p, decision, update, clock.instant()), beforeWrite, true, judgedOpening);
+    boolean judgedOpening =
+        decision != null
+            && decision.open()
+            && decision.reason() != io.kvguard.verdict.GateReason.PolicyRemoved;
+    Attempt condition =
+        write(
+            cached,
+            cached,
+            policy,
+            p -> GatePatchPlanner.conditionPatch(p, decision, update, clock.instant()),
+            beforeWrite,
+            true,
+            judgedOpening);
     if (condition.stopped()) {
       return new Outcome(false, false, condition.podGone(), condition.superseded());
     }
@@ -78,26 +96,47 @@ public final class PodGate {
       pod = condition.written();
     }
     if (decision == null) {
-      // The pod stays another policy's; the context-length label this one published leaves with it, or it would
+      // The pod stays another policy's; the context-length label this one published leaves with it,
+      // or it would
       // outlive the policy with nobody to correct it.
-      Attempt label = write(cached, pod, policy, p -> GatePatchPlanner.contextLengthRemoval(p, update), beforeWrite,
-          false, false);
+      Attempt label =
+          write(
+              cached,
+              pod,
+              policy,
+              p -> GatePatchPlanner.contextLengthRemoval(p, update),
+              beforeWrite,
+              false,
+              false);
       if (label.written() != null) {
         written.accept(label.written(), pod);
       }
-      return new Outcome(condition.written() != null, label.written() != null, label.podGone(), label.superseded());
+      return new Outcome(
+          condition.written() != null,
+          label.written() != null,
+          label.podGone(),
+          label.superseded());
     }
-    Attempt label = write(cached, pod, policy, p -> GatePatchPlanner.labelPatch(p, decision, update), beforeWrite, false,
-        judgedOpening);
+    Attempt label =
+        write(
+            cached,
+            pod,
+            policy,
+            p -> GatePatchPlanner.labelPatch(p, decision, update),
+            beforeWrite,
+            false,
+            judgedOpening);
     if (label.written() != null) {
       written.accept(label.written(), pod);
     }
-    return new Outcome(condition.written() != null, label.written() != null, label.podGone(), label.superseded());
+    return new Outcome(
+        condition.written() != null, label.written() != null, label.podGone(), label.superseded());
   }
 
   /**
-   * One write's end: the pod it wrote (null when nothing needed writing), or stopped because the pod is gone
-   * (or recreated under a new UID) or, for an opening decision, no longer runs the containers that were judged.
+   * One write's end: the pod it wrote (null when nothing needed writing), or stopped because the
+   * pod is gone (or recreated under a new UID) or, for an opening decision, no longer runs the
+   * containers that were judged.
    */
   private record Attempt(Pod written, boolean stopped, boolean podGone, boolean superseded) {
     static final Attempt NOTHING_TO_WRITE = new Attempt(null, false, false, false);
@@ -110,41 +149,64 @@ public final class PodGate {
     }
   }
 
-  /** The pod as the API server holds it now; empty when it is gone or was recreated under a new UID. */
+  /**
+   * The pod as the API server holds it now; empty when it is gone or was recreated under a new UID.
+   */
   public Optional<Pod> reread(Pod pod) {
-    Pod fresh = client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).get();
+    Pod fresh =
+        client
+            .pods()
+            .inNamespace(pod.getMetadata().getNamespace())
+            .withName(pod.getMetadata().getName())
+            .get();
     return fresh != null && Objects.equals(fresh.getMetadata().getUid(), pod.getMetadata().getUid())
-        ? Optional.of(fresh) : Optional.empty();
+        ? Optional.of(fresh)
+        : Optional.empty();
   }
 
-  /** A pod being deleted keeps the gate it has: its containers cannot restart, and writes to it are wasted. */
+  /**
+   * A pod being deleted keeps the gate it has: its containers cannot restart, and writes to it are
+   * wasted.
+   */
   public static boolean terminating(Pod pod) {
     return pod.getMetadata().getDeletionTimestamp() != null;
   }
 
   /**
-   * What a patch is addressed to. fabric8 GETs a name-only resource before every string patch to learn what it
-   * patches, which would double the requests per gate write; given an item it clones it instead, so the item is
-   * only the address. The patch carries its own preconditions (uid and resourceVersion tests).
+   * What a patch is addressed to. fabric8 GETs a name-only resource before every string patch to
+   * learn what it patches, which would double the requests per gate write; given an item it clones
+   * it instead, so the item is only the address. The patch carries its own preconditions (uid and
+   * resourceVersion tests).
    */
   public static Pod address(Pod pod) {
-    return new PodBuilder().withNewMetadata().withNamespace(pod.getMetadata().getNamespace())
-        .withName(pod.getMetadata().getName()).endMetadata().build();
+    return new PodBuilder()
+        .withNewMetadata()
+        .withNamespace(pod.getMetadata().getNamespace())
+        .withName(pod.getMetadata().getName())
+        .endMetadata()
+        .build();
   }
 
   /**
-   * Plans and writes one patch, re-reading on conflict. {@code judged} is the pod the decision was made on: an
-   * opening decision is not written onto containers it was not made for.
+   * Plans and writes one patch, re-reading on conflict. {@code judged} is the pod the decision was
+   * made on: an opening decision is not written onto containers it was not made for.
    */
-  private Attempt write(Pod judged, Pod pod, String policy, Function<Pod, Optional<String>> planner,
-      Runnable beforeWrite, boolean statusSubresource, boolean opening) {
+  private Attempt write(
+      Pod judged,
+      Pod pod,
+      String policy,
+      Function<Pod, Optional<String>> planner,
+      Runnable beforeWrite,
+      boolean statusSubresource,
+      boolean opening) {
     Pod current = pod;
     for (int attempt = 1; ; attempt++) {
       if (terminating(current)) {
         return Attempt.GONE;
       }
       if (opening && !ProcessIdentity.sameProcesses(judged, current)) {
-        // Opening now would open a container nobody judged. The pod's change triggers the pass that judges it.
+        // Opening now would open a container nobody judged. The pod's change triggers the pass that
+        // judges it.
         return Attempt.STALE;
       }
       Optional<String> patch = planner.apply(current);
@@ -152,11 +214,16 @@ public final class PodGate {
         return Attempt.NOTHING_TO_WRITE;
       }
       beforeWrite.run();
-      PodResource resource = client.pods().inNamespace(current.getMetadata().getNamespace()).resource(address(current));
+      PodResource resource =
+          client
+              .pods()
+              .inNamespace(current.getMetadata().getNamespace())
+              .resource(address(current));
       try {
-        return Attempt.wrote(statusSubresource
-            ? resource.subresource("status").patch(JSON_PATCH, patch.get())
-            : resource.patch(JSON_PATCH, patch.get()));
+        return Attempt.wrote(
+            statusSubresource
+                ? resource.subresource("status").patch(JSON_PATCH, patch.get())
+                : resource.patch(JSON_PATCH, patch.get()));
       } catch (KubernetesClientException e) {
         if (e.getCode() == 404) {
           return Attempt.GONE;
@@ -165,18 +232,30 @@ public final class PodGate {
         if (!conflict || attempt >= MAX_ATTEMPTS) {
           throw e;
         }
-        LOG.debug("gate write conflict pod={}/{} attempt={}", current.getMetadata().getNamespace(),
-            current.getMetadata().getName(), attempt);
-        Pod fresh = client.pods().inNamespace(current.getMetadata().getNamespace())
-            .withName(current.getMetadata().getName()).get();
-        if (fresh == null || !Objects.equals(fresh.getMetadata().getUid(), pod.getMetadata().getUid())) {
+        LOG.debug(
+            "gate write conflict pod={}/{} attempt={}",
+            current.getMetadata().getNamespace(),
+            current.getMetadata().getName(),
+            attempt);
+        Pod fresh =
+            client
+                .pods()
+                .inNamespace(current.getMetadata().getNamespace())
+                .withName(current.getMetadata().getName())
+                .get();
+        if (fresh == null
+            || !Objects.equals(fresh.getMetadata().getUid(), pod.getMetadata().getUid())) {
           return Attempt.GONE;
         }
-        if (!GatePatchPlanner.gateOf(fresh, policy).equals(GatePatchPlanner.gateOf(current, policy))) {
-          // Someone wrote the gate (or this policy's record) after the read this decision was made on: never
+        if (!GatePatchPlanner.gateOf(fresh, policy)
+            .equals(GatePatchPlanner.gateOf(current, policy))) {
+          // Someone wrote the gate (or this policy's record) after the read this decision was made
+          // on: never
           // overwrite what we did not see. Other policies' records are merged by planning again.
-          LOG.info("gate write dropped pod={}/{}: the gate changed since it was read (now {})",
-              current.getMetadata().getNamespace(), current.getMetadata().getName(),
+          LOG.info(
+              "gate write dropped pod={}/{}: the gate changed since it was read (now {})",
+              current.getMetadata().getNamespace(),
+              current.getMetadata().getName(),
               GatePatchPlanner.gateOf(fresh, null));
           return Attempt.SUPERSEDED;
         }

@@ -6,9 +6,9 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * What makes a process the same process: its container's ID and restart count, as the kubelet reports them. Another
- * value is another process, whose pool nobody has measured: probe results are kept per identity, and a gate is not
- * opened onto processes other than those it was judged on.
+ * What makes a process the same process: its container's ID and restart count, as the kubelet
+ * reports them. Another value is another process, whose pool nobody has measured: probe results are
+ * kept per identity, and a gate is not opened onto processes other than those it was judged on.
  */
 public final class ProcessIdentity {
   private ProcessIdentity() {}
@@ -26,7 +26,10 @@ public final class ProcessIdentity {
     return pod.getStatus().getContainerStatuses().stream().map(ProcessIdentity::named).toList();
   }
 
-  /** Whether {@code now} runs the very processes {@code judged} ran (same containers, none restarted). */
+  /**
+   * Whether {@code now} runs the very processes {@code judged} ran (same containers, none
+   * restarted).
+   */
   public static boolean sameProcesses(Pod judged, Pod now) {
     return Objects.equals(ofContainers(judged), ofContainers(now));
   }

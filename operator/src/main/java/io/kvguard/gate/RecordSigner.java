@@ -11,16 +11,17 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * Signs the verdict records kvguard writes and tells its own from anyone else's. The annotation is pod metadata,
- * which every tenant who may patch the pod can write; the signature is an HMAC-SHA256 under a key only the operator
- * holds, over the pod's UID, the ModelDeployment's name (the record's key in the annotation) and the record's JSON
- * without {@code sig}. So a record typed by hand, altered, moved to another policy's key or copied from another pod
- * (another UID) does not verify, and counts as absent: the pod is probed (fail closed). Without a key nothing
- * verifies.
+ * Signs the verdict records kvguard writes and tells its own from anyone else's. The annotation is
+ * pod metadata, which every tenant who may patch the pod can write; the signature is an HMAC-SHA256
+ * under a key only the operator holds, over the pod's UID, the ModelDeployment's name (the record's
+ * key in the annotation) and the record's JSON without {@code sig}. So a record typed by hand,
+ * altered, moved to another policy's key or copied from another pod (another UID) does not verify,
+ * and counts as absent: the pod is probed (fail closed). Without a key nothing verifies.
  */
 public final class RecordSigner {
   private static final String ALGORITHM = "HmacSHA256";
   private static final ObjectMapper MAPPER = new ObjectMapper();
+
   /** The key's length in bytes (HMAC-SHA256's block of output: shorter keys would weaken it). */
   public static final int KEY_BYTES = 32;
 
@@ -47,18 +48,26 @@ public final class RecordSigner {
     return key != null;
   }
 
-  /** The record as written on {@code pod} for {@code modelDeployment}: signed (unsigned without a key). */
+  /**
+   * The record as written on {@code pod} for {@code modelDeployment}: signed (unsigned without a
+   * key).
+   */
   public VerdictRecord sign(Pod pod, String modelDeployment, VerdictRecord record) {
     if (record == null) {
       return null;
     }
     VerdictRecord unsigned = record.withSig(null);
-    return key == null ? unsigned : unsigned.withSig(signature(pod.getMetadata().getUid(), modelDeployment, unsigned));
+    return key == null
+        ? unsigned
+        : unsigned.withSig(signature(pod.getMetadata().getUid(), modelDeployment, unsigned));
   }
 
   /** Whether {@code record} was signed by this key for this pod and ModelDeployment. */
   public boolean verifies(Pod pod, String modelDeployment, VerdictRecord record) {
-    if (key == null || record == null || record.sig() == null || pod.getMetadata().getUid() == null) {
+    if (key == null
+        || record == null
+        || record.sig() == null
+        || pod.getMetadata().getUid() == null) {
       return false;
     }
     byte[] given;
@@ -67,11 +76,16 @@ public final class RecordSigner {
     } catch (IllegalArgumentException e) {
       return false;
     }
-    byte[] wanted = Base64.getUrlDecoder().decode(signature(pod.getMetadata().getUid(), modelDeployment, record.withSig(null)));
+    byte[] wanted =
+        Base64.getUrlDecoder()
+            .decode(signature(pod.getMetadata().getUid(), modelDeployment, record.withSig(null)));
     return MessageDigest.isEqual(given, wanted);
   }
 
-  /** {@code record} when it verifies, else null (a record that is not the operator's counts as none). */
+  /**
+   * {@code record} when it verifies, else null (a record that is not the operator's counts as
+   * none).
+   */
   public VerdictRecord trusted(Pod pod, String modelDeployment, VerdictRecord record) {
     return verifies(pod, modelDeployment, record) ? record : null;
   }
@@ -84,7 +98,8 @@ public final class RecordSigner {
       throw new IllegalStateException("cannot serialise a verdict record", e);
     }
     // Newline-separated: neither a UID nor a ModelDeployment name (a DNS subdomain) can hold one.
-    byte[] message = (podUid + "\n" + modelDeployment + "\n" + json).getBytes(StandardCharsets.UTF_8);
+    byte[] message =
+        (podUid + "\n" + modelDeployment + "\n" + json).getBytes(StandardCharsets.UTF_8);
     try {
       Mac mac = Mac.getInstance(ALGORITHM);
       mac.init(key);

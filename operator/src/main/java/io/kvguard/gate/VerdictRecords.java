@@ -9,17 +9,21 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The {@value GateNames#VERDICTS_ANNOTATION} annotation: a JSON object from ModelDeployment name to its {@link
- * VerdictRecord}. An annotation that cannot be read counts as none (fail closed: nothing is carried over from
- * it, and the next write replaces it).
+ * The {@value GateNames#VERDICTS_ANNOTATION} annotation: a JSON object from ModelDeployment name to
+ * its {@link VerdictRecord}. An annotation that cannot be read counts as none (fail closed: nothing
+ * is carried over from it, and the next write replaces it).
  */
 public final class VerdictRecords {
   private static final ObjectMapper MAPPER = new ObjectMapper();
-  private static final TypeReference<TreeMap<String, VerdictRecord>> TYPE = new TypeReference<>() {};
+  private static final TypeReference<TreeMap<String, VerdictRecord>> TYPE =
+      new TypeReference<>() {};
 
   private VerdictRecords() {}
 
-  /** Every ModelDeployment's record on the pod, by name (sorted); empty when there is none or it is unreadable. */
+  /**
+   * Every ModelDeployment's record on the pod, by name (sorted); empty when there is none or it is
+   * unreadable.
+   */
   public static Map<String, VerdictRecord> of(Pod pod) {
     String json = annotation(pod);
     if (json == null || json.isBlank()) {

@@ -13,13 +13,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Every metric kvguard exports. Per-pod gauges are removed when the pod leaves a ModelDeployment, and every
- * meter of a ModelDeployment (windows, pods, per-role counters and timers) when it is deleted, so neither pod
- * churn nor policies created and deleted under new names grow the registry.
+ * Every metric kvguard exports. Per-pod gauges are removed when the pod leaves a ModelDeployment,
+ * and every meter of a ModelDeployment (windows, pods, per-role counters and timers) when it is
+ * deleted, so neither pod churn nor policies created and deleted under new names grow the registry.
  */
 public final class KvguardMetrics {
   /** Prometheus names, exactly as scraped. */
   public static final String POD_KV_POOL_TOKENS = "kvguard_pod_kv_pool_tokens";
+
   public static final String POD_VERIFIED = "kvguard_pod_verified";
   public static final String CONTEXT_WINDOW_TOKENS = "kvguard_context_window_tokens";
   public static final String GATE_TRANSITIONS_TOTAL = "kvguard_gate_transitions_total";
@@ -31,9 +32,20 @@ public final class KvguardMetrics {
   public static final String EVENT_WRITES_TOTAL = "kvguard_event_writes_total";
   public static final String ENGINE_ADVISORY_WARNINGS = "kvguard_engine_advisory_warnings";
   public static final String LABEL_ONLY_PODS = "kvguard_label_only_pods";
-  public static final List<String> ALL = List.of(POD_KV_POOL_TOKENS, POD_VERIFIED, CONTEXT_WINDOW_TOKENS,
-      GATE_TRANSITIONS_TOTAL, PROBE_DURATION_SECONDS, PROBE_FAILURES_TOTAL, BUILD_INFO, REJECTION_PROBES_TOTAL,
-      GATE_WRITE_FAILURES_TOTAL, EVENT_WRITES_TOTAL, ENGINE_ADVISORY_WARNINGS, LABEL_ONLY_PODS);
+  public static final List<String> ALL =
+      List.of(
+          POD_KV_POOL_TOKENS,
+          POD_VERIFIED,
+          CONTEXT_WINDOW_TOKENS,
+          GATE_TRANSITIONS_TOTAL,
+          PROBE_DURATION_SECONDS,
+          PROBE_FAILURES_TOTAL,
+          BUILD_INFO,
+          REJECTION_PROBES_TOTAL,
+          GATE_WRITE_FAILURES_TOTAL,
+          EVENT_WRITES_TOTAL,
+          ENGINE_ADVISORY_WARNINGS,
+          LABEL_ONLY_PODS);
 
   private final MeterRegistry registry;
   private final Map<Tags, AtomicLong> poolTokens = new ConcurrentHashMap<>();
@@ -50,9 +62,9 @@ public final class KvguardMetrics {
         .register(registry);
   }
 
-
   public static Tags podTags(String namespace, String modelDeployment, String role, String pod) {
-    return Tags.of("namespace", namespace, "modeldeployment", modelDeployment, "role", role, "pod", pod);
+    return Tags.of(
+        "namespace", namespace, "modeldeployment", modelDeployment, "role", role, "pod", pod);
   }
 
   public static Tags roleTags(String namespace, String modelDeployment, String role) {
@@ -60,19 +72,34 @@ public final class KvguardMetrics {
   }
 
   public void contextWindow(String namespace, String modelDeployment, long tokens) {
-    gauge(windows, "kvguard.context.window.tokens", "Context window the ModelDeployment promises, in tokens",
-        Tags.of("namespace", namespace, "modeldeployment", modelDeployment)).set(tokens);
+    gauge(
+            windows,
+            "kvguard.context.window.tokens",
+            "Context window the ModelDeployment promises, in tokens",
+            Tags.of("namespace", namespace, "modeldeployment", modelDeployment))
+        .set(tokens);
   }
 
-  /** Records a pod's latest figures; {@code poolTokens} < 0 means not measured (the series is removed). */
+  /**
+   * Records a pod's latest figures; {@code poolTokens} < 0 means not measured (the series is
+   * removed).
+   */
   public void pod(Tags podTags, long poolTokens, boolean isVerified) {
     if (poolTokens >= 0) {
-      gauge(this.poolTokens, "kvguard.pod.kv.pool.tokens", "Measured KV pool of the pod (smallest rank), in tokens",
-          podTags).set(poolTokens);
+      gauge(
+              this.poolTokens,
+              "kvguard.pod.kv.pool.tokens",
+              "Measured KV pool of the pod (smallest rank), in tokens",
+              podTags)
+          .set(poolTokens);
     } else {
       remove(this.poolTokens, "kvguard.pod.kv.pool.tokens", podTags);
     }
-    gauge(verified, "kvguard.pod.verified", "1 when the pod's current engine container passed, else 0", podTags)
+    gauge(
+            verified,
+            "kvguard.pod.verified",
+            "1 when the pod's current engine container passed, else 0",
+            podTags)
         .set(isVerified ? 1 : 0);
   }
 
@@ -100,11 +127,14 @@ public final class KvguardMetrics {
       }
     }
     poolTokens.keySet().removeIf(podTags -> sameDeployment(podTags, namespace, modelDeployment));
-    // Per-role counters and timers (gate transitions, probe durations and failures, rejection probes). Gate writes
-    // that failed stay: a pod a deleted policy could not hand back keeps its gate, and the alert must still see it.
+    // Per-role counters and timers (gate transitions, probe durations and failures, rejection
+    // probes). Gate writes
+    // that failed stay: a pod a deleted policy could not hand back keeps its gate, and the alert
+    // must still see it.
     for (Meter meter : List.copyOf(registry.getMeters())) {
       Meter.Id id = meter.getId();
-      if (id.getName().startsWith("kvguard.") && !id.getName().equals("kvguard.gate.write.failures")
+      if (id.getName().startsWith("kvguard.")
+          && !id.getName().equals("kvguard.gate.write.failures")
           && namespace.equals(id.getTag("namespace"))
           && modelDeployment.equals(id.getTag("modeldeployment"))) {
         registry.remove(meter);
@@ -113,24 +143,38 @@ public final class KvguardMetrics {
   }
 
   /**
-   * Pods of a role whose spec lacks the kvguard.io/pool-verified readiness gate: only the routing label holds them
-   * back (created before the policy selected them, or admitted while the webhook did not answer).
+   * Pods of a role whose spec lacks the kvguard.io/pool-verified readiness gate: only the routing
+   * label holds them back (created before the policy selected them, or admitted while the webhook
+   * did not answer).
    */
   public void labelOnlyPods(Tags roleTags, long pods) {
-    gauge(labelOnly, "kvguard.label.only.pods", "Selected pods without the kvguard.io/pool-verified readiness gate:"
-        + " only the kvguard.io/verified label holds them back", roleTags).set(pods);
+    gauge(
+            labelOnly,
+            "kvguard.label.only.pods",
+            "Selected pods without the kvguard.io/pool-verified readiness gate:"
+                + " only the kvguard.io/verified label holds them back",
+            roleTags)
+        .set(pods);
   }
 
   /** Pods of a role an engine advisory applies to that only warns (no fixed release verified). */
-  public void advisoryWarning(String namespace, String modelDeployment, String role, String advisory, long pods) {
-    gauge(advisoryWarnings, "kvguard.engine.advisory.warnings", "Pods an engine advisory without a verified fixed"
-        + " release applies to (it warns instead of refusing)", roleTags(namespace, modelDeployment, role)
-        .and("advisory", advisory)).set(pods);
+  public void advisoryWarning(
+      String namespace, String modelDeployment, String role, String advisory, long pods) {
+    gauge(
+            advisoryWarnings,
+            "kvguard.engine.advisory.warnings",
+            "Pods an engine advisory without a verified fixed"
+                + " release applies to (it warns instead of refusing)",
+            roleTags(namespace, modelDeployment, role).and("advisory", advisory))
+        .set(pods);
   }
 
-  public void forgetAdvisoryWarning(String namespace, String modelDeployment, String role, String advisory) {
-    remove(advisoryWarnings, "kvguard.engine.advisory.warnings", roleTags(namespace, modelDeployment, role)
-        .and("advisory", advisory));
+  public void forgetAdvisoryWarning(
+      String namespace, String modelDeployment, String role, String advisory) {
+    remove(
+        advisoryWarnings,
+        "kvguard.engine.advisory.warnings",
+        roleTags(namespace, modelDeployment, role).and("advisory", advisory));
   }
 
   public void gateTransition(Tags roleTags, boolean open) {
@@ -159,7 +203,10 @@ public final class KvguardMetrics {
     }
   }
 
-  /** One rejection probe; {@code result} is refused (safe), answered (unsafe), inconclusive or failed. */
+  /**
+   * One rejection probe; {@code result} is refused (safe), answered (unsafe), inconclusive or
+   * failed.
+   */
   public void rejectionProbe(Tags roleTags, String engine, String result) {
     Counter.builder("kvguard.rejection.probes")
         .description("Over-limit prompts sent by the rejection probe, by what the engine did")
@@ -171,8 +218,9 @@ public final class KvguardMetrics {
   }
 
   /**
-   * A pod write the API server refused for good. {@code during} is {@code pass} (the gate stays as it was and the
-   * write is tried again) or {@code handback} (the policy was deleted anyway: the pod keeps the gate it had).
+   * A pod write the API server refused for good. {@code during} is {@code pass} (the gate stays as
+   * it was and the write is tried again) or {@code handback} (the policy was deleted anyway: the
+   * pod keeps the gate it had).
    */
   public void gateWriteFailure(String namespace, String modelDeployment, String during) {
     Counter.builder("kvguard.gate.write.failures")
@@ -182,17 +230,22 @@ public final class KvguardMetrics {
         .increment();
   }
 
-  /** The Event-write counters of a ModelDeployment that is gone and whose last Events are written. */
+  /**
+   * The Event-write counters of a ModelDeployment that is gone and whose last Events are written.
+   */
   public void forgetEventWrites(String namespace, String modelDeployment) {
-    registry.find("kvguard.event.writes").tags("namespace", namespace, "modeldeployment", modelDeployment).meters()
+    registry
+        .find("kvguard.event.writes")
+        .tags("namespace", namespace, "modeldeployment", modelDeployment)
+        .meters()
         .forEach(registry::remove);
   }
 
   /**
-   * One attempt to write a ModelDeployment's Event; {@code outcome} is created, patched, retried (refused or
-   * unanswered, tried again later) or dropped (given up: the transitions it carried were not announced).
+   * One attempt to write a ModelDeployment's Event; {@code outcome} is created, patched, retried
+   * (refused or unanswered, tried again later) or dropped (given up: the transitions it carried
+   * were not announced).
    */
-
   public void eventWrite(String namespace, String modelDeployment, String outcome) {
     Counter.builder("kvguard.event.writes")
         .description("Writes of kvguard's Kubernetes Events, by outcome")
@@ -214,12 +267,18 @@ public final class KvguardMetrics {
     return namespace.equals(ns) && modelDeployment.equals(md);
   }
 
-  private AtomicLong gauge(Map<Tags, AtomicLong> values, String name, String description, Tags tags) {
-    return values.computeIfAbsent(tags, t -> {
-      AtomicLong value = new AtomicLong();
-      Gauge.builder(name, value, AtomicLong::get).description(description).tags(t).register(registry);
-      return value;
-    });
+  private AtomicLong gauge(
+      Map<Tags, AtomicLong> values, String name, String description, Tags tags) {
+    return values.computeIfAbsent(
+        tags,
+        t -> {
+          AtomicLong value = new AtomicLong();
+          Gauge.builder(name, value, AtomicLong::get)
+              .description(description)
+              .tags(t)
+              .register(registry);
+          return value;
+        });
   }
 
   private void remove(Map<Tags, AtomicLong> values, String name, Tags tags) {

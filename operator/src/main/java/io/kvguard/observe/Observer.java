@@ -14,58 +14,91 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Everything a user watches: events on verdict transitions, metrics, and one log line per change. Fed once per pass
- * ({@link #report}), when a pass starts ({@link #passStarting}), when a policy goes ({@link #policyGone}), and by
- * probes as they finish on their own threads ({@link #probed}, {@link #rejectionProbed}).
+ * Everything a user watches: events on verdict transitions, metrics, and one log line per change.
+ * Fed once per pass ({@link #report}), when a pass starts ({@link #passStarting}), when a policy
+ * goes ({@link #policyGone}), and by probes as they finish on their own threads ({@link #probed},
+ * {@link #rejectionProbed}).
  */
 public final class Observer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Observer.class);
-  private static final Set<String> WARNINGS = Set.of(GateReason.PoolTooSmall.name(),
-      GateReason.EngineContextTooShort.name(), GateReason.EngineContextExceedsPool.name(), GateReason.ProbeFailed.name(),
-      GateReason.RejectionPathUnsafe.name(), GateReason.KnownUnsafeEngine.name(), GateReason.EngineVersionTooOld.name(),
-      GateReason.EngineVersionUnknown.name(), GateReason.RejectionProbeInconclusive.name());
-  private static final Set<String> PASSES = Set.of(GateReason.PoolSufficient.name(), GateReason.ContextLengthSufficient.name());
+  private static final Set<String> WARNINGS =
+      Set.of(
+          GateReason.PoolTooSmall.name(),
+          GateReason.EngineContextTooShort.name(),
+          GateReason.EngineContextExceedsPool.name(),
+          GateReason.ProbeFailed.name(),
+          GateReason.RejectionPathUnsafe.name(),
+          GateReason.KnownUnsafeEngine.name(),
+          GateReason.EngineVersionTooOld.name(),
+          GateReason.EngineVersionUnknown.name(),
+          GateReason.RejectionProbeInconclusive.name());
+  private static final Set<String> PASSES =
+      Set.of(GateReason.PoolSufficient.name(), GateReason.ContextLengthSufficient.name());
+
   /** {@link PodVerdictStatus#gating} of a pod whose spec lacks the readiness gate. */
   private static final String LABEL_ONLY = "LabelOnly";
 
   private final EventRecorder events;
   private final KvguardMetrics metrics;
+
   /**
-   * The reason last announced per (ModelDeployment uid, pod): a pass may start from a cached status that
-   * predates the previous pass's write, and must not announce the same transition twice.
+   * The reason last announced per (ModelDeployment uid, pod): a pass may start from a cached status
+   * that predates the previous pass's write, and must not announce the same transition twice.
    */
   private final Map<String, String> announced = new java.util.concurrent.ConcurrentHashMap<>();
-  /** The pods already warned about, per (ModelDeployment uid, role, advisory): each is announced once. */
-  private final Map<String, java.util.Set<String>> warnedPods = new java.util.concurrent.ConcurrentHashMap<>();
-  /** The label-only pods already announced, per ModelDeployment uid: each is named in a Warning event once. */
-  private final Map<String, java.util.Set<String>> labelOnlyAnnounced = new java.util.concurrent.ConcurrentHashMap<>();
-  /** The (role, advisory) gauges a ModelDeployment has, per uid, so those that no longer apply are removed. */
-  private final Map<String, java.util.Set<String>> advisoryGauges = new java.util.concurrent.ConcurrentHashMap<>();
+
   /**
-   * UIDs of the ModelDeployments not deleted. Meters are recorded only for these, under this object's lock, so a
-   * probe that finishes after its policy was deleted cannot bring the policy's meters back for good.
+   * The pods already warned about, per (ModelDeployment uid, role, advisory): each is announced
+   * once.
+   */
+  private final Map<String, java.util.Set<String>> warnedPods =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * The label-only pods already announced, per ModelDeployment uid: each is named in a Warning
+   * event once.
+   */
+  private final Map<String, java.util.Set<String>> labelOnlyAnnounced =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * The (role, advisory) gauges a ModelDeployment has, per uid, so those that no longer apply are
+   * removed.
+   */
+  private final Map<String, java.util.Set<String>> advisoryGauges =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * UIDs of the ModelDeployments not deleted. Meters are recorded only for these, under this
+   * object's lock, so a probe that finishes after its policy was deleted cannot bring the policy's
+   * meters back for good.
    */
   private final Set<String> live = new java.util.HashSet<>();
-  /**
-   * UIDs of the ModelDeployments forgotten last (a UID is never reused): a pass that was already under way when
-   * its policy went cannot make it live again. Bounded, oldest first out.
-   */
-  private final Set<String> gone = java.util.Collections.newSetFromMap(new java.util.LinkedHashMap<>() {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
-      return size() > 10_000;
-    }
-  });
 
-  /** @param events where transitions are announced (the observer closes it) */
+  /**
+   * UIDs of the ModelDeployments forgotten last (a UID is never reused): a pass that was already
+   * under way when its policy went cannot make it live again. Bounded, oldest first out.
+   */
+  private final Set<String> gone =
+      java.util.Collections.newSetFromMap(
+          new java.util.LinkedHashMap<>() {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+              return size() > 10_000;
+            }
+          });
+
+  /**
+   * @param events where transitions are announced (the observer closes it)
+   */
   public Observer(EventRecorder events, KvguardMetrics metrics) {
     this.events = events;
     this.metrics = metrics;
   }
 
   /**
-   * A pass of the policy starts: it exists, so its meters may be recorded (before the pass's probes can finish and
-   * record theirs).
+   * A pass of the policy starts: it exists, so its meters may be recorded (before the pass's probes
+   * can finish and record theirs).
    */
   public synchronized void passStarting(ModelDeployment md) {
     if (!gone.contains(md.getMetadata().getUid())) {
@@ -73,7 +106,10 @@ public final class Observer implements AutoCloseable {
     }
   }
 
-  /** Announces what one pass did: write failures, gate flips, released pods, verdicts, engine advisories. */
+  /**
+   * Announces what one pass did: write failures, gate flips, released pods, verdicts, engine
+   * advisories.
+   */
   public void report(PassReport report) {
     ModelDeployment md = report.md();
     report.writeFailures().forEach(failure -> gateWriteFailed(md, failure.pod(), failure.error()));
@@ -85,9 +121,10 @@ public final class Observer implements AutoCloseable {
   }
 
   /**
-   * Pods whose spec lacks the readiness gate (issue 18 §1): only the routing label holds them back, so a Service or
-   * InferencePool that does not select on it routes to them. A gauge per role (every pass), and a Warning event
-   * naming each such pod once, with the fix: readinessGates cannot change on a pod, a new pod gets the gate.
+   * Pods whose spec lacks the readiness gate (issue 18 §1): only the routing label holds them back,
+   * so a Service or InferencePool that does not select on it routes to them. A gauge per role
+   * (every pass), and a Warning event naming each such pod once, with the fix: readinessGates
+   * cannot change on a pod, a new pod gets the gate.
    */
   private void labelOnly(ModelDeployment md, List<PodVerdictStatus> entries) {
     String uid = md.getMetadata().getUid();
@@ -95,37 +132,56 @@ public final class Observer implements AutoCloseable {
       if (!live.contains(uid)) {
         return;
       }
-      for (RoleSpec role : md.getSpec() == null || md.getSpec().getRoles() == null ? List.<RoleSpec>of()
-          : md.getSpec().getRoles()) {
-        metrics.labelOnlyPods(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(),
-            role.getName()), entries.stream().filter(e -> role.getName().equals(e.role) && LABEL_ONLY.equals(e.gating))
-            .count());
+      for (RoleSpec role :
+          md.getSpec() == null || md.getSpec().getRoles() == null
+              ? List.<RoleSpec>of()
+              : md.getSpec().getRoles()) {
+        metrics.labelOnlyPods(
+            KvguardMetrics.roleTags(
+                md.getMetadata().getNamespace(), md.getMetadata().getName(), role.getName()),
+            entries.stream()
+                .filter(e -> role.getName().equals(e.role) && LABEL_ONLY.equals(e.gating))
+                .count());
       }
     }
-    java.util.Set<String> told = labelOnlyAnnounced.computeIfAbsent(uid, k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
+    java.util.Set<String> told =
+        labelOnlyAnnounced.computeIfAbsent(
+            uid, k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
     java.util.Set<String> current = new java.util.HashSet<>();
     List<Announcement> fresh = new java.util.ArrayList<>();
     for (PodVerdictStatus pod : entries) {
       if (LABEL_ONLY.equals(pod.gating)) {
         current.add(pod.name);
         if (told.add(pod.name)) {
-          fresh.add(new Announcement("pod " + pod.name + " (role " + pod.role + ") has no kvguard.io/pool-verified"
-              + " readiness gate: only the kvguard.io/verified label holds it back (a Service or InferencePool that"
-              + " does not select on the label routes to it once its own probe passes). readinessGates cannot change"
-              + " on a pod: a rollout restart of its owner recreates it with the gate (the webhook adds it in"
-              + " namespaces labelled kvguard.io/readiness-gate-injection=enabled)", pod.name + " (role " + pod.role + ")"));
+          fresh.add(
+              new Announcement(
+                  "pod "
+                      + pod.name
+                      + " (role "
+                      + pod.role
+                      + ") has no kvguard.io/pool-verified"
+                      + " readiness gate: only the kvguard.io/verified label holds it back (a Service or InferencePool that"
+                      + " does not select on the label routes to it once its own probe passes). readinessGates cannot change"
+                      + " on a pod: a rollout restart of its owner recreates it with the gate (the webhook adds it in"
+                      + " namespaces labelled kvguard.io/readiness-gate-injection=enabled)",
+                  pod.name + " (role " + pod.role + ")"));
         }
       }
     }
-    // A pod that left (or was recreated with the gate) is announced again should it come back without one.
+    // A pod that left (or was recreated with the gate) is announced again should it come back
+    // without one.
     told.retainAll(current);
-    events.announce(InvolvedObject.of(md), "Warning", "LabelOnlyPods",
-        "are held back by the kvguard.io/verified label only (no readiness gate; a rollout restart adds it)", fresh);
+    events.announce(
+        InvolvedObject.of(md),
+        "Warning",
+        "LabelOnlyPods",
+        "are held back by the kvguard.io/verified label only (no readiness gate; a rollout restart adds it)",
+        fresh);
   }
 
   /**
-   * The ModelDeployment is gone: the pods it could not hand back are said loudly, and everything kept about it
-   * (announced transitions, warned pods, its meters) goes.
+   * The ModelDeployment is gone: the pods it could not hand back are said loudly, and everything
+   * kept about it (announced transitions, warned pods, its meters) goes.
    */
   public void policyGone(ModelDeployment md, List<PassReport.WriteFailure> handBackFailures) {
     handBackFailures.forEach(failure -> handBackFailed(md, failure.pod(), failure.error()));
@@ -136,18 +192,25 @@ public final class Observer implements AutoCloseable {
    * @param before what the policy last concluded per pod (records on the pods, or status entries)
    * @param entries this pass's conclusion for every pod (the status lists only some of them)
    */
-  private void reconciled(ModelDeployment md, Map<String, io.kvguard.gate.VerdictRecord> before,
-      List<PodVerdictStatus> entries, List<PassReport.PodFigures> judged) {
+  private void reconciled(
+      ModelDeployment md,
+      Map<String, io.kvguard.gate.VerdictRecord> before,
+      List<PodVerdictStatus> entries,
+      List<PassReport.PodFigures> judged) {
     String namespace = md.getMetadata().getNamespace();
     String name = md.getMetadata().getName();
     synchronized (this) {
-      // A pass that overlapped the policy's deletion must not bring its gauges back once they were removed.
+      // A pass that overlapped the policy's deletion must not bring its gauges back once they were
+      // removed.
       if (live.contains(md.getMetadata().getUid())) {
         if (md.getSpec().getContextWindow() != null) {
           metrics.contextWindow(namespace, name, md.getSpec().getContextWindow());
         }
         for (PassReport.PodFigures pod : judged) {
-          metrics.pod(KvguardMetrics.podTags(namespace, name, pod.role(), pod.pod()), pod.poolTokens(), pod.verified());
+          metrics.pod(
+              KvguardMetrics.podTags(namespace, name, pod.role(), pod.pod()),
+              pod.poolTokens(),
+              pod.verified());
         }
       }
     }
@@ -162,32 +225,50 @@ public final class Observer implements AutoCloseable {
       }
       announced.put(key, pod.reason);
       if (WARNINGS.contains(pod.reason)) {
-        refusals.computeIfAbsent(pod.reason, reason -> new java.util.ArrayList<>()).add(new Announcement(
-            "pod " + pod.name + " (role " + pod.role + "): " + pod.message,
-            pod.name + " (role " + pod.role + "): " + pod.message));
+        refusals
+            .computeIfAbsent(pod.reason, reason -> new java.util.ArrayList<>())
+            .add(
+                new Announcement(
+                    "pod " + pod.name + " (role " + pod.role + "): " + pod.message,
+                    pod.name + " (role " + pod.role + "): " + pod.message));
       } else if (PASSES.contains(pod.reason)) {
-        verified.add(new Announcement("pod " + pod.name + " (role " + pod.role + "): " + pod.message,
-            pod.name + " (role " + pod.role + ", KV pool " + pod.poolTokens + " tokens)"));
+        verified.add(
+            new Announcement(
+                "pod " + pod.name + " (role " + pod.role + "): " + pod.message,
+                pod.name + " (role " + pod.role + ", KV pool " + pod.poolTokens + " tokens)"));
       }
-      LOG.info("verdict modeldeployment={}/{} pod={} role={} verdict={} reason={} poolTokens={} engineContextTokens={}",
-          namespace, name, pod.name, pod.role, pod.verdict, pod.reason, pod.poolTokens, pod.engineContextTokens);
+      LOG.info(
+          "verdict modeldeployment={}/{} pod={} role={} verdict={} reason={} poolTokens={} engineContextTokens={}",
+          namespace,
+          name,
+          pod.name,
+          pod.role,
+          pod.verdict,
+          pod.reason,
+          pod.poolTokens,
+          pod.engineContextTokens);
     }
-    // One Event per reason: the pods of this pass that turned to it share one write, and later passes add to
-    // the same Event's count (a burst of a thousand failures is a few writes, not a thousand objects).
+    // One Event per reason: the pods of this pass that turned to it share one write, and later
+    // passes add to
+    // the same Event's count (a burst of a thousand failures is a few writes, not a thousand
+    // objects).
     InvolvedObject involved = InvolvedObject.of(md);
-    refusals.forEach((reason, pods) -> events.announce(involved, "Warning", reason, "turned " + reason, pods));
+    refusals.forEach(
+        (reason, pods) -> events.announce(involved, "Warning", reason, "turned " + reason, pods));
     events.announce(involved, "Normal", "PoolVerified", "verified", verified);
   }
 
   /**
-   * Engine advisories that only warn: a gauge per role and advisory (pods it applies to in this pass), and one
-   * Warning event the first time an advisory applies to a pod (a pod between probes, say restarting, is not
-   * announced again when it comes back); gauges of advisories that no longer apply go.
+   * Engine advisories that only warn: a gauge per role and advisory (pods it applies to in this
+   * pass), and one Warning event the first time an advisory applies to a pod (a pod between probes,
+   * say restarting, is not announced again when it comes back); gauges of advisories that no longer
+   * apply go.
    */
   private void advisories(ModelDeployment md, List<PassReport.Advisory> found) {
     String uid = md.getMetadata().getUid();
     synchronized (this) {
-      // A pass that overlapped the policy's deletion must not bring its gauges back once they were removed.
+      // A pass that overlapped the policy's deletion must not bring its gauges back once they were
+      // removed.
       if (!live.contains(uid)) {
         return;
       }
@@ -195,17 +276,31 @@ public final class Observer implements AutoCloseable {
     }
     List<Announcement> fresh = new java.util.ArrayList<>();
     for (PassReport.Advisory warning : found) {
-      java.util.Set<String> pods = warnedPods.computeIfAbsent(uid + "/" + warning.role() + "/" + warning.advisory(),
-          k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
+      java.util.Set<String> pods =
+          warnedPods.computeIfAbsent(
+              uid + "/" + warning.role() + "/" + warning.advisory(),
+              k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
       for (String pod : warning.pods()) {
         if (pods.add(pod)) {
-          fresh.add(new Announcement("pod " + pod + " (role " + warning.role() + "): engine advisory "
-              + warning.advisory() + ": " + warning.message(), pod + " (role " + warning.role() + ", advisory "
-              + warning.advisory() + ")"));
+          fresh.add(
+              new Announcement(
+                  "pod "
+                      + pod
+                      + " (role "
+                      + warning.role()
+                      + "): engine advisory "
+                      + warning.advisory()
+                      + ": "
+                      + warning.message(),
+                  pod + " (role " + warning.role() + ", advisory " + warning.advisory() + ")"));
         }
       }
     }
-    events.announce(InvolvedObject.of(md), "Warning", "EngineAdvisoryWarning", "are affected by an engine advisory",
+    events.announce(
+        InvolvedObject.of(md),
+        "Warning",
+        "EngineAdvisoryWarning",
+        "are affected by an engine advisory",
         fresh);
   }
 
@@ -215,14 +310,23 @@ public final class Observer implements AutoCloseable {
     java.util.Set<String> current = new java.util.HashSet<>();
     for (PassReport.Advisory warning : found) {
       current.add(warning.role() + "/" + warning.advisory());
-      metrics.advisoryWarning(md.getMetadata().getNamespace(), md.getMetadata().getName(), warning.role(),
-          warning.advisory(), warning.pods().size());
+      metrics.advisoryWarning(
+          md.getMetadata().getNamespace(),
+          md.getMetadata().getName(),
+          warning.role(),
+          warning.advisory(),
+          warning.pods().size());
     }
-    java.util.Set<String> gauged = advisoryGauges.computeIfAbsent(uid, k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
+    java.util.Set<String> gauged =
+        advisoryGauges.computeIfAbsent(
+            uid, k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
     for (String stale : List.copyOf(gauged)) {
       if (!current.contains(stale)) {
         String[] roleAndAdvisory = stale.split("/", 2);
-        metrics.forgetAdvisoryWarning(md.getMetadata().getNamespace(), md.getMetadata().getName(), roleAndAdvisory[0],
+        metrics.forgetAdvisoryWarning(
+            md.getMetadata().getNamespace(),
+            md.getMetadata().getName(),
+            roleAndAdvisory[0],
             roleAndAdvisory[1]);
         gauged.remove(stale);
       }
@@ -235,69 +339,117 @@ public final class Observer implements AutoCloseable {
     boolean failed = outcome instanceof ProbeOutcome.Failed;
     synchronized (this) {
       if (live.contains(md.getMetadata().getUid())) {
-        metrics.probe(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), role.getName()),
-            role.getEngine().wireName(), took, failed);
+        metrics.probe(
+            KvguardMetrics.roleTags(
+                md.getMetadata().getNamespace(), md.getMetadata().getName(), role.getName()),
+            role.getEngine().wireName(),
+            took,
+            failed);
       }
     }
     if (failed) {
-      LOG.debug("probe failed modeldeployment={}/{} role={} cause={}", md.getMetadata().getNamespace(),
-          md.getMetadata().getName(), role.getName(), ((ProbeOutcome.Failed) outcome).cause());
+      LOG.debug(
+          "probe failed modeldeployment={}/{} role={} cause={}",
+          md.getMetadata().getNamespace(),
+          md.getMetadata().getName(),
+          role.getName(),
+          ((ProbeOutcome.Failed) outcome).cause());
     }
   }
 
-  /** A rejection probe finished (on its own thread): how the engine answered the over-limit prompt. */
-  public synchronized void rejectionProbed(ModelDeployment md, RoleSpec role, io.kvguard.verdict.RejectionOutcome outcome) {
+  /**
+   * A rejection probe finished (on its own thread): how the engine answered the over-limit prompt.
+   */
+  public synchronized void rejectionProbed(
+      ModelDeployment md, RoleSpec role, io.kvguard.verdict.RejectionOutcome outcome) {
     if (!live.contains(md.getMetadata().getUid())) {
       return;
     }
-    String result = outcome instanceof io.kvguard.verdict.RejectionOutcome.Refused ? "refused"
-        : outcome instanceof io.kvguard.verdict.RejectionOutcome.Answered ? "answered"
-        : outcome instanceof io.kvguard.verdict.RejectionOutcome.Inconclusive ? "inconclusive" : "failed";
-    metrics.rejectionProbe(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(),
-        role.getName()), role.getEngine().wireName(), result);
+    String result =
+        outcome instanceof io.kvguard.verdict.RejectionOutcome.Refused
+            ? "refused"
+            : outcome instanceof io.kvguard.verdict.RejectionOutcome.Answered
+                ? "answered"
+                : outcome instanceof io.kvguard.verdict.RejectionOutcome.Inconclusive
+                    ? "inconclusive"
+                    : "failed";
+    metrics.rejectionProbe(
+        KvguardMetrics.roleTags(
+            md.getMetadata().getNamespace(), md.getMetadata().getName(), role.getName()),
+        role.getEngine().wireName(),
+        result);
   }
 
   /** A gate write the API server refused; the gate stays as it was and the pass comes again. */
-  private void gateWriteFailed(ModelDeployment md, io.fabric8.kubernetes.api.model.Pod pod, RuntimeException error) {
-    LOG.warn("cannot write the gate of pod {}/{}: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(),
+  private void gateWriteFailed(
+      ModelDeployment md, io.fabric8.kubernetes.api.model.Pod pod, RuntimeException error) {
+    LOG.warn(
+        "cannot write the gate of pod {}/{}: {}",
+        pod.getMetadata().getNamespace(),
+        pod.getMetadata().getName(),
         error.toString());
     metrics.gateWriteFailure(md.getMetadata().getNamespace(), md.getMetadata().getName(), "pass");
   }
 
   /**
-   * A pod the deleted policy could not hand back (its namespace going, its RoleBinding gone, a webhook): the policy
-   * is let go regardless, so the pod keeps the gate it had. Said in the log, an event (which a namespace being
-   * deleted may refuse too) and a metric (which lives with the operator).
+   * A pod the deleted policy could not hand back (its namespace going, its RoleBinding gone, a
+   * webhook): the policy is let go regardless, so the pod keeps the gate it had. Said in the log,
+   * an event (which a namespace being deleted may refuse too) and a metric (which lives with the
+   * operator).
    */
-  private void handBackFailed(ModelDeployment md, io.fabric8.kubernetes.api.model.Pod pod, RuntimeException error) {
-    String code = error instanceof io.fabric8.kubernetes.client.KubernetesClientException k && k.getCode() > 0
-        ? "HTTP " + k.getCode() : error.getClass().getSimpleName();
-    LOG.warn("cannot hand pod {}/{} back from deleted ModelDeployment {} ({}); the finalizer is removed anyway and the"
-        + " pod keeps its gate: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(),
-        md.getMetadata().getName(), code, error.toString());
-    metrics.gateWriteFailure(md.getMetadata().getNamespace(), md.getMetadata().getName(), "handback");
-    String why = ": the gate could not be handed back (" + code + "); the ModelDeployment is deleted anyway and the pod"
-        + " keeps the gate it had: remove the condition kvguard.io/pool-verified and the label kvguard.io/verified by"
-        + " hand if the pod stays";
-    events.announce(InvolvedObject.of(md), "Warning", "HandBackFailed", "could not be handed back",
-        List.of(new Announcement("pod " + pod.getMetadata().getName() + why, pod.getMetadata().getName() + why)));
+  private void handBackFailed(
+      ModelDeployment md, io.fabric8.kubernetes.api.model.Pod pod, RuntimeException error) {
+    String code =
+        error instanceof io.fabric8.kubernetes.client.KubernetesClientException k && k.getCode() > 0
+            ? "HTTP " + k.getCode()
+            : error.getClass().getSimpleName();
+    LOG.warn(
+        "cannot hand pod {}/{} back from deleted ModelDeployment {} ({}); the finalizer is removed anyway and the"
+            + " pod keeps its gate: {}",
+        pod.getMetadata().getNamespace(),
+        pod.getMetadata().getName(),
+        md.getMetadata().getName(),
+        code,
+        error.toString());
+    metrics.gateWriteFailure(
+        md.getMetadata().getNamespace(), md.getMetadata().getName(), "handback");
+    String why =
+        ": the gate could not be handed back ("
+            + code
+            + "); the ModelDeployment is deleted anyway and the pod"
+            + " keeps the gate it had: remove the condition kvguard.io/pool-verified and the label kvguard.io/verified by"
+            + " hand if the pod stays";
+    events.announce(
+        InvolvedObject.of(md),
+        "Warning",
+        "HandBackFailed",
+        "could not be handed back",
+        List.of(
+            new Announcement(
+                "pod " + pod.getMetadata().getName() + why, pod.getMetadata().getName() + why)));
   }
 
   private synchronized void gateFlipped(ModelDeployment md, String role, boolean open) {
     if (live.contains(md.getMetadata().getUid())) {
-      metrics.gateTransition(KvguardMetrics.roleTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), role), open);
+      metrics.gateTransition(
+          KvguardMetrics.roleTags(
+              md.getMetadata().getNamespace(), md.getMetadata().getName(), role),
+          open);
     }
   }
 
   private void forgetPod(ModelDeployment md, String pod, String role) {
     announced.remove(md.getMetadata().getUid() + "/" + pod);
-    warnedPods.forEach((key, pods) -> {
-      if (key.startsWith(md.getMetadata().getUid() + "/")) {
-        pods.remove(pod);
-      }
-    });
+    warnedPods.forEach(
+        (key, pods) -> {
+          if (key.startsWith(md.getMetadata().getUid() + "/")) {
+            pods.remove(pod);
+          }
+        });
     if (role != null) {
-      metrics.forgetPod(KvguardMetrics.podTags(md.getMetadata().getNamespace(), md.getMetadata().getName(), role, pod));
+      metrics.forgetPod(
+          KvguardMetrics.podTags(
+              md.getMetadata().getNamespace(), md.getMetadata().getName(), role, pod));
     }
   }
 

@@ -8,10 +8,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What one pass of one ModelDeployment did, as the {@link Observer} announces it: produced by the pass once, at
- * its end, instead of the pass calling events, metrics and logs wherever something happened.
+ * What one pass of one ModelDeployment did, as the {@link Observer} announces it: produced by the
+ * pass once, at its end, instead of the pass calling events, metrics and logs wherever something
+ * happened.
  *
- * @param before what the policy last concluded per pod name (records on the pods, or status entries)
+ * @param before what the policy last concluded per pod name (records on the pods, or status
+ *     entries)
  * @param entries this pass's conclusion for every pod (the status lists only some of them)
  * @param pods the figures each judged pod was gauged with
  * @param advisories engine advisories that apply to some pods and only warn
@@ -19,8 +21,14 @@ import java.util.Map;
  * @param writeFailures gate writes the API server refused; those pods keep the gate they had
  * @param released pods that left the policy this pass: what was kept about them goes
  */
-public record PassReport(ModelDeployment md, Map<String, VerdictRecord> before, List<PodVerdictStatus> entries,
-    List<PodFigures> pods, List<Advisory> advisories, List<GateFlip> flips, List<WriteFailure> writeFailures,
+public record PassReport(
+    ModelDeployment md,
+    Map<String, VerdictRecord> before,
+    List<PodVerdictStatus> entries,
+    List<PodFigures> pods,
+    List<Advisory> advisories,
+    List<GateFlip> flips,
+    List<WriteFailure> writeFailures,
     List<Released> released) {
 
   public PassReport {
@@ -33,7 +41,10 @@ public record PassReport(ModelDeployment md, Map<String, VerdictRecord> before, 
     released = List.copyOf(released);
   }
 
-  /** A judged pod: its pool in tokens (-1 when no figures are known) and whether its verdict is Verified. */
+  /**
+   * A judged pod: its pool in tokens (-1 when no figures are known) and whether its verdict is
+   * Verified.
+   */
   public record PodFigures(String role, String pod, long poolTokens, boolean verified) {}
 
   /** An engine advisory that warns about {@code pods} of a role. */
@@ -49,6 +60,8 @@ public record PassReport(ModelDeployment md, Map<String, VerdictRecord> before, 
   /** A gate write the API server refused. */
   public record WriteFailure(Pod pod, RuntimeException error) {}
 
-  /** A pod the policy no longer selects, with the role it was judged under (null when not known). */
+  /**
+   * A pod the policy no longer selects, with the role it was judged under (null when not known).
+   */
   public record Released(String pod, String role) {}
 }

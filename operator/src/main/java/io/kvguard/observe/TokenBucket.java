@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.time.Instant;
 
 /**
- * A passive token bucket, as client-go's spam filter keeps one per source and object
- * ({@code NewTokenBucketPassiveRateLimiterWithClock}): {@code burst} writes at once, then one more each
+ * A passive token bucket, as client-go's spam filter keeps one per source and object ({@code
+ * NewTokenBucketPassiveRateLimiterWithClock}): {@code burst} writes at once, then one more each
  * {@code refill}. Not thread-safe: the recorder's writer thread is its only user.
  */
 final class TokenBucket {
@@ -40,7 +40,10 @@ final class TokenBucket {
     return now.plusNanos((long) Math.ceil((1 - tokens) * refill.toNanos()));
   }
 
-  /** True once the bucket is full again, so it can be forgotten without granting anyone more than a burst. */
+  /**
+   * True once the bucket is full again, so it can be forgotten without granting anyone more than a
+   * burst.
+   */
   boolean full(Instant now) {
     top(now);
     return tokens >= burst;
@@ -48,7 +51,10 @@ final class TokenBucket {
 
   private void top(Instant now) {
     if (now.isAfter(updatedAt)) {
-      tokens = Math.min(burst, tokens + (double) Duration.between(updatedAt, now).toNanos() / refill.toNanos());
+      tokens =
+          Math.min(
+              burst,
+              tokens + (double) Duration.between(updatedAt, now).toNanos() / refill.toNanos());
       updatedAt = now;
     }
   }

@@ -10,15 +10,17 @@ import java.util.HexFormat;
 import java.util.List;
 
 /**
- * Reads one answer's body as it streams in, keeping what its {@link Reading} selects: a JSON answer through
- * {@link SelectiveJson}, a Prometheus page through {@link PrometheusText#read}, anything else as its head, length
- * and SHA-256. A body that cannot be parsed is kept as the reason, which the probe gets when it asks for the
- * structure; transport failures (the byte cap, the deadline, a reset) are thrown.
+ * Reads one answer's body as it streams in, keeping what its {@link Reading} selects: a JSON answer
+ * through {@link SelectiveJson}, a Prometheus page through {@link PrometheusText#read}, anything
+ * else as its head, length and SHA-256. A body that cannot be parsed is kept as the reason, which
+ * the probe gets when it asks for the structure; transport failures (the byte cap, the deadline, a
+ * reset) are thrown.
  */
 final class AnswerReader {
   private AnswerReader() {}
 
-  static EngineResponse read(String path, int status, String contentType, InputStream body, Reading reading)
+  static EngineResponse read(
+      String path, int status, String contentType, InputStream body, Reading reading)
       throws IOException {
     CountingStream in = new CountingStream(body);
     EngineResponse shape = new EngineResponse(path, status, contentType, new byte[0]);
@@ -30,8 +32,17 @@ final class AnswerReader {
       } catch (ProbeException e) {
         unreadable = e;
       }
-      return new EngineResponse(path, status, contentType, in.count, EngineResponse.Kept.JSON, new byte[0], null,
-          json, null, unreadable);
+      return new EngineResponse(
+          path,
+          status,
+          contentType,
+          in.count,
+          EngineResponse.Kept.JSON,
+          new byte[0],
+          null,
+          json,
+          null,
+          unreadable);
     }
     if (shape.isPrometheusText() && reading.selectsMetrics()) {
       PrometheusText.Kept kept = null;
@@ -41,8 +52,17 @@ final class AnswerReader {
       } catch (ProbeException e) {
         unreadable = e;
       }
-      return new EngineResponse(path, status, contentType, in.count, EngineResponse.Kept.PROMETHEUS, new byte[0],
-          null, null, kept, unreadable);
+      return new EngineResponse(
+          path,
+          status,
+          contentType,
+          in.count,
+          EngineResponse.Kept.PROMETHEUS,
+          new byte[0],
+          null,
+          null,
+          kept,
+          unreadable);
     }
     MessageDigest digest = sha256();
     byte[] head = new byte[Reading.RAW_HEAD_BYTES];
@@ -54,11 +74,23 @@ final class AnswerReader {
       System.arraycopy(chunk, 0, head, kept, room);
       kept += room;
     }
-    return new EngineResponse(path, status, contentType, in.count, EngineResponse.Kept.RAW,
-        java.util.Arrays.copyOf(head, kept), HexFormat.of().formatHex(digest.digest()), null, null, null);
+    return new EngineResponse(
+        path,
+        status,
+        contentType,
+        in.count,
+        EngineResponse.Kept.RAW,
+        java.util.Arrays.copyOf(head, kept),
+        HexFormat.of().formatHex(digest.digest()),
+        null,
+        null,
+        null);
   }
 
-  /** The selected JSON of {@code in} (null when it holds no value), or a failure naming the path and the cause. */
+  /**
+   * The selected JSON of {@code in} (null when it holds no value), or a failure naming the path and
+   * the cause.
+   */
   static JsonNode readJson(String path, InputStream in, List<Reading.JsonPath> paths)
       throws IOException, ProbeException {
     try {
@@ -68,7 +100,8 @@ final class AnswerReader {
     } catch (SelectiveJson.Malformed e) {
       String where = e.byteOffset < 0 ? "?" : "byte " + e.byteOffset;
       if (e.duplicateKey) {
-        throw new ProbeException("GET " + path + " answered malformed JSON: a key appears twice (at " + where + ")");
+        throw new ProbeException(
+            "GET " + path + " answered malformed JSON: a key appears twice (at " + where + ")");
       }
       throw new ProbeException("GET " + path + " answered malformed JSON (at " + where + ")");
     }

@@ -8,11 +8,12 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Whether a certificate carries a DNS name, as RFC 6125 section 6.4 has a client check a DNS-ID: the dNSName
- * subjectAltNames only (no fallback to the subject's common name, which RFC 6125 deprecates and browsers and Go no
- * longer use), case-insensitive, and a wildcard only as the whole left-most label of a name of three labels or
- * more ("*.inference.svc" matches "engine.inference.svc", not "a.engine.inference.svc" nor "inference.svc").
- * Stricter than the JDK's own check, which also accepts partial wildcards such as "f*.example.com".
+ * Whether a certificate carries a DNS name, as RFC 6125 section 6.4 has a client check a DNS-ID:
+ * the dNSName subjectAltNames only (no fallback to the subject's common name, which RFC 6125
+ * deprecates and browsers and Go no longer use), case-insensitive, and a wildcard only as the whole
+ * left-most label of a name of three labels or more ("*.inference.svc" matches
+ * "engine.inference.svc", not "a.engine.inference.svc" nor "inference.svc"). Stricter than the
+ * JDK's own check, which also accepts partial wildcards such as "f*.example.com".
  */
 final class DnsNames {
   /** subjectAltName type of a dNSName (RFC 5280 GeneralName, as X509Certificate numbers it). */
@@ -20,7 +21,9 @@ final class DnsNames {
 
   private DnsNames() {}
 
-  /** Raised when the certificate does not carry the name; its message holds no certificate content. */
+  /**
+   * Raised when the certificate does not carry the name; its message holds no certificate content.
+   */
   static final class NameMismatchException extends CertificateException {
     NameMismatchException(String serverName) {
       super("the certificate carries no dNSName matching " + serverName);
@@ -36,7 +39,9 @@ final class DnsNames {
     }
     if (names != null) {
       for (List<?> name : names) {
-        if (name.size() >= 2 && Integer.valueOf(DNS_NAME).equals(name.get(0)) && name.get(1) instanceof String dns
+        if (name.size() >= 2
+            && Integer.valueOf(DNS_NAME).equals(name.get(0))
+            && name.get(1) instanceof String dns
             && matches(dns, serverName)) {
           return;
         }

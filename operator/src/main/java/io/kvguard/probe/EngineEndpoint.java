@@ -13,14 +13,21 @@ import java.util.OptionalLong;
  * @param timeout how long one probe may take, every request and body included, once it started
  *     ({@link #startingNow()}); before that, the deadline of each request
  * @param bearerToken sent as Authorization only to this endpoint; never logged
- * @param metricsBaseUri where the engine serves its metrics pages: the same as {@code baseUri} unless the role names
- *     a metricsPort (Triton serves them on its metrics port, 8002 by default, not on the inference port)
- * @param tls how to verify an https engine's certificate (empty: the JVM's trust store, against the host); the same
- *     settings hold for the metrics port
- * @param deadlineNanos the {@link System#nanoTime()} by which the probe must be done, once it started
+ * @param metricsBaseUri where the engine serves its metrics pages: the same as {@code baseUri}
+ *     unless the role names a metricsPort (Triton serves them on its metrics port, 8002 by default,
+ *     not on the inference port)
+ * @param tls how to verify an https engine's certificate (empty: the JVM's trust store, against the
+ *     host); the same settings hold for the metrics port
+ * @param deadlineNanos the {@link System#nanoTime()} by which the probe must be done, once it
+ *     started
  */
-public record EngineEndpoint(URI baseUri, Duration timeout, Optional<String> bearerToken, URI metricsBaseUri,
-    Optional<EngineTls> tls, OptionalLong deadlineNanos) {
+public record EngineEndpoint(
+    URI baseUri,
+    Duration timeout,
+    Optional<String> bearerToken,
+    URI metricsBaseUri,
+    Optional<EngineTls> tls,
+    OptionalLong deadlineNanos) {
 
   public EngineEndpoint {
     Objects.requireNonNull(baseUri, "baseUri");
@@ -31,7 +38,11 @@ public record EngineEndpoint(URI baseUri, Duration timeout, Optional<String> bea
     Objects.requireNonNull(deadlineNanos, "deadlineNanos");
   }
 
-  public EngineEndpoint(URI baseUri, Duration timeout, Optional<String> bearerToken, URI metricsBaseUri,
+  public EngineEndpoint(
+      URI baseUri,
+      Duration timeout,
+      Optional<String> bearerToken,
+      URI metricsBaseUri,
       Optional<EngineTls> tls) {
     this(baseUri, timeout, bearerToken, metricsBaseUri, tls, OptionalLong.empty());
   }
@@ -42,18 +53,28 @@ public record EngineEndpoint(URI baseUri, Duration timeout, Optional<String> bea
   }
 
   /**
-   * The same endpoint for a probe that starts now: all of its requests share one deadline, {@code timeout} from
-   * now, so a probe of several requests cannot take several timeouts.
+   * The same endpoint for a probe that starts now: all of its requests share one deadline, {@code
+   * timeout} from now, so a probe of several requests cannot take several timeouts.
    */
   public EngineEndpoint startingNow() {
-    return new EngineEndpoint(baseUri, timeout, bearerToken, metricsBaseUri, tls,
+    return new EngineEndpoint(
+        baseUri,
+        timeout,
+        bearerToken,
+        metricsBaseUri,
+        tls,
         OptionalLong.of(System.nanoTime() + timeout.toNanos()));
   }
 
-  /** Time left for the next request: the rest of the probe's deadline, or a whole timeout when it has none. */
+  /**
+   * Time left for the next request: the rest of the probe's deadline, or a whole timeout when it
+   * has none.
+   */
   long remainingNanos() {
     long whole = timeout.toNanos();
-    return deadlineNanos.isPresent() ? Math.min(whole, deadlineNanos.getAsLong() - System.nanoTime()) : whole;
+    return deadlineNanos.isPresent()
+        ? Math.min(whole, deadlineNanos.getAsLong() - System.nanoTime())
+        : whole;
   }
 
   public static EngineEndpoint of(String scheme, String host, int port, Duration timeout) {
@@ -66,21 +87,29 @@ public record EngineEndpoint(URI baseUri, Duration timeout, Optional<String> bea
 
   /** The same engine, with its metrics served on another port of the same host. */
   public EngineEndpoint withMetricsPort(int port) {
-    return new EngineEndpoint(baseUri, timeout, bearerToken,
-        URI.create(baseUri.getScheme() + "://" + baseUri.getHost() + ":" + port), tls, deadlineNanos);
+    return new EngineEndpoint(
+        baseUri,
+        timeout,
+        bearerToken,
+        URI.create(baseUri.getScheme() + "://" + baseUri.getHost() + ":" + port),
+        tls,
+        deadlineNanos);
   }
 
   /** The endpoint whose base is the metrics port: what a probe asks for a metrics page. */
   public EngineEndpoint metrics() {
-    return new EngineEndpoint(metricsBaseUri, timeout, bearerToken, metricsBaseUri, tls, deadlineNanos);
+    return new EngineEndpoint(
+        metricsBaseUri, timeout, bearerToken, metricsBaseUri, tls, deadlineNanos);
   }
 
   public EngineEndpoint withTls(Optional<EngineTls> settings) {
-    return new EngineEndpoint(baseUri, timeout, bearerToken, metricsBaseUri, settings, deadlineNanos);
+    return new EngineEndpoint(
+        baseUri, timeout, bearerToken, metricsBaseUri, settings, deadlineNanos);
   }
 
   public EngineEndpoint withTimeout(Duration deadline) {
-    return new EngineEndpoint(baseUri, deadline, bearerToken, metricsBaseUri, tls, OptionalLong.empty());
+    return new EngineEndpoint(
+        baseUri, deadline, bearerToken, metricsBaseUri, tls, OptionalLong.empty());
   }
 
   public URI resolve(String path) {
@@ -95,8 +124,13 @@ public record EngineEndpoint(URI baseUri, Duration timeout, Optional<String> bea
   @Override
   public String toString() {
     // The token must never reach a log line through a record's default toString.
-    return "EngineEndpoint[" + baseUri + (metricsBaseUri.equals(baseUri) ? "" : ", metrics " + metricsBaseUri)
-        + ", timeout=" + timeout + (bearerToken.isPresent() ? ", bearer=***" : "") + tls.map(t -> ", " + t).orElse("")
+    return "EngineEndpoint["
+        + baseUri
+        + (metricsBaseUri.equals(baseUri) ? "" : ", metrics " + metricsBaseUri)
+        + ", timeout="
+        + timeout
+        + (bearerToken.isPresent() ? ", bearer=***" : "")
+        + tls.map(t -> ", " + t).orElse("")
         + "]";
   }
 }

@@ -16,21 +16,25 @@ import java.util.concurrent.TimeoutException;
 import javax.net.ssl.SSLException;
 
 /**
- * The only way probes reach engines: no redirects followed, one deadline covering headers and body, a hard cap
- * on the bytes read, and each body parsed as it streams in, keeping only what the probe's {@link Reading}
- * selects. Nothing of an answer is buffered whole, so the memory probes use is bounded by what they read, not
- * by what engines send (docs/reliability.md, "Hostile tenants and engines").
+ * The only way probes reach engines: no redirects followed, one deadline covering headers and body,
+ * a hard cap on the bytes read, and each body parsed as it streams in, keeping only what the
+ * probe's {@link Reading} selects. Nothing of an answer is buffered whole, so the memory probes use
+ * is bounded by what they read, not by what engines send (docs/reliability.md, "Hostile tenants and
+ * engines").
  */
 public final class EngineHttp {
   /**
-   * The default byte cap of one answer. The largest legitimate answer a probe reads is a vLLM /metrics page:
-   * about 330 sample lines (40 KiB) per data-parallel engine, all engines on one page (docs/reliability.md,
-   * "Hostile tenants and engines"); 2 MiB holds about 48 engines. Parsing is streamed, so the cap bounds the
-   * time spent on an answer, not memory.
+   * The default byte cap of one answer. The largest legitimate answer a probe reads is a vLLM
+   * /metrics page: about 330 sample lines (40 KiB) per data-parallel engine, all engines on one
+   * page (docs/reliability.md, "Hostile tenants and engines"); 2 MiB holds about 48 engines.
+   * Parsing is streamed, so the cap bounds the time spent on an answer, not memory.
    */
   public static final int DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024;
 
-  /** Where GET answers come from: the network, or (for fuzzing and replaying captured answers) memory. */
+  /**
+   * Where GET answers come from: the network, or (for fuzzing and replaying captured answers)
+   * memory.
+   */
   @FunctionalInterface
   public interface Exchange {
     EngineResponse get(EngineEndpoint endpoint, String path) throws ProbeException;
@@ -44,7 +48,10 @@ public final class EngineHttp {
   private final Exchange exchange;
   private final TlsClients tlsClients = new TlsClients(java.time.Clock.systemUTC());
 
-  /** @param client for engines without TLS settings (http, or https verified by the JVM's trust store) */
+  /**
+   * @param client for engines without TLS settings (http, or https verified by the JVM's trust
+   *     store)
+   */
   public EngineHttp(HttpClient client, int maxBodyBytes) {
     this.client = client;
     this.maxBodyBytes = maxBodyBytes;
@@ -57,7 +64,10 @@ public final class EngineHttp {
     this.exchange = exchange;
   }
 
-  /** Probes run against answers held in memory, read through the same {@link Reading}s as on the wire. */
+  /**
+   * Probes run against answers held in memory, read through the same {@link Reading}s as on the
+   * wire.
+   */
   public static EngineHttp inMemory(Exchange exchange) {
     return new EngineHttp(exchange);
   }
@@ -67,10 +77,10 @@ public final class EngineHttp {
   }
 
   /**
-   * The JDK client every probe uses: never follows redirects, HTTP/1.1, 5 s to connect. Idle connections are
-   * closed after 5 s unless {@code -Djdk.httpclient.keepalive.timeout} says otherwise: a probe's requests reuse
-   * one connection, but thousands of engines probed once a minute must not each hold a socket and buffers
-   * (the JDK default keeps them 20 minutes).
+   * The JDK client every probe uses: never follows redirects, HTTP/1.1, 5 s to connect. Idle
+   * connections are closed after 5 s unless {@code -Djdk.httpclient.keepalive.timeout} says
+   * otherwise: a probe's requests reuse one connection, but thousands of engines probed once a
+   * minute must not each hold a socket and buffers (the JDK default keeps them 20 minutes).
    */
   public static HttpClient newHttpClient() {
     return newHttpClientBuilder().build();
@@ -85,25 +95,36 @@ public final class EngineHttp {
         .version(HttpClient.Version.HTTP_1_1);
   }
 
-  /** GET {@code path}, keeping the head of the body ({@link Reading#raw()}); any status is returned. */
+  /**
+   * GET {@code path}, keeping the head of the body ({@link Reading#raw()}); any status is returned.
+   */
   public EngineResponse get(EngineEndpoint endpoint, String path) throws ProbeException {
     return get(endpoint, path, Reading.raw());
   }
 
-  /** GET {@code path}, keeping what {@code reading} selects; any status is returned, transport failures thrown. */
-  public EngineResponse get(EngineEndpoint endpoint, String path, Reading reading) throws ProbeException {
+  /**
+   * GET {@code path}, keeping what {@code reading} selects; any status is returned, transport
+   * failures thrown.
+   */
+  public EngineResponse get(EngineEndpoint endpoint, String path, Reading reading)
+      throws ProbeException {
     if (exchange != null) {
       EngineResponse whole = exchange.get(endpoint, path);
       try {
-        return AnswerReader.read(path, whole.status(), whole.contentType(),
-            new java.io.ByteArrayInputStream(whole.body()), reading);
+        return AnswerReader.read(
+            path,
+            whole.status(),
+            whole.contentType(),
+            new java.io.ByteArrayInputStream(whole.body()),
+            reading);
       } catch (IOException e) {
         throw new ProbeException("GET " + path + " failed: " + describe(e, endpoint));
       }
     }
-    HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.resolve(path))
-        .header("Accept", "application/json, text/plain;q=0.9")
-        .GET();
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(endpoint.resolve(path))
+            .header("Accept", "application/json, text/plain;q=0.9")
+            .GET();
     return send(endpoint, request, "GET " + path, path, reading);
   }
 
@@ -113,10 +134,12 @@ public final class EngineHttp {
   }
 
   /** GET that must answer 200, keeping what {@code reading} selects. */
-  public EngineResponse getOk(EngineEndpoint endpoint, String path, Reading reading) throws ProbeException {
+  public EngineResponse getOk(EngineEndpoint endpoint, String path, Reading reading)
+      throws ProbeException {
     EngineResponse response = get(endpoint, path, reading);
     if (response.status() >= 300 && response.status() < 400) {
-      throw new ProbeException("GET " + path + " answered HTTP " + response.status() + " (redirects are not followed)");
+      throw new ProbeException(
+          "GET " + path + " answered HTTP " + response.status() + " (redirects are not followed)");
     }
     if (response.status() != 200) {
       throw new ProbeException("GET " + path + " answered HTTP " + response.status());
@@ -125,22 +148,24 @@ public final class EngineHttp {
   }
 
   /**
-   * GET {@code path} where an engine may not serve it: empty on HTTP 404 (the route is not mounted), the answer on
-   * 200, and the same errors as {@link #getOk} on any other status.
+   * GET {@code path} where an engine may not serve it: empty on HTTP 404 (the route is not
+   * mounted), the answer on 200, and the same errors as {@link #getOk} on any other status.
    */
-  public java.util.Optional<EngineResponse> getOkUnlessAbsent(EngineEndpoint endpoint, String path) throws ProbeException {
+  public java.util.Optional<EngineResponse> getOkUnlessAbsent(EngineEndpoint endpoint, String path)
+      throws ProbeException {
     return getOkUnlessAbsent(endpoint, path, Reading.raw());
   }
 
   /** {@link #getOkUnlessAbsent(EngineEndpoint, String)}, keeping what {@code reading} selects. */
-  public java.util.Optional<EngineResponse> getOkUnlessAbsent(EngineEndpoint endpoint, String path, Reading reading)
-      throws ProbeException {
+  public java.util.Optional<EngineResponse> getOkUnlessAbsent(
+      EngineEndpoint endpoint, String path, Reading reading) throws ProbeException {
     EngineResponse response = get(endpoint, path, reading);
     if (response.status() == 404) {
       return java.util.Optional.empty();
     }
     if (response.status() >= 300 && response.status() < 400) {
-      throw new ProbeException("GET " + path + " answered HTTP " + response.status() + " (redirects are not followed)");
+      throw new ProbeException(
+          "GET " + path + " answered HTTP " + response.status() + " (redirects are not followed)");
     }
     if (response.status() != 200) {
       throw new ProbeException("GET " + path + " answered HTTP " + response.status());
@@ -149,35 +174,43 @@ public final class EngineHttp {
   }
 
   /** POST a JSON body (the rejection probe); same deadline, cap and redirect rules as GET. */
-  public EngineResponse postJson(EngineEndpoint endpoint, String path, byte[] json) throws ProbeException {
+  public EngineResponse postJson(EngineEndpoint endpoint, String path, byte[] json)
+      throws ProbeException {
     return postJson(endpoint, path, HttpRequest.BodyPublishers.ofByteArray(json));
   }
 
   /**
-   * POST a JSON body produced as it is sent ({@link OverLimitPrompt}: millions of token IDs are never held in
-   * memory); the answer is kept raw: its head, length and SHA-256.
+   * POST a JSON body produced as it is sent ({@link OverLimitPrompt}: millions of token IDs are
+   * never held in memory); the answer is kept raw: its head, length and SHA-256.
    */
-  public EngineResponse postJson(EngineEndpoint endpoint, String path, HttpRequest.BodyPublisher body)
-      throws ProbeException {
+  public EngineResponse postJson(
+      EngineEndpoint endpoint, String path, HttpRequest.BodyPublisher body) throws ProbeException {
     if (client == null) {
       throw new ProbeException("POST " + path + " is not available on an in-memory exchange");
     }
-    HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.resolve(path))
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json")
-        .POST(body);
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(endpoint.resolve(path))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json")
+            .POST(body);
     return send(endpoint, request, "POST " + path, path, Reading.raw());
   }
 
   /**
-   * Blocking {@code send}, not {@code sendAsync}: {@code sendAsync} hands every answer on to CompletableFuture's
-   * default executor, which on a JVM with fewer than three CPUs (the chart's one-CPU limit, this two-core
-   * benchmark machine) is a new thread per answer. The request timeout covers connecting and the headers; the
-   * body is read on this thread under the rest of the same deadline (the endpoint's, which a probe shares across
-   * its requests), and a body still arriving when it passes is closed, so a dripping engine cannot outlast it.
+   * Blocking {@code send}, not {@code sendAsync}: {@code sendAsync} hands every answer on to
+   * CompletableFuture's default executor, which on a JVM with fewer than three CPUs (the chart's
+   * one-CPU limit, this two-core benchmark machine) is a new thread per answer. The request timeout
+   * covers connecting and the headers; the body is read on this thread under the rest of the same
+   * deadline (the endpoint's, which a probe shares across its requests), and a body still arriving
+   * when it passes is closed, so a dripping engine cannot outlast it.
    */
-  private EngineResponse send(EngineEndpoint endpoint, HttpRequest.Builder request, String what, String path,
-      Reading reading) throws ProbeException {
+  private EngineResponse send(
+      EngineEndpoint endpoint,
+      HttpRequest.Builder request,
+      String what,
+      String path,
+      Reading reading)
+      throws ProbeException {
     endpoint.bearerToken().ifPresent(token -> request.header("Authorization", "Bearer " + token));
     String timedOut = what + " timed out after " + endpoint.timeout().toMillis() + " ms";
     long remaining = endpoint.remainingNanos();
@@ -187,10 +220,13 @@ public final class EngineHttp {
     long deadlineNanos = System.nanoTime() + remaining;
     request.timeout(Duration.ofNanos(remaining));
     // probe.tls applies to https only: a plain-http engine is asked as before.
-    HttpClient through = endpoint.tls().isPresent() && "https".equalsIgnoreCase(endpoint.baseUri().getScheme())
-        ? tlsClients.forTls(endpoint.tls().get()) : client;
+    HttpClient through =
+        endpoint.tls().isPresent() && "https".equalsIgnoreCase(endpoint.baseUri().getScheme())
+            ? tlsClients.forTls(endpoint.tls().get())
+            : client;
     try {
-      HttpResponse<InputStream> response = through.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+      HttpResponse<InputStream> response =
+          through.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
       String contentType = response.headers().firstValue("content-type").orElse(null);
       try (BoundedBody body = new BoundedBody(response.body(), maxBodyBytes, deadlineNanos)) {
         return AnswerReader.read(path, response.statusCode(), contentType, body, reading);
@@ -201,8 +237,10 @@ public final class EngineHttp {
       Thread.currentThread().interrupt();
       throw new ProbeException(what + " interrupted");
     } catch (IOException e) {
-      // send() wraps what failed inside the exchange in a plain IOException; the cause says what it was.
-      Throwable cause = e.getClass() == IOException.class && e.getCause() != null ? e.getCause() : e;
+      // send() wraps what failed inside the exchange in a plain IOException; the cause says what it
+      // was.
+      Throwable cause =
+          e.getClass() == IOException.class && e.getCause() != null ? e.getCause() : e;
       if (cause instanceof TimeoutException) {
         throw new ProbeException(timedOut);
       }
@@ -225,17 +263,23 @@ public final class EngineHttp {
     }
     if (cause instanceof IOException io) {
       // Transport messages are the JDK's own (no engine payload), safe to show.
-      return "I/O error (" + io.getClass().getSimpleName() + (io.getMessage() == null ? "" : ": " + io.getMessage()) + ")";
+      return "I/O error ("
+          + io.getClass().getSimpleName()
+          + (io.getMessage() == null ? "" : ": " + io.getMessage())
+          + ")";
     }
     return cause == null ? "unknown error" : cause.getClass().getSimpleName();
   }
 
   private static ScheduledThreadPoolExecutor deadlines() {
-    ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, runnable -> {
-      Thread thread = new Thread(runnable, "kvguard-probe-deadlines");
-      thread.setDaemon(true);
-      return thread;
-    });
+    ScheduledThreadPoolExecutor timer =
+        new ScheduledThreadPoolExecutor(
+            1,
+            runnable -> {
+              Thread thread = new Thread(runnable, "kvguard-probe-deadlines");
+              thread.setDaemon(true);
+              return thread;
+            });
     // Most answers arrive in time: their cancelled closers must not pile up until their deadline.
     timer.setRemoveOnCancelPolicy(true);
     return timer;
@@ -256,8 +300,9 @@ public final class EngineHttp {
   }
 
   /**
-   * A body read on the probe's thread: at most {@code limit} bytes, and closed by the deadline timer if it is
-   * still being read when the deadline passes (closing the JDK's stream wakes a read blocked on it).
+   * A body read on the probe's thread: at most {@code limit} bytes, and closed by the deadline
+   * timer if it is still being read when the deadline passes (closing the JDK's stream wakes a read
+   * blocked on it).
    */
   private static final class BoundedBody extends FilterInputStream {
     private final int limit;
@@ -270,8 +315,9 @@ public final class EngineHttp {
       super(in);
       this.limit = limit;
       this.deadlineNanos = deadlineNanos;
-      this.closer = DEADLINES.schedule(this::expire, Math.max(0, deadlineNanos - System.nanoTime()),
-          TimeUnit.NANOSECONDS);
+      this.closer =
+          DEADLINES.schedule(
+              this::expire, Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
     }
 
     private void expire() {

@@ -4,9 +4,10 @@ import io.kvguard.verdict.PoolObservation;
 import java.util.Optional;
 
 /**
- * What one engine does with a prompt longer than it admits, as read in that engine's own source: the request
- * that reaches its admission check, and the refusal that check answers. Each engine with a rejection probe
- * has one ({@link EngineProbe#rejection()}); kvguard recognises no other refusal.
+ * What one engine does with a prompt longer than it admits, as read in that engine's own source:
+ * the request that reaches its admission check, and the refusal that check answers. Each engine
+ * with a rejection probe has one ({@link EngineProbe#rejection()}); kvguard recognises no other
+ * refusal.
  */
 public interface EngineRejection {
 
@@ -14,7 +15,10 @@ public interface EngineRejection {
   enum Route {
     /** Straight to one engine process (the operator's probe of a pod). */
     POD,
-    /** Through a prefill/decode router that adds the disaggregation fields itself ({@code check --pd-router}). */
+    /**
+     * Through a prefill/decode router that adds the disaggregation fields itself ({@code check
+     * --pd-router}).
+     */
     PD_ROUTER
   }
 
@@ -29,12 +33,18 @@ public interface EngineRejection {
   /** The engine's name as messages show it. */
   String engineName();
 
-  /** Whether a prompt can be sent this way: to the process itself always; through a router only where its fields are known. */
+  /**
+   * Whether a prompt can be sent this way: to the process itself always; through a router only
+   * where its fields are known.
+   */
   default boolean takes(Route route) {
     return route == Route.POD;
   }
 
-  /** The path whose request must name the served model, for engines whose API needs it; empty otherwise. */
+  /**
+   * The path whose request must name the served model, for engines whose API needs it; empty
+   * otherwise.
+   */
   default Optional<String> modelNamedBy() {
     return Optional.empty();
   }
@@ -42,31 +52,39 @@ public interface EngineRejection {
   /**
    * @param promptTokens the prompt's length, just above the engine's admission limit
    * @param model the served model's name, for engines whose API needs it
-   * @param observation what the engine's pool probe saw (its mode and context length decide some plans)
+   * @param observation what the engine's pool probe saw (its mode and context length decide some
+   *     plans)
    */
   Plan plan(long promptTokens, String model, PoolObservation observation, Route route);
 
   /**
-   * The engine's own admission refusal, recognised by status and error shape; its error class in kvguard's
-   * words (never the engine's payload). Empty for every other answer.
+   * The engine's own admission refusal, recognised by status and error shape; its error class in
+   * kvguard's words (never the engine's payload). Empty for every other answer.
    */
   Optional<String> refusal(EngineResponse response);
 
   /**
-   * Whether a refusal recorded earlier (on the pod, before an operator restart) is one this recogniser gives today:
-   * a record from a kvguard build that recognised more must not stand in for a refusal.
+   * Whether a refusal recorded earlier (on the pod, before an operator restart) is one this
+   * recogniser gives today: a record from a kvguard build that recognised more must not stand in
+   * for a refusal.
    */
   boolean recognises(int status, String errorClass);
 
   /** The refusal's shape, as messages describe what was expected instead. */
   String refusalShape();
 
-  /** A fix specific to this engine for a 4xx that is not its refusal (e.g. TGI's body limit); empty if none. */
+  /**
+   * A fix specific to this engine for a 4xx that is not its refusal (e.g. TGI's body limit); empty
+   * if none.
+   */
   default Optional<String> fixFor(EngineResponse response, OverLimitPrompt prompt) {
     return Optional.empty();
   }
 
-  /** What an answer (2xx) to the over-long prompt is known to mean for this engine; "" when nothing more. */
+  /**
+   * What an answer (2xx) to the over-long prompt is known to mean for this engine; "" when nothing
+   * more.
+   */
   default String answerMeaning() {
     return "";
   }

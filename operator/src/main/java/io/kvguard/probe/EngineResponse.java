@@ -9,13 +9,17 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * What kvguard kept of one engine answer: status, content type, length, and the part its {@link Reading}
- * selected (a JSON tree, Prometheus samples) or, for a raw reading, the head of the body and the SHA-256 of all
- * of it. The body itself is never held whole.
+ * What kvguard kept of one engine answer: status, content type, length, and the part its {@link
+ * Reading} selected (a JSON tree, Prometheus samples) or, for a raw reading, the head of the body
+ * and the SHA-256 of all of it. The body itself is never held whole.
  */
 public final class EngineResponse {
   /** How the body was read, which decides what of it is kept. */
-  enum Kept { RAW, JSON, PROMETHEUS }
+  enum Kept {
+    RAW,
+    JSON,
+    PROMETHEUS
+  }
 
   private final String path;
   private final int status;
@@ -30,11 +34,30 @@ public final class EngineResponse {
 
   /** An answer as an engine sent it, whole (in-memory exchanges and tests); read like any other. */
   public EngineResponse(String path, int status, String contentType, byte[] body) {
-    this(path, status, contentType, body.length, Kept.RAW, body.clone(), AnswerReader.sha256(body), null, null, null);
+    this(
+        path,
+        status,
+        contentType,
+        body.length,
+        Kept.RAW,
+        body.clone(),
+        AnswerReader.sha256(body),
+        null,
+        null,
+        null);
   }
 
-  EngineResponse(String path, int status, String contentType, long length, Kept kept, byte[] head, String sha256,
-      JsonNode json, PrometheusText.Kept prometheus, ProbeException unreadable) {
+  EngineResponse(
+      String path,
+      int status,
+      String contentType,
+      long length,
+      Kept kept,
+      byte[] head,
+      String sha256,
+      JsonNode json,
+      PrometheusText.Kept prometheus,
+      ProbeException unreadable) {
     this.path = path;
     this.status = status;
     this.contentType = contentType;
@@ -68,7 +91,10 @@ public final class EngineResponse {
     return length == 0;
   }
 
-  /** The head of the body kept by a raw reading (all of it when {@link #complete()}); empty otherwise. */
+  /**
+   * The head of the body kept by a raw reading (all of it when {@link #complete()}); empty
+   * otherwise.
+   */
   public byte[] body() {
     return head.clone();
   }
@@ -100,7 +126,10 @@ public final class EngineResponse {
     return type.startsWith("text/plain") || type.startsWith("application/openmetrics-text");
   }
 
-  /** The selected JSON (null for an empty body); a raw reading's head is parsed whole if it is the whole body. */
+  /**
+   * The selected JSON (null for an empty body); a raw reading's head is parsed whole if it is the
+   * whole body.
+   */
   JsonNode json() throws ProbeException {
     if (unreadable != null) {
       throw unreadable;
@@ -119,7 +148,9 @@ public final class EngineResponse {
     }
   }
 
-  /** The selected Prometheus samples; a raw reading's head is parsed whole if it is the whole body. */
+  /**
+   * The selected Prometheus samples; a raw reading's head is parsed whole if it is the whole body.
+   */
   PrometheusText.Kept prometheus() throws ProbeException {
     if (unreadable != null) {
       throw unreadable;
@@ -140,8 +171,15 @@ public final class EngineResponse {
 
   private ByteArrayInputStream headStream() throws ProbeException {
     if (!complete()) {
-      throw new ProbeException("GET " + path + " answered " + length + " bytes, more than kvguard reads from an"
-          + " answer it selects nothing from (" + Reading.RAW_HEAD_BYTES + ")");
+      throw new ProbeException(
+          "GET "
+              + path
+              + " answered "
+              + length
+              + " bytes, more than kvguard reads from an"
+              + " answer it selects nothing from ("
+              + Reading.RAW_HEAD_BYTES
+              + ")");
     }
     return new ByteArrayInputStream(head);
   }

@@ -5,7 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.util.Optional;
 
-/** Reads an engine's error answer as JSON when it is one; never throws and never quotes the body. */
+/**
+ * Reads an engine's error answer as JSON when it is one; never throws and never quotes the body.
+ */
 final class ErrorBodies {
   private static final ObjectMapper MAPPER = new ObjectMapper();
 

@@ -18,16 +18,19 @@ import java.util.OptionalLong;
 import java.util.TreeMap;
 
 /**
- * Any other engine, read where the role's {@code generic} settings say: a JSON pointer into a JSON answer or
- * a Prometheus sample (with exact label matchers), times a whole multiplier, for the pool and optionally the
- * engine context; a JSON pointer for the version. Each path is fetched once per probe. Whatever the settings
- * name but the answer lacks fails the probe, naming the pointer or metric.
+ * Any other engine, read where the role's {@code generic} settings say: a JSON pointer into a JSON
+ * answer or a Prometheus sample (with exact label matchers), times a whole multiplier, for the pool
+ * and optionally the engine context; a JSON pointer for the version. Each path is fetched once per
+ * probe. Whatever the settings name but the answer lacks fails the probe, naming the pointer or
+ * metric.
  */
 public final class GenericProbe implements EngineProbe {
   private final EngineHttp http;
   private final GenericProbeSpec spec;
 
-  /** {@code spec} may be null (a spec the CRD did not validate); the probe then fails, saying so. */
+  /**
+   * {@code spec} may be null (a spec the CRD did not validate); the probe then fails, saying so.
+   */
   public GenericProbe(EngineHttp http, GenericProbeSpec spec) {
     this.http = http;
     this.spec = spec;
@@ -57,7 +60,9 @@ public final class GenericProbe implements EngineProbe {
     return ProbeOutcome.observed(new PoolObservation(pool, engineContext, version, null, notes));
   }
 
-  private long tokens(GenericValueSource source, Answers answers, boolean isPool, List<String> notes) throws ProbeException {
+  private long tokens(
+      GenericValueSource source, Answers answers, boolean isPool, List<String> notes)
+      throws ProbeException {
     String path = pathOf(source.getPath());
     long multiplier = source.effectiveMultiplier();
     if (multiplier < 1) {
@@ -65,31 +70,48 @@ public final class GenericProbe implements EngineProbe {
     }
     long value;
     if (source.getJsonPointer() != null && source.getMetric() == null) {
-      value = StrictJson.tokens(at(answers.json(path), source.getJsonPointer(), path), "GET " + path + " " + describe(source));
+      value =
+          StrictJson.tokens(
+              at(answers.json(path), source.getJsonPointer(), path),
+              "GET " + path + " " + describe(source));
     } else if (source.getMetric() != null && source.getJsonPointer() == null) {
       value = metric(answers.prometheus(path), source, path, isPool, notes);
     } else {
-      throw new ProbeException("generic " + (isPool ? "pool" : "engineContext") + " must set exactly one of jsonPointer or metric");
+      throw new ProbeException(
+          "generic "
+              + (isPool ? "pool" : "engineContext")
+              + " must set exactly one of jsonPointer or metric");
     }
     try {
       return Math.multiplyExact(value, multiplier);
     } catch (ArithmeticException e) {
-      throw new ProbeException("GET " + path + " " + describe(source) + " × multiplier " + multiplier + " overflows");
+      throw new ProbeException(
+          "GET " + path + " " + describe(source) + " × multiplier " + multiplier + " overflows");
     }
   }
 
-  private static long metric(List<PrometheusText.Sample> samples, GenericValueSource source, String path, boolean isPool,
-      List<String> notes) throws ProbeException {
+  private static long metric(
+      List<PrometheusText.Sample> samples,
+      GenericValueSource source,
+      String path,
+      boolean isPool,
+      List<String> notes)
+      throws ProbeException {
     Map<String, String> wanted = source.effectiveLabels();
-    List<PrometheusText.Sample> matching = PrometheusText.named(samples, source.getMetric()).stream()
-        .filter(s -> wanted.entrySet().stream().allMatch(w -> w.getValue().equals(s.labels().get(w.getKey()))))
-        .toList();
+    List<PrometheusText.Sample> matching =
+        PrometheusText.named(samples, source.getMetric()).stream()
+            .filter(
+                s ->
+                    wanted.entrySet().stream()
+                        .allMatch(w -> w.getValue().equals(s.labels().get(w.getKey()))))
+            .toList();
     String what = "GET " + path + " " + describe(source);
     if (matching.isEmpty()) {
       throw new ProbeException(what + " matches no series");
     }
     if (!isPool && matching.size() > 1) {
-      throw new ProbeException(what + " matches " + matching.size() + " series; add labels so exactly one remains");
+      throw new ProbeException(
+          what + " matches " + matching.size() + " series; add labels so exactly one remains");
     }
     long smallest = Long.MAX_VALUE;
     Map<Map<String, String>, Long> byLabels = new HashMap<>();
@@ -97,13 +119,15 @@ public final class GenericProbe implements EngineProbe {
       long tokens = PrometheusText.tokens(sample.value(), what);
       Long previous = byLabels.put(sample.labels(), tokens);
       if (previous != null && previous != tokens) {
-        // The same series twice with two figures: neither can be trusted, and the smaller may not be the truth.
+        // The same series twice with two figures: neither can be trusted, and the smaller may not
+        // be the truth.
         throw new ProbeException(what + " has duplicate series that disagree");
       }
       smallest = Math.min(smallest, tokens);
     }
     if (matching.size() > 1) {
-      notes.add("pool is the smallest of " + matching.size() + " series matching " + describe(source));
+      notes.add(
+          "pool is the smallest of " + matching.size() + " series matching " + describe(source));
     }
     return smallest;
   }
@@ -115,7 +139,8 @@ public final class GenericProbe implements EngineProbe {
     String path = pathOf(source.getPath());
     JsonNode node = at(answers.json(path), source.getJsonPointer(), path);
     if (!node.isTextual() && !node.isNumber()) {
-      throw new ProbeException("GET " + path + " JSON pointer " + source.getJsonPointer() + " is not a version string");
+      throw new ProbeException(
+          "GET " + path + " JSON pointer " + source.getJsonPointer() + " is not a version string");
     }
     return EngineText.version(node.asText());
   }
@@ -125,7 +150,8 @@ public final class GenericProbe implements EngineProbe {
     try {
       compiled = JsonPointer.compile(pointer);
     } catch (IllegalArgumentException e) {
-      throw new ProbeException("generic jsonPointer " + pointer + " is not a JSON pointer (RFC 6901)");
+      throw new ProbeException(
+          "generic jsonPointer " + pointer + " is not a JSON pointer (RFC 6901)");
     }
     JsonNode node = root.at(compiled);
     if (node.isMissingNode()) {
@@ -153,23 +179,41 @@ public final class GenericProbe implements EngineProbe {
   private Map<String, Reading> readings() {
     Map<String, List<String>> pointers = new HashMap<>();
     Map<String, List<String>> metrics = new HashMap<>();
-    for (GenericValueSource source : java.util.Arrays.asList(spec.getPool(), spec.getEngineContext())) {
+    for (GenericValueSource source :
+        java.util.Arrays.asList(spec.getPool(), spec.getEngineContext())) {
       if (source != null) {
-        select(pathOf(source.getPath()), source.getJsonPointer(), source.getMetric(), pointers, metrics);
+        select(
+            pathOf(source.getPath()),
+            source.getJsonPointer(),
+            source.getMetric(),
+            pointers,
+            metrics);
       }
     }
     if (spec.getVersion() != null) {
-      select(pathOf(spec.getVersion().getPath()), spec.getVersion().getJsonPointer(), null, pointers, metrics);
+      select(
+          pathOf(spec.getVersion().getPath()),
+          spec.getVersion().getJsonPointer(),
+          null,
+          pointers,
+          metrics);
     }
     Map<String, Reading> readings = new HashMap<>();
     for (String path : union(pointers.keySet(), metrics.keySet())) {
-      readings.put(path, Reading.raw().andJsonPointers(pointers.getOrDefault(path, List.of()))
-          .andMetrics(metrics.getOrDefault(path, List.of()).toArray(String[]::new)));
+      readings.put(
+          path,
+          Reading.raw()
+              .andJsonPointers(pointers.getOrDefault(path, List.of()))
+              .andMetrics(metrics.getOrDefault(path, List.of()).toArray(String[]::new)));
     }
     return readings;
   }
 
-  private static void select(String path, String pointer, String metric, Map<String, List<String>> pointers,
+  private static void select(
+      String path,
+      String pointer,
+      String metric,
+      Map<String, List<String>> pointers,
       Map<String, List<String>> metrics) {
     if (path == null) {
       return;
@@ -238,7 +282,9 @@ public final class GenericProbe implements EngineProbe {
     }
   }
 
-  /** The CRD's pattern already forbids it; this is the same check for specs that skipped validation. */
+  /**
+   * The CRD's pattern already forbids it; this is the same check for specs that skipped validation.
+   */
   static void requireSameOrigin(EngineEndpoint endpoint, String path) throws ProbeException {
     URI resolved;
     try {
@@ -246,9 +292,11 @@ public final class GenericProbe implements EngineProbe {
     } catch (IllegalArgumentException e) {
       resolved = null;
     }
-    if (resolved == null || !Objects.equals(resolved.getRawAuthority(), endpoint.baseUri().getRawAuthority())
+    if (resolved == null
+        || !Objects.equals(resolved.getRawAuthority(), endpoint.baseUri().getRawAuthority())
         || !Objects.equals(resolved.getScheme(), endpoint.baseUri().getScheme())) {
-      throw new ProbeException("generic path must be an absolute path on the engine (one leading /)");
+      throw new ProbeException(
+          "generic path must be an absolute path on the engine (one leading /)");
     }
   }
 }

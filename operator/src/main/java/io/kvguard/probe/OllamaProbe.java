@@ -9,10 +9,11 @@ import java.util.List;
 import java.util.OptionalLong;
 
 /**
- * Ollama exposes no KV pool. {@code GET /api/ps} lists the loaded models with their {@code context_length}
- * (0.9.7 and later), the only bound it reveals; with several models loaded the smallest counts. The
- * observation is marked context-length-only, so the verdict says that no pool was measured. A server with no
- * model loaded cannot be judged. The version comes from {@code GET /api/version}.
+ * Ollama exposes no KV pool. {@code GET /api/ps} lists the loaded models with their {@code
+ * context_length} (0.9.7 and later), the only bound it reveals; with several models loaded the
+ * smallest counts. The observation is marked context-length-only, so the verdict says that no pool
+ * was measured. A server with no model loaded cannot be judged. The version comes from {@code GET
+ * /api/version}.
  */
 public final class OllamaProbe implements EngineProbe {
   static final String PS = "/api/ps";
@@ -31,21 +32,27 @@ public final class OllamaProbe implements EngineProbe {
 
   @Override
   public ProbeOutcome read(EngineEndpoint endpoint) throws ProbeException {
-    JsonNode ps = StrictJson.requireObject(StrictJson.parse(http.getOk(endpoint, PS,
-        Reading.json("/models/*/context_length"))), PS);
+    JsonNode ps =
+        StrictJson.requireObject(
+            StrictJson.parse(http.getOk(endpoint, PS, Reading.json("/models/*/context_length"))),
+            PS);
     JsonNode models = ps.get("models");
     if (models == null || !models.isArray()) {
       throw new ProbeException(PS + " has no models list");
     }
     if (models.isEmpty()) {
-      throw new ProbeException(PS + " lists no loaded model, so there is no context length to judge"
-          + " (load the model and keep it loaded, e.g. keep_alive -1)");
+      throw new ProbeException(
+          PS
+              + " lists no loaded model, so there is no context length to judge"
+              + " (load the model and keep it loaded, e.g. keep_alive -1)");
     }
     long smallest = Long.MAX_VALUE;
     for (int i = 0; i < models.size(); i++) {
-      OptionalLong length = StrictJson.optionalTokens(models.get(i), "context_length", PS + " models[" + i + "]");
+      OptionalLong length =
+          StrictJson.optionalTokens(models.get(i), "context_length", PS + " models[" + i + "]");
       if (length.isEmpty()) {
-        throw new ProbeException(PS + " models[" + i + "] reports no context_length (Ollama reports it from 0.9.7)");
+        throw new ProbeException(
+            PS + " models[" + i + "] reports no context_length (Ollama reports it from 0.9.7)");
       }
       smallest = Math.min(smallest, length.getAsLong());
     }
@@ -54,7 +61,8 @@ public final class OllamaProbe implements EngineProbe {
     if (models.size() > 1) {
       notes.add(models.size() + " models loaded: the smallest context length counts");
     }
-    return ProbeOutcome.observed(PoolObservation.contextLengthOnly(smallest, version(endpoint), notes));
+    return ProbeOutcome.observed(
+        PoolObservation.contextLengthOnly(smallest, version(endpoint), notes));
   }
 
   private String version(EngineEndpoint endpoint) throws ProbeException {

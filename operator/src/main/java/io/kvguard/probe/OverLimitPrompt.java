@@ -6,24 +6,29 @@ import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The request the rejection probe sends: a prompt of exactly {@code tokens} tokens asking for one output token.
- * Where the engine accepts token IDs no tokenizer is involved; the ID is a small one present in every common
- * vocabulary, and its meaning does not matter because the engine must refuse before running it. Each engine's
- * {@link EngineRejection} builds its own.
+ * The request the rejection probe sends: a prompt of exactly {@code tokens} tokens asking for one
+ * output token. Where the engine accepts token IDs no tokenizer is involved; the ID is a small one
+ * present in every common vocabulary, and its meaning does not matter because the engine must
+ * refuse before running it. Each engine's {@link EngineRejection} builds its own.
  *
- * <p>The body is {@code prefix + unit × tokens (joined by separator) + suffix}, produced while it is sent
- * ({@link #publisher()}): a prompt sized from what an engine claims (issue 20: 30,000,000 tokens) is never built
- * in memory. Its length is known in advance and sent as Content-Length.
+ * <p>The body is {@code prefix + unit × tokens (joined by separator) + suffix}, produced while it
+ * is sent ({@link #publisher()}): a prompt sized from what an engine claims (issue 20: 30,000,000
+ * tokens) is never built in memory. Its length is known in advance and sent as Content-Length.
  */
-public record OverLimitPrompt(String path, String prefix, String unit, String separator, long tokens, String suffix) {
+public record OverLimitPrompt(
+    String path, String prefix, String unit, String separator, long tokens, String suffix) {
   static final int TOKEN_ID = 100;
 
   /** {@code before} + a JSON array of {@code tokens} token IDs + {@code after}. */
   static OverLimitPrompt tokenIds(String path, String before, long tokens, String after) {
-    return new OverLimitPrompt(path, before + "[", String.valueOf(TOKEN_ID), ",", tokens, "]" + after);
+    return new OverLimitPrompt(
+        path, before + "[", String.valueOf(TOKEN_ID), ",", tokens, "]" + after);
   }
 
-  /** {@code before} + {@code unit} repeated {@code tokens} times + {@code after} (engines that take text only). */
+  /**
+   * {@code before} + {@code unit} repeated {@code tokens} times + {@code after} (engines that take
+   * text only).
+   */
   static OverLimitPrompt text(String path, String before, String unit, long tokens, String after) {
     return new OverLimitPrompt(path, before, unit, "", tokens, after);
   }
@@ -31,14 +36,16 @@ public record OverLimitPrompt(String path, String prefix, String unit, String se
   /** Bytes of the whole body. */
   public long contentLength() {
     long units = Math.multiplyExact(tokens, (long) bytes(unit).length);
-    long separators = tokens == 0 ? 0 : Math.multiplyExact(tokens - 1, (long) bytes(separator).length);
-    return Math.addExact(Math.addExact(bytes(prefix).length + (long) bytes(suffix).length, units), separators);
+    long separators =
+        tokens == 0 ? 0 : Math.multiplyExact(tokens - 1, (long) bytes(separator).length);
+    return Math.addExact(
+        Math.addExact(bytes(prefix).length + (long) bytes(suffix).length, units), separators);
   }
 
   /** The body as it is sent: generated in small chunks on demand, with its exact Content-Length. */
   public HttpRequest.BodyPublisher publisher() {
-    return HttpRequest.BodyPublishers.fromPublisher(HttpRequest.BodyPublishers.ofInputStream(this::stream),
-        contentLength());
+    return HttpRequest.BodyPublishers.fromPublisher(
+        HttpRequest.BodyPublishers.ofInputStream(this::stream), contentLength());
   }
 
   /** The body as a stream that produces it on the fly. */
@@ -58,15 +65,21 @@ public record OverLimitPrompt(String path, String prefix, String unit, String se
   }
 
   static String quote(String text) {
-    return "\"" + new String(com.fasterxml.jackson.core.io.JsonStringEncoder.getInstance()
-        .quoteAsString(text == null ? "" : text)) + "\"";
+    return "\""
+        + new String(
+            com.fasterxml.jackson.core.io.JsonStringEncoder.getInstance()
+                .quoteAsString(text == null ? "" : text))
+        + "\"";
   }
 
   private static byte[] bytes(String text) {
     return text.getBytes(StandardCharsets.UTF_8);
   }
 
-  /** prefix, then the units with separators between them, then suffix; holds one unit's bytes at a time. */
+  /**
+   * prefix, then the units with separators between them, then suffix; holds one unit's bytes at a
+   * time.
+   */
   private static final class PromptStream extends InputStream {
     private final byte[] prefix;
     private final byte[] unit;

@@ -12,21 +12,30 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * A strict reader of the Prometheus text exposition format (also the sample lines of OpenMetrics). No
- * maintained Java library parses this format (the Prometheus Java client only writes it), so kvguard keeps
- * this small one. A malformed line fails the whole answer: a half-read metrics page is not evidence.
+ * A strict reader of the Prometheus text exposition format (also the sample lines of OpenMetrics).
+ * No maintained Java library parses this format (the Prometheus Java client only writes it), so
+ * kvguard keeps this small one. A malformed line fails the whole answer: a half-read metrics page
+ * is not evidence.
  *
- * <p>Engine pages are read as they stream in ({@link #read}): every line is parsed and checked, and only the
- * samples of the families a probe names are kept, so what a page costs is bounded by what the probe reads
- * ({@link #MAX_KEPT_SAMPLES}, {@link #MAX_KEPT_BYTES}, {@link #MAX_LINE_BYTES}), not by the page.
+ * <p>Engine pages are read as they stream in ({@link #read}): every line is parsed and checked, and
+ * only the samples of the families a probe names are kept, so what a page costs is bounded by what
+ * the probe reads ({@link #MAX_KEPT_SAMPLES}, {@link #MAX_KEPT_BYTES}, {@link #MAX_LINE_BYTES}),
+ * not by the page.
  */
 public final class PrometheusText {
-  /** Longest line read; vLLM's cache_config_info, the longest line a probe reads, is under 2 KiB. */
+  /**
+   * Longest line read; vLLM's cache_config_info, the longest line a probe reads, is under 2 KiB.
+   */
   static final int MAX_LINE_BYTES = 64 * 1024;
-  /** Samples kept from one page: vLLM keeps one per data-parallel engine, Triton a few per model. */
+
+  /**
+   * Samples kept from one page: vLLM keeps one per data-parallel engine, Triton a few per model.
+   */
   static final int MAX_KEPT_SAMPLES = 4096;
+
   /** Bytes of the kept lines of one page. */
   static final int MAX_KEPT_BYTES = 256 * 1024;
+
   /** Distinct values a census keeps (vLLM: one per data-parallel engine). */
   static final int MAX_CENSUS_VALUES = 1024;
 
@@ -34,16 +43,17 @@ public final class PrometheusText {
   public record Sample(String name, Map<String, String> labels, double value) {}
 
   /**
-   * What a streamed read kept: the named families' samples in page order, the census's distinct values, and
-   * whether any sample's name had the census's prefix at all.
+   * What a streamed read kept: the named families' samples in page order, the census's distinct
+   * values, and whether any sample's name had the census's prefix at all.
    */
   record Kept(List<Sample> samples, Set<String> census, boolean prefixSeen) {}
 
   private PrometheusText() {}
 
   /**
-   * Reads a page line by line from {@code in}, keeping the samples of {@code reading}'s families and its census.
-   * A malformed or over-long line, or more kept than the bounds allow, fails the page.
+   * Reads a page line by line from {@code in}, keeping the samples of {@code reading}'s families
+   * and its census. A malformed or over-long line, or more kept than the bounds allow, fails the
+   * page.
    */
   static Kept read(InputStream in, Reading reading) throws IOException, ProbeException {
     return read(in, reading.metricFamilies(), reading.censusPrefix(), reading.censusLabel());
@@ -72,7 +82,8 @@ public final class PrometheusText {
         }
         if (!endOfLine) {
           if (length == MAX_LINE_BYTES) {
-            throw new ProbeException("metrics line " + lineNumber + " is longer than " + MAX_LINE_BYTES + " bytes");
+            throw new ProbeException(
+                "metrics line " + lineNumber + " is longer than " + MAX_LINE_BYTES + " bytes");
           }
           if (length == line.length) {
             line = java.util.Arrays.copyOf(line, Math.min(line.length * 2, MAX_LINE_BYTES));
@@ -89,9 +100,14 @@ public final class PrometheusText {
           if (families == null || families.contains(sample.name())) {
             keptBytes += length;
             if (kept.size() == MAX_KEPT_SAMPLES || keptBytes > MAX_KEPT_BYTES) {
-              throw new ProbeException("metrics page has more series of "
-                  + (families == null ? "all metrics" : String.join(", ", families)) + " than kvguard keeps ("
-                  + MAX_KEPT_SAMPLES + " series, " + MAX_KEPT_BYTES + " bytes)");
+              throw new ProbeException(
+                  "metrics page has more series of "
+                      + (families == null ? "all metrics" : String.join(", ", families))
+                      + " than kvguard keeps ("
+                      + MAX_KEPT_SAMPLES
+                      + " series, "
+                      + MAX_KEPT_BYTES
+                      + " bytes)");
             }
             kept.add(sample);
           }
@@ -99,15 +115,22 @@ public final class PrometheusText {
           prefixSeen |= inCensus;
           String value = censusLabel == null || !inCensus ? null : sample.labels().get(censusLabel);
           if (value != null && census.add(value) && census.size() > MAX_CENSUS_VALUES) {
-            throw new ProbeException("metrics page has more than " + MAX_CENSUS_VALUES + " distinct "
-                + censusLabel + " labels on " + censusPrefix + " series");
+            throw new ProbeException(
+                "metrics page has more than "
+                    + MAX_CENSUS_VALUES
+                    + " distinct "
+                    + censusLabel
+                    + " labels on "
+                    + censusPrefix
+                    + " series");
           }
         }
         length = 0;
         lineNumber++;
       }
     }
-    return new Kept(Collections.unmodifiableList(kept), Collections.unmodifiableSet(census), prefixSeen);
+    return new Kept(
+        Collections.unmodifiableList(kept), Collections.unmodifiableSet(census), prefixSeen);
   }
 
   public static List<Sample> parse(String text) throws ProbeException {
@@ -125,8 +148,8 @@ public final class PrometheusText {
   }
 
   /**
-   * The samples of a Prometheus text answer that its {@link Reading} kept; any other content type is an error
-   * naming the path.
+   * The samples of a Prometheus text answer that its {@link Reading} kept; any other content type
+   * is an error naming the path.
    */
   public static List<Sample> parse(EngineResponse response) throws ProbeException {
     return kept(response).samples();
@@ -144,8 +167,12 @@ public final class PrometheusText {
 
   private static Kept kept(EngineResponse response) throws ProbeException {
     if (!response.isPrometheusText()) {
-      throw new ProbeException("GET " + response.path() + " answered content type "
-          + EngineText.safe(response.contentType()) + ", expected Prometheus text");
+      throw new ProbeException(
+          "GET "
+              + response.path()
+              + " answered content type "
+              + EngineText.safe(response.contentType())
+              + ", expected Prometheus text");
     }
     return response.prometheus();
   }
@@ -198,7 +225,9 @@ public final class PrometheusText {
         return i + 1;
       }
       int nameStart = i;
-      while (i < line.length() && isNameChar(line.charAt(i), i == nameStart) && line.charAt(i) != ':') {
+      while (i < line.length()
+          && isNameChar(line.charAt(i), i == nameStart)
+          && line.charAt(i) != ':') {
         i++;
       }
       String label = line.substring(nameStart, i);
@@ -252,7 +281,11 @@ public final class PrometheusText {
   }
 
   private static boolean isNameChar(char c, boolean first) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' || (!first && c >= '0' && c <= '9');
+    return (c >= 'a' && c <= 'z')
+        || (c >= 'A' && c <= 'Z')
+        || c == '_'
+        || c == ':'
+        || (!first && c >= '0' && c <= '9');
   }
 
   private static ProbeException malformed(int lineNumber, String what) {
@@ -260,8 +293,8 @@ public final class PrometheusText {
   }
 
   /**
-   * A sample value as a token count: finite, whole, positive and exactly representable (below 2^53), or an
-   * error naming the metric.
+   * A sample value as a token count: finite, whole, positive and exactly representable (below
+   * 2^53), or an error naming the metric.
    */
   public static long tokens(double value, String what) throws ProbeException {
     if (Double.isNaN(value) || Double.isInfinite(value)) {

@@ -6,17 +6,18 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * Sends one prompt just above an engine's admission limit and reports what the engine did. Only the engine's
- * own admission refusal, as its {@link EngineRejection} recognises it, counts as a refusal; any other 4xx is
- * inconclusive. The body of an answer is hashed as it arrives and only its head is looked at: it may carry
- * another tenant's data, so it is never logged or kept. The prompt is produced while it is sent and never built
- * in memory, and it is capped.
+ * Sends one prompt just above an engine's admission limit and reports what the engine did. Only the
+ * engine's own admission refusal, as its {@link EngineRejection} recognises it, counts as a
+ * refusal; any other 4xx is inconclusive. The body of an answer is hashed as it arrives and only
+ * its head is looked at: it may carry another tenant's data, so it is never logged or kept. The
+ * prompt is produced while it is sent and never built in memory, and it is capped.
  */
 public final class RejectionProbe {
   /**
-   * Largest prompt sent (KVGUARD_REJECTION_MAX_PROMPT_TOKENS): four times the incident's 1,048,576-token window.
-   * The prompt is streamed, so the bound is not the operator's memory but what kvguard sends an engine on the
-   * strength of figures the engine itself reports (about 4 bytes a token: 16 MiB at the default).
+   * Largest prompt sent (KVGUARD_REJECTION_MAX_PROMPT_TOKENS): four times the incident's
+   * 1,048,576-token window. The prompt is streamed, so the bound is not the operator's memory but
+   * what kvguard sends an engine on the strength of figures the engine itself reports (about 4
+   * bytes a token: 16 MiB at the default).
    */
   public static final long DEFAULT_MAX_PROMPT_TOKENS = 4L * 1024 * 1024;
 
@@ -37,11 +38,18 @@ public final class RejectionProbe {
   }
 
   /**
-   * @param engine the engine's rejection knowledge, or empty when kvguard has none for it (fails closed)
+   * @param engine the engine's rejection knowledge, or empty when kvguard has none for it (fails
+   *     closed)
    * @param observation what the pool probe of the same process saw
    */
-  public RejectionOutcome send(Optional<EngineRejection> engine, String engineName, EngineEndpoint endpoint,
-      long promptTokens, String model, PoolObservation observation, EngineRejection.Route route) {
+  public RejectionOutcome send(
+      Optional<EngineRejection> engine,
+      String engineName,
+      EngineEndpoint endpoint,
+      long promptTokens,
+      String model,
+      PoolObservation observation,
+      EngineRejection.Route route) {
     try {
       return sendOnce(engine, engineName, endpoint, promptTokens, model, observation, route);
     } catch (RuntimeException e) {
@@ -50,16 +58,29 @@ public final class RejectionProbe {
     }
   }
 
-  private RejectionOutcome sendOnce(Optional<EngineRejection> engine, String engineName, EngineEndpoint endpoint,
-      long promptTokens, String model, PoolObservation observation, EngineRejection.Route route) {
+  private RejectionOutcome sendOnce(
+      Optional<EngineRejection> engine,
+      String engineName,
+      EngineEndpoint endpoint,
+      long promptTokens,
+      String model,
+      PoolObservation observation,
+      EngineRejection.Route route) {
     if (engine.isEmpty()) {
       return new RejectionOutcome.Failed("kvguard has no rejection probe for engine " + engineName);
     }
     if (promptTokens > maxPromptTokens) {
-      // Never sent: the engine's own figures call for a prompt larger than kvguard sends; nothing is proven.
-      return new RejectionOutcome.Inconclusive("the engine's figures call for a " + promptTokens + "-token prompt,"
-          + " above KVGUARD_REJECTION_MAX_PROMPT_TOKENS (" + maxPromptTokens + "), so it was not sent and the"
-          + " rejection path is unproven; if the engine really holds that many tokens, raise the limit", promptTokens);
+      // Never sent: the engine's own figures call for a prompt larger than kvguard sends; nothing
+      // is proven.
+      return new RejectionOutcome.Inconclusive(
+          "the engine's figures call for a "
+              + promptTokens
+              + "-token prompt,"
+              + " above KVGUARD_REJECTION_MAX_PROMPT_TOKENS ("
+              + maxPromptTokens
+              + "), so it was not sent and the"
+              + " rejection path is unproven; if the engine really holds that many tokens, raise the limit",
+          promptTokens);
     }
     EngineRejection.Plan plan = engine.get().plan(promptTokens, model, observation, route);
     if (plan instanceof EngineRejection.Plan.Skip skip) {
@@ -70,34 +91,52 @@ public final class RejectionProbe {
     try {
       response = http.postJson(endpoint, prompt.path(), prompt.publisher());
     } catch (ArithmeticException e) {
-      return new RejectionOutcome.Failed("a " + promptTokens + "-token prompt is too large to send");
+      return new RejectionOutcome.Failed(
+          "a " + promptTokens + "-token prompt is too large to send");
     } catch (ProbeException e) {
       return new RejectionOutcome.Failed(e.getMessage());
     }
     int status = response.status();
-    boolean streamed = response.contentType() != null
-        && response.contentType().toLowerCase(Locale.ROOT).startsWith("text/event-stream");
+    boolean streamed =
+        response.contentType() != null
+            && response.contentType().toLowerCase(Locale.ROOT).startsWith("text/event-stream");
     if (status >= 400 && status < 500 && !streamed) {
       Optional<String> refusal = engine.get().refusal(response);
       if (refusal.isPresent()) {
         return new RejectionOutcome.Refused(status, refusal.get(), promptTokens);
       }
-      return new RejectionOutcome.Inconclusive(notARefusal(engine.get(), response, prompt), promptTokens);
+      return new RejectionOutcome.Inconclusive(
+          notARefusal(engine.get(), response, prompt), promptTokens);
     }
     if (status >= 300 && status < 400) {
-      return new RejectionOutcome.Failed("POST " + prompt.path() + " answered HTTP " + status
-          + " (redirects are not followed)");
+      return new RejectionOutcome.Failed(
+          "POST " + prompt.path() + " answered HTTP " + status + " (redirects are not followed)");
     }
-    return new RejectionOutcome.Answered(status, response.length(), response.sha256(), promptTokens,
-        streamed, engine.get().answerMeaning());
+    return new RejectionOutcome.Answered(
+        status,
+        response.length(),
+        response.sha256(),
+        promptTokens,
+        streamed,
+        engine.get().answerMeaning());
   }
 
-  private static String notARefusal(EngineRejection engine, EngineResponse response, OverLimitPrompt prompt) {
-    return "POST " + prompt.path() + " answered HTTP " + response.status() + " ("
-        + EngineText.safe(response.contentType()) + "), which is not " + engine.refusalShape() + "; "
-        + engine.fixFor(response, prompt).orElse("something other than the engine answered (a proxy, an"
-            + " authentication layer) or an engine build kvguard does not know: point the role's port at the"
-            + " engine itself and check which component answered in the engine's and the proxy's logs");
+  private static String notARefusal(
+      EngineRejection engine, EngineResponse response, OverLimitPrompt prompt) {
+    return "POST "
+        + prompt.path()
+        + " answered HTTP "
+        + response.status()
+        + " ("
+        + EngineText.safe(response.contentType())
+        + "), which is not "
+        + engine.refusalShape()
+        + "; "
+        + engine
+            .fixFor(response, prompt)
+            .orElse(
+                "something other than the engine answered (a proxy, an"
+                    + " authentication layer) or an engine build kvguard does not know: point the role's port at the"
+                    + " engine itself and check which component answered in the engine's and the proxy's logs");
   }
-
 }

@@ -16,33 +16,38 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Builds the part of a JSON answer a {@link Reading} selects while the answer streams in: values off the
- * selected paths are skipped by the parser and never become nodes or strings. What is kept is bounded too
- * ({@link #MAX_KEPT_VALUES}, {@link #MAX_KEPT_CHARS}), and the parser refuses input no engine sends (nesting,
- * string, number and name lengths below).
+ * Builds the part of a JSON answer a {@link Reading} selects while the answer streams in: values
+ * off the selected paths are skipped by the parser and never become nodes or strings. What is kept
+ * is bounded too ({@link #MAX_KEPT_VALUES}, {@link #MAX_KEPT_CHARS}), and the parser refuses input
+ * no engine sends (nesting, string, number and name lengths below).
  */
 final class SelectiveJson {
-  /** Values kept from one answer; SGLang's /server_info with 64 data-parallel ranks keeps about 200. */
+  /**
+   * Values kept from one answer; SGLang's /server_info with 64 data-parallel ranks keeps about 200.
+   */
   static final int MAX_KEPT_VALUES = 10_000;
+
   /** Characters of kept strings and field names from one answer. */
   static final int MAX_KEPT_CHARS = 256 * 1024;
 
   /**
-   * Limits of the parser itself. No engine answer nests deeper than a dozen levels or carries a number of more
-   * than a few dozen digits; the longest strings are chat templates (llama.cpp's /props), a few tens of KiB.
-   * Field names are not interned (CANONICALIZE_FIELD_NAMES off): a page of a million distinct keys must not
-   * grow the factory's symbol table.
+   * Limits of the parser itself. No engine answer nests deeper than a dozen levels or carries a
+   * number of more than a few dozen digits; the longest strings are chat templates (llama.cpp's
+   * /props), a few tens of KiB. Field names are not interned (CANONICALIZE_FIELD_NAMES off): a page
+   * of a million distinct keys must not grow the factory's symbol table.
    */
-  static final JsonFactory FACTORY = JsonFactory.builder()
-      .streamReadConstraints(StreamReadConstraints.builder()
-          .maxNestingDepth(64)
-          .maxStringLength(MAX_KEPT_CHARS)
-          .maxNumberLength(100)
-          .maxNameLength(4096)
-          .build())
-      .disable(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES)
-      .disable(JsonFactory.Feature.INTERN_FIELD_NAMES)
-      .build();
+  static final JsonFactory FACTORY =
+      JsonFactory.builder()
+          .streamReadConstraints(
+              StreamReadConstraints.builder()
+                  .maxNestingDepth(64)
+                  .maxStringLength(MAX_KEPT_CHARS)
+                  .maxNumberLength(100)
+                  .maxNameLength(4096)
+                  .build())
+          .disable(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES)
+          .disable(JsonFactory.Feature.INTERN_FIELD_NAMES)
+          .build();
 
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
@@ -74,10 +79,11 @@ final class SelectiveJson {
   }
 
   /**
-   * The selected part of the document on {@code in}, or null for an empty input. Reads to the end: anything
-   * after the first value is malformed.
+   * The selected part of the document on {@code in}, or null for an empty input. Reads to the end:
+   * anything after the first value is malformed.
    */
-  static JsonNode read(InputStream in, List<Reading.JsonPath> paths) throws IOException, Refused, Malformed {
+  static JsonNode read(InputStream in, List<Reading.JsonPath> paths)
+      throws IOException, Refused, Malformed {
     try (JsonParser parser = FACTORY.createParser(in)) {
       SelectiveJson reader = new SelectiveJson(parser);
       try {
@@ -92,7 +98,8 @@ final class SelectiveJson {
         return root;
       } catch (StreamConstraintsException e) {
         // Jackson's own words name the limit and never quote the input.
-        throw new Refused("JSON beyond kvguard's parser limits (" + limitOf(e.getOriginalMessage()) + ")");
+        throw new Refused(
+            "JSON beyond kvguard's parser limits (" + limitOf(e.getOriginalMessage()) + ")");
       } catch (JsonProcessingException e) {
         throw new Malformed(e.getLocation() == null ? -1 : e.getLocation().getByteOffset(), false);
       }
@@ -116,7 +123,8 @@ final class SelectiveJson {
     }
   }
 
-  private ObjectNode object(List<Reading.JsonPath> active, int depth) throws IOException, Refused, Malformed {
+  private ObjectNode object(List<Reading.JsonPath> active, int depth)
+      throws IOException, Refused, Malformed {
     ObjectNode object = NODES.objectNode();
     count(0);
     for (JsonToken token = next(parser); token != JsonToken.END_OBJECT; token = next(parser)) {
@@ -142,7 +150,8 @@ final class SelectiveJson {
     return object;
   }
 
-  private ArrayNode array(List<Reading.JsonPath> active, int depth) throws IOException, Refused, Malformed {
+  private ArrayNode array(List<Reading.JsonPath> active, int depth)
+      throws IOException, Refused, Malformed {
     ArrayNode array = NODES.arrayNode();
     count(0);
     boolean elementsSelected = false;
@@ -150,7 +159,9 @@ final class SelectiveJson {
       elementsSelected |= path.at(depth).any() || path.at(depth).name().matches("[0-9]{1,9}");
     }
     int index = 0;
-    for (JsonToken token = next(parser); token != JsonToken.END_ARRAY; token = next(parser), index++) {
+    for (JsonToken token = next(parser);
+        token != JsonToken.END_ARRAY;
+        token = next(parser), index++) {
       List<Reading.JsonPath> next = new ArrayList<>();
       for (Reading.JsonPath path : active) {
         if (path.at(depth).matchesIndex(index)) {
@@ -173,28 +184,30 @@ final class SelectiveJson {
 
   private JsonNode whole(JsonToken token) throws IOException, Refused, Malformed {
     switch (token) {
-      case START_OBJECT: {
-        ObjectNode object = NODES.objectNode();
-        count(0);
-        for (JsonToken t = next(parser); t != JsonToken.END_OBJECT; t = next(parser)) {
-          String name = parser.currentName();
-          JsonToken valueToken = next(parser);
-          if (object.has(name)) {
-            throw new Malformed(parser.currentTokenLocation().getByteOffset(), true);
+      case START_OBJECT:
+        {
+          ObjectNode object = NODES.objectNode();
+          count(0);
+          for (JsonToken t = next(parser); t != JsonToken.END_OBJECT; t = next(parser)) {
+            String name = parser.currentName();
+            JsonToken valueToken = next(parser);
+            if (object.has(name)) {
+              throw new Malformed(parser.currentTokenLocation().getByteOffset(), true);
+            }
+            count(name.length());
+            object.set(name, whole(valueToken));
           }
-          count(name.length());
-          object.set(name, whole(valueToken));
+          return object;
         }
-        return object;
-      }
-      case START_ARRAY: {
-        ArrayNode array = NODES.arrayNode();
-        count(0);
-        for (JsonToken t = next(parser); t != JsonToken.END_ARRAY; t = next(parser)) {
-          array.add(whole(t));
+      case START_ARRAY:
+        {
+          ArrayNode array = NODES.arrayNode();
+          count(0);
+          for (JsonToken t = next(parser); t != JsonToken.END_ARRAY; t = next(parser)) {
+            array.add(whole(t));
+          }
+          return array;
         }
-        return array;
-      }
       default:
         return scalar(token);
     }
@@ -202,11 +215,12 @@ final class SelectiveJson {
 
   private JsonNode scalar(JsonToken token) throws IOException, Refused {
     switch (token) {
-      case VALUE_STRING: {
-        String text = parser.getText();
-        count(text.length());
-        return NODES.textNode(text);
-      }
+      case VALUE_STRING:
+        {
+          String text = parser.getText();
+          count(text.length());
+          return NODES.textNode(text);
+        }
       case VALUE_NUMBER_INT:
         count(0);
         switch (parser.getNumberType()) {
@@ -238,11 +252,15 @@ final class SelectiveJson {
     }
     chars += characters;
     if (chars > MAX_KEPT_CHARS) {
-      throw new Refused("more than " + MAX_KEPT_CHARS + " characters of JSON text on the paths kvguard reads");
+      throw new Refused(
+          "more than " + MAX_KEPT_CHARS + " characters of JSON text on the paths kvguard reads");
     }
   }
 
-  /** Jackson's message names the limit and the size seen, never the input; the pointer to its own API goes. */
+  /**
+   * Jackson's message names the limit and the size seen, never the input; the pointer to its own
+   * API goes.
+   */
   private static String limitOf(String message) {
     return message == null ? "limit exceeded" : message.replaceAll(", from `[^`]*`", "").strip();
   }

@@ -10,16 +10,26 @@ import java.util.OptionalLong;
 
 /**
  * SGLang: the pool is the smallest {@code internal_states[i].memory_usage.token_capacity} over all
- * data-parallel ranks of {@code /server_info} (older builds: {@code /get_server_info}); the top-level
- * {@code max_total_num_tokens} (rank 0 only) is used only when no rank reports a capacity.
+ * data-parallel ranks of {@code /server_info} (older builds: {@code /get_server_info}); the
+ * top-level {@code max_total_num_tokens} (rank 0 only) is used only when no rank reports a
+ * capacity.
  */
 public final class SglangProbe implements EngineProbe {
   static final String SERVER_INFO = "/server_info";
   static final String LEGACY_SERVER_INFO = "/get_server_info";
-  /** What the probe reads of /server_info: the ranks' capacities (a list, or one object), and four fields. */
-  static final Reading SERVER_INFO_READING = Reading.json("/internal_states/*/memory_usage/token_capacity",
-      "/internal_states/memory_usage/token_capacity", "/dp_size", "/max_total_num_tokens", "/version",
-      "/disaggregation_mode");
+
+  /**
+   * What the probe reads of /server_info: the ranks' capacities (a list, or one object), and four
+   * fields.
+   */
+  static final Reading SERVER_INFO_READING =
+      Reading.json(
+          "/internal_states/*/memory_usage/token_capacity",
+          "/internal_states/memory_usage/token_capacity",
+          "/dp_size",
+          "/max_total_num_tokens",
+          "/version",
+          "/disaggregation_mode");
 
   private final EngineHttp http;
 
@@ -45,12 +55,18 @@ public final class SglangProbe implements EngineProbe {
     OptionalLong engineContext = OpenAiModels.maxModelLen(http, endpoint);
     if (engineContext.isEmpty()) {
       // Both engines always report it; without it the over-pool rejection path cannot be ruled out.
-      throw new ProbeException("/v1/models reports no max_model_len: the engine's own context length is unknown");
+      throw new ProbeException(
+          "/v1/models reports no max_model_len: the engine's own context length is unknown");
     }
     String mode = StrictJson.optionalText(info, "disaggregation_mode");
     String disaggregation = mode == null || mode.equals("null") ? null : EngineText.safe(mode);
-    return ProbeOutcome.observed(new PoolObservation(pool, engineContext,
-        EngineText.version(StrictJson.optionalText(info, "version")), disaggregation, notes));
+    return ProbeOutcome.observed(
+        new PoolObservation(
+            pool,
+            engineContext,
+            EngineText.version(StrictJson.optionalText(info, "version")),
+            disaggregation,
+            notes));
   }
 
   private JsonNode serverInfo(EngineEndpoint endpoint) throws ProbeException {
@@ -80,8 +96,9 @@ public final class SglangProbe implements EngineProbe {
       if (usage != null && !usage.isNull() && !usage.isObject()) {
         throw new ProbeException("internal_states[" + rank + "].memory_usage is not a JSON object");
       }
-      OptionalLong capacity = StrictJson.optionalTokens(usage, "token_capacity",
-          "internal_states[" + rank + "].memory_usage");
+      OptionalLong capacity =
+          StrictJson.optionalTokens(
+              usage, "token_capacity", "internal_states[" + rank + "].memory_usage");
       if (capacity.isEmpty()) {
         continue;
       }
@@ -91,16 +108,23 @@ public final class SglangProbe implements EngineProbe {
       }
     }
     if (reporting > 0 && reporting < ranks.size()) {
-      throw new ProbeException("only " + reporting + " of " + ranks.size()
-          + " internal_states ranks report memory_usage.token_capacity");
+      throw new ProbeException(
+          "only "
+              + reporting
+              + " of "
+              + ranks.size()
+              + " internal_states ranks report memory_usage.token_capacity");
     }
     OptionalLong dpSize = StrictJson.optionalTokens(info, "dp_size", "server_info");
     if (dpSize.isEmpty()) {
-      // SGLang dumps every server argument, dp_size included; without it a dropped rank would go unseen.
-      throw new ProbeException("server_info reports no dp_size: the number of data-parallel ranks is unknown");
+      // SGLang dumps every server argument, dp_size included; without it a dropped rank would go
+      // unseen.
+      throw new ProbeException(
+          "server_info reports no dp_size: the number of data-parallel ranks is unknown");
     }
     if (reporting > 0 && dpSize.getAsLong() > 1 && ranks.size() != dpSize.getAsLong()) {
-      throw new ProbeException("internal_states lists " + ranks.size() + " ranks but dp_size is " + dpSize.getAsLong());
+      throw new ProbeException(
+          "internal_states lists " + ranks.size() + " ranks but dp_size is " + dpSize.getAsLong());
     }
     if (smallest.isPresent()) {
       if (ranks.size() > 1) {
@@ -110,14 +134,17 @@ public final class SglangProbe implements EngineProbe {
     }
     OptionalLong rankZero = StrictJson.optionalTokens(info, "max_total_num_tokens", "server_info");
     if (rankZero.isEmpty()) {
-      throw new ProbeException("server_info reports no internal_states[].memory_usage.token_capacity"
-          + " and no max_total_num_tokens");
+      throw new ProbeException(
+          "server_info reports no internal_states[].memory_usage.token_capacity"
+              + " and no max_total_num_tokens");
     }
     long rankCount = Math.max(ranks.size(), dpSize.getAsLong());
     if (rankCount > 1) {
       // max_total_num_tokens describes rank 0 only; with more ranks a smaller one would go unseen.
-      throw new ProbeException("server_info reports only max_total_num_tokens (rank 0) for " + rankCount
-          + " data-parallel ranks: the other ranks' pools cannot be measured");
+      throw new ProbeException(
+          "server_info reports only max_total_num_tokens (rank 0) for "
+              + rankCount
+              + " data-parallel ranks: the other ranks' pools cannot be measured");
     }
     notes.add("pool from max_total_num_tokens: rank 0 only, other data-parallel ranks unverified");
     return rankZero.getAsLong();

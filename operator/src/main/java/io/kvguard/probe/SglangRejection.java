@@ -6,37 +6,47 @@ import java.util.OptionalLong;
 import java.util.regex.Pattern;
 
 /**
- * SGLang's over-long refusals on its native {@code POST /generate}, read in sgl-project/sglang main 8905cbd
- * (2026-07-20, after 0.5.15): {@code http_server.py} {@code generate_request} turns every {@code ValueError}
- * into HTTP 400 {@code {"error": {"message": …}}} ({@code _create_error_response}); the length checks that
- * raise one are the tokenizer's ({@code tokenizer_manager.py} {@code _validate_one_request}: context length,
- * then prompt + max_new_tokens) and the scheduler's ({@code managers/utils.py} {@code validate_input_length},
+ * SGLang's over-long refusals on its native {@code POST /generate}, read in sgl-project/sglang main
+ * 8905cbd (2026-07-20, after 0.5.15): {@code http_server.py} {@code generate_request} turns every
+ * {@code ValueError} into HTTP 400 {@code {"error": {"message": …}}} ({@code
+ * _create_error_response}); the length checks that raise one are the tokenizer's ({@code
+ * tokenizer_manager.py} {@code _validate_one_request}: context length, then prompt +
+ * max_new_tokens) and the scheduler's ({@code managers/utils.py} {@code validate_input_length},
  * aborted with 400 and re-raised by the tokenizer manager). Wordings since PR #2876 (January 2025).
  *
- * <p>Prefill and decode servers: a request without {@code bootstrap_host}/{@code bootstrap_room} is still
- * checked by the tokenizer first, so a prompt at or above the context length is refused exactly as on a
- * unified server. A shorter one passes on into the disaggregation queues, where the prefill server waits for
- * a decode peer that never comes ({@code disaggregation/prefill.py}, {@code SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT},
- * 300 s, then HTTP 500) and the decode server cannot reach a prefill server at {@code None}
- * ({@code disaggregation/decode.py}, HTTP 500): neither answer says anything about the rejection path, so such
- * a prompt is only sent through the router, which adds the bootstrap fields.
+ * <p>Prefill and decode servers: a request without {@code bootstrap_host}/{@code bootstrap_room} is
+ * still checked by the tokenizer first, so a prompt at or above the context length is refused
+ * exactly as on a unified server. A shorter one passes on into the disaggregation queues, where the
+ * prefill server waits for a decode peer that never comes ({@code disaggregation/prefill.py},
+ * {@code SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT}, 300 s, then HTTP 500) and the decode server
+ * cannot reach a prefill server at {@code None} ({@code disaggregation/decode.py}, HTTP 500):
+ * neither answer says anything about the rejection path, so such a prompt is only sent through the
+ * router, which adds the bootstrap fields.
  */
 final class SglangRejection implements EngineRejection {
   static final String GENERATE = "/generate";
   private static final Pattern CONTEXT_CHECK =
-      Pattern.compile("The input \\([0-9]+ tokens\\) is longer than the model's context length \\([0-9]+ tokens\\)\\..*",
+      Pattern.compile(
+          "The input \\([0-9]+ tokens\\) is longer than the model's context length \\([0-9]+ tokens\\)\\..*",
           Pattern.DOTALL);
-  private static final Pattern TOTAL_CHECK = Pattern.compile(
-      "Requested token count exceeds the model's maximum context length of [0-9]+ tokens\\..*", Pattern.DOTALL);
-  private static final Pattern SCHEDULER_CHECK = Pattern.compile(
-      "Input length \\([0-9]+ tokens\\) exceeds the maximum allowed length \\([0-9]+ tokens\\)\\..*", Pattern.DOTALL);
+  private static final Pattern TOTAL_CHECK =
+      Pattern.compile(
+          "Requested token count exceeds the model's maximum context length of [0-9]+ tokens\\..*",
+          Pattern.DOTALL);
+  private static final Pattern SCHEDULER_CHECK =
+      Pattern.compile(
+          "Input length \\([0-9]+ tokens\\) exceeds the maximum allowed length \\([0-9]+ tokens\\)\\..*",
+          Pattern.DOTALL);
 
   @Override
   public String engineName() {
     return "SGLang";
   }
 
-  /** Through sgl-model-gateway's prefill/decode router, which adds bootstrap_host and bootstrap_room itself. */
+  /**
+   * Through sgl-model-gateway's prefill/decode router, which adds bootstrap_host and bootstrap_room
+   * itself.
+   */
   @Override
   public boolean takes(Route route) {
     return true;
@@ -48,18 +58,27 @@ final class SglangRejection implements EngineRejection {
     if (mode != null && route == Route.POD) {
       OptionalLong context = observation.engineContextTokens();
       if (context.isEmpty() || promptTokens < context.getAsLong()) {
-        return new Plan.Skip("the engine runs in disaggregation mode " + mode + " and the " + promptTokens
-            + "-token prompt is shorter than its context length" + context.stream().mapToObj(c -> " of " + c + " tokens")
-                .findFirst().orElse("") + ": sent to this server without bootstrap_host and bootstrap_room it would"
-            + " wait in the disaggregation queues for a peer (SGLang answers HTTP 500 after"
-            + " SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT), which proves nothing about the over-pool rejection path."
-            + " Lower the engine's --context-length to at most its pool (then the prompt is refused before"
-            + " disaggregation), or test that path through the prefill/decode router with"
-            + " `check --rejection-probe --pd-router`");
+        return new Plan.Skip(
+            "the engine runs in disaggregation mode "
+                + mode
+                + " and the "
+                + promptTokens
+                + "-token prompt is shorter than its context length"
+                + context.stream().mapToObj(c -> " of " + c + " tokens").findFirst().orElse("")
+                + ": sent to this server without bootstrap_host and bootstrap_room it would"
+                + " wait in the disaggregation queues for a peer (SGLang answers HTTP 500 after"
+                + " SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT), which proves nothing about the over-pool rejection path."
+                + " Lower the engine's --context-length to at most its pool (then the prompt is refused before"
+                + " disaggregation), or test that path through the prefill/decode router with"
+                + " `check --rejection-probe --pd-router`");
       }
     }
-    return new Plan.Send(OverLimitPrompt.tokenIds(GENERATE, "{\"input_ids\":", promptTokens,
-        ",\"sampling_params\":{\"max_new_tokens\":1},\"stream\":false}"));
+    return new Plan.Send(
+        OverLimitPrompt.tokenIds(
+            GENERATE,
+            "{\"input_ids\":",
+            promptTokens,
+            ",\"sampling_params\":{\"max_new_tokens\":1},\"stream\":false}"));
   }
 
   @Override
@@ -67,9 +86,10 @@ final class SglangRejection implements EngineRejection {
     if (response.status() != 400) {
       return Optional.empty();
     }
-    Optional<String> message = ErrorBodies.object(response)
-        .flatMap(body -> ErrorBodies.child(body, "error"))
-        .flatMap(error -> ErrorBodies.text(error, "message"));
+    Optional<String> message =
+        ErrorBodies.object(response)
+            .flatMap(body -> ErrorBodies.child(body, "error"))
+            .flatMap(error -> ErrorBodies.text(error, "message"));
     if (message.isEmpty()) {
       return Optional.empty();
     }
@@ -87,8 +107,9 @@ final class SglangRejection implements EngineRejection {
 
   @Override
   public boolean recognises(int status, String errorClass) {
-    return status == 400 && java.util.Set.of("context-length check", "total-token check", "validate_input_length")
-        .contains(errorClass);
+    return status == 400
+        && java.util.Set.of("context-length check", "total-token check", "validate_input_length")
+            .contains(errorClass);
   }
 
   @Override

@@ -4,9 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.OptionalLong;
 
 /**
- * Reads engine JSON without guessing: token counts must be positive whole numbers that fit a long; anything
- * else (fraction, exponent, string, overflow, zero, negative) is an error that names the field. The JSON itself
- * was parsed as it streamed in, keeping only the paths the probe's {@link Reading} named ({@link SelectiveJson}).
+ * Reads engine JSON without guessing: token counts must be positive whole numbers that fit a long;
+ * anything else (fraction, exponent, string, overflow, zero, negative) is an error that names the
+ * field. The JSON itself was parsed as it streamed in, keeping only the paths the probe's {@link
+ * Reading} named ({@link SelectiveJson}).
  */
 final class StrictJson {
 
@@ -14,8 +15,12 @@ final class StrictJson {
 
   static JsonNode parse(EngineResponse response) throws ProbeException {
     if (!response.isJson()) {
-      throw new ProbeException("GET " + response.path() + " answered content type "
-          + EngineText.safe(response.contentType()) + ", expected JSON");
+      throw new ProbeException(
+          "GET "
+              + response.path()
+              + " answered content type "
+              + EngineText.safe(response.contentType())
+              + ", expected JSON");
     }
     if (response.isEmpty()) {
       throw new ProbeException("GET " + response.path() + " answered an empty body");
@@ -35,7 +40,8 @@ final class StrictJson {
   }
 
   /** A positive token count, or empty when the field is absent or null. */
-  static OptionalLong optionalTokens(JsonNode parent, String field, String where) throws ProbeException {
+  static OptionalLong optionalTokens(JsonNode parent, String field, String where)
+      throws ProbeException {
     JsonNode value = parent == null ? null : parent.get(field);
     if (value == null || value.isNull() || value.isMissingNode()) {
       return OptionalLong.empty();
@@ -45,7 +51,11 @@ final class StrictJson {
 
   static long tokens(JsonNode value, String name) throws ProbeException {
     if (!value.isNumber()) {
-      throw new ProbeException(name + " is not a number (" + value.getNodeType().name().toLowerCase(java.util.Locale.ROOT) + ")");
+      throw new ProbeException(
+          name
+              + " is not a number ("
+              + value.getNodeType().name().toLowerCase(java.util.Locale.ROOT)
+              + ")");
     }
     if (!value.isIntegralNumber()) {
       throw new ProbeException(name + " is not a whole number");

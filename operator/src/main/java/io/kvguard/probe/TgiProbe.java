@@ -9,10 +9,10 @@ import java.util.List;
 import java.util.OptionalLong;
 
 /**
- * Hugging Face TGI: the engine context is {@code /info} {@code max_total_tokens} (every version). The pool is
- * {@code /info} {@code max_batch_total_tokens} up to 2.2.x; 2.3.0 removed it and 2.3.1 and later export the
- * {@code tgi_batch_max_total_tokens} gauge on {@code /metrics} instead. Sharded TGI is tensor-parallel only,
- * so one figure covers the whole pod.
+ * Hugging Face TGI: the engine context is {@code /info} {@code max_total_tokens} (every version).
+ * The pool is {@code /info} {@code max_batch_total_tokens} up to 2.2.x; 2.3.0 removed it and 2.3.1
+ * and later export the {@code tgi_batch_max_total_tokens} gauge on {@code /metrics} instead.
+ * Sharded TGI is tensor-parallel only, so one figure covers the whole pod.
  */
 public final class TgiProbe implements EngineProbe {
   static final String INFO = "/info";
@@ -37,8 +37,11 @@ public final class TgiProbe implements EngineProbe {
 
   @Override
   public ProbeOutcome read(EngineEndpoint endpoint) throws ProbeException {
-    EngineResponse response = http.getOk(endpoint, INFO,
-        Reading.json("/max_total_tokens", "/max_batch_total_tokens", "/version"));
+    EngineResponse response =
+        http.getOk(
+            endpoint,
+            INFO,
+            Reading.json("/max_total_tokens", "/max_batch_total_tokens", "/version"));
     JsonNode info = StrictJson.requireObject(StrictJson.parse(response), INFO);
     OptionalLong engineContext = StrictJson.optionalTokens(info, "max_total_tokens", INFO);
     if (engineContext.isEmpty()) {
@@ -62,20 +65,36 @@ public final class TgiProbe implements EngineProbe {
     EngineResponse response = http.get(endpoint.metrics(), METRICS, Reading.metrics(POOL_GAUGE));
     if (response.status() != 200) {
       boolean redirect = response.status() >= 300 && response.status() < 400;
-      throw new ProbeException(INFO + " reports no max_batch_total_tokens (TGI 2.2 and older) and GET " + METRICS
-          + " answered HTTP " + response.status() + (redirect ? " (redirects are not followed)" : "") + ", so "
-          + POOL_GAUGE + " (TGI 2.3.1 and later) cannot be read");
+      throw new ProbeException(
+          INFO
+              + " reports no max_batch_total_tokens (TGI 2.2 and older) and GET "
+              + METRICS
+              + " answered HTTP "
+              + response.status()
+              + (redirect ? " (redirects are not followed)" : "")
+              + ", so "
+              + POOL_GAUGE
+              + " (TGI 2.3.1 and later) cannot be read");
     }
     if (response.isEmpty()) {
       throw new ProbeException("GET " + METRICS + " answered an empty body");
     }
-    List<PrometheusText.Sample> samples = PrometheusText.named(PrometheusText.parse(response), POOL_GAUGE);
+    List<PrometheusText.Sample> samples =
+        PrometheusText.named(PrometheusText.parse(response), POOL_GAUGE);
     if (samples.isEmpty()) {
-      throw new ProbeException("TGI reports its pool neither as " + INFO + " max_batch_total_tokens (2.2 and older)"
-          + " nor as " + METRICS + " " + POOL_GAUGE + " (2.3.1 and later)");
+      throw new ProbeException(
+          "TGI reports its pool neither as "
+              + INFO
+              + " max_batch_total_tokens (2.2 and older)"
+              + " nor as "
+              + METRICS
+              + " "
+              + POOL_GAUGE
+              + " (2.3.1 and later)");
     }
     if (samples.size() > 1) {
-      throw new ProbeException(METRICS + " has " + samples.size() + " " + POOL_GAUGE + " series, expected one");
+      throw new ProbeException(
+          METRICS + " has " + samples.size() + " " + POOL_GAUGE + " series, expected one");
     }
     return PrometheusText.tokens(samples.get(0).value(), METRICS + " " + POOL_GAUGE);
   }

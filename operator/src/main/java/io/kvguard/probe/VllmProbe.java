@@ -12,13 +12,15 @@ import java.util.OptionalLong;
 import java.util.Set;
 
 /**
- * vLLM: the pool comes from the labels of the {@code vllm:cache_config_info} info gauge on {@code /metrics} (read on
- * the role's metricsPort when it names one). {@code kv_cache_size_tokens}, where the build exports it, is vLLM's own
- * group-aware capacity (vllm/config/cache.py); vLLM writes one CacheConfig onto every data-parallel engine's series,
- * so it is the first engine's figure, not one per engine. Older builds export only {@code num_gpu_blocks x block_size},
- * which over-reports hybrid models (the page cannot show whether the model is one) and with data parallelism sums
- * {@code num_gpu_blocks} across engines: it is an upper bound, and vLLM's own start-up check (it refuses to start
- * unless one request of max_model_len fits its KV cache) makes the context length a lower bound.
+ * vLLM: the pool comes from the labels of the {@code vllm:cache_config_info} info gauge on {@code
+ * /metrics} (read on the role's metricsPort when it names one). {@code kv_cache_size_tokens}, where
+ * the build exports it, is vLLM's own group-aware capacity (vllm/config/cache.py); vLLM writes one
+ * CacheConfig onto every data-parallel engine's series, so it is the first engine's figure, not one
+ * per engine. Older builds export only {@code num_gpu_blocks x block_size}, which over-reports
+ * hybrid models (the page cannot show whether the model is one) and with data parallelism sums
+ * {@code num_gpu_blocks} across engines: it is an upper bound, and vLLM's own start-up check (it
+ * refuses to start unless one request of max_model_len fits its KV cache) makes the context length
+ * a lower bound.
  */
 public final class VllmProbe implements EngineProbe {
   static final String METRICS = "/metrics";
@@ -44,45 +46,67 @@ public final class VllmProbe implements EngineProbe {
   @Override
   public ProbeOutcome read(EngineEndpoint endpoint) throws ProbeException {
     // Kept: the cache_config_info series, and which data-parallel engines any vllm: series names.
-    EngineResponse metrics = http.getOk(endpoint.metrics(), METRICS,
-        Reading.metrics(CACHE_CONFIG).withCensus("vllm:", "engine"));
+    EngineResponse metrics =
+        http.getOk(
+            endpoint.metrics(),
+            METRICS,
+            Reading.metrics(CACHE_CONFIG).withCensus("vllm:", "engine"));
     if (!metrics.isPrometheusText()) {
-      throw new ProbeException("GET " + METRICS + " answered content type " + EngineText.safe(metrics.contentType())
-          + ", expected Prometheus text");
+      throw new ProbeException(
+          "GET "
+              + METRICS
+              + " answered content type "
+              + EngineText.safe(metrics.contentType())
+              + ", expected Prometheus text");
     }
     if (metrics.isEmpty()) {
       throw new ProbeException("GET " + METRICS + " answered an empty body");
     }
     List<String> notes = new ArrayList<>();
-    List<PrometheusText.Sample> cacheConfig = PrometheusText.named(PrometheusText.parse(metrics), CACHE_CONFIG);
+    List<PrometheusText.Sample> cacheConfig =
+        PrometheusText.named(PrometheusText.parse(metrics), CACHE_CONFIG);
     requireCacheConfig(PrometheusText.prefixSeen(metrics), cacheConfig);
     Pool pool = pool(cacheConfig, notes);
     requireEveryEngineDescribed(PrometheusText.census(metrics), cacheConfig);
     OptionalLong engineContext = OpenAiModels.maxModelLen(http, endpoint);
     if (engineContext.isEmpty()) {
       // Both engines always report it; without it the over-pool rejection path cannot be ruled out.
-      throw new ProbeException("/v1/models reports no max_model_len: the engine's own context length is unknown");
+      throw new ProbeException(
+          "/v1/models reports no max_model_len: the engine's own context length is unknown");
     }
     String version = version(endpoint);
     if (pool.exact()) {
-      return ProbeOutcome.observed(new PoolObservation(pool.tokens(), engineContext, version, null, notes));
+      return ProbeOutcome.observed(
+          new PoolObservation(pool.tokens(), engineContext, version, null, notes));
     }
-    return ProbeOutcome.observed(PoolObservation.upperBound(pool.tokens(), engineContext, version, null, notes,
-        PoolObservation.PoolSource.UPPER_BOUND_CONTEXT_HELD, PRODUCT_CAVEAT));
+    return ProbeOutcome.observed(
+        PoolObservation.upperBound(
+            pool.tokens(),
+            engineContext,
+            version,
+            null,
+            notes,
+            PoolObservation.PoolSource.UPPER_BOUND_CONTEXT_HELD,
+            PRODUCT_CAVEAT));
   }
 
-  static final String PRODUCT_CAVEAT = "this vLLM build exports no kv_cache_size_tokens, and num_gpu_blocks ×"
-      + " block_size over-reports hybrid models (sliding-window, chunked-local-attention or Mamba layers), which the"
-      + " metrics page cannot rule out; run a vLLM build that exports kv_cache_size_tokens, or, if the model has one"
-      + " KV-cache group, declare blockCountIsPool: true on the role";
+  static final String PRODUCT_CAVEAT =
+      "this vLLM build exports no kv_cache_size_tokens, and num_gpu_blocks ×"
+          + " block_size over-reports hybrid models (sliding-window, chunked-local-attention or Mamba layers), which the"
+          + " metrics page cannot rule out; run a vLLM build that exports kv_cache_size_tokens, or, if the model has one"
+          + " KV-cache group, declare blockCountIsPool: true on the role";
 
-  /** The figure and whether it is vLLM's own pool ({@code kv_cache_size_tokens}) or the block product. */
+  /**
+   * The figure and whether it is vLLM's own pool ({@code kv_cache_size_tokens}) or the block
+   * product.
+   */
   record Pool(long tokens, boolean exact) {}
 
   /**
-   * vLLM creates {@code vllm:cache_config_info} only in its Prometheus stat logger, which {@code --disable-log-stats}
-   * skips together with every other {@code vllm:} series; a page with other {@code vllm:} series but no cache config
-   * comes from a build or logger setup that does not export it.
+   * vLLM creates {@code vllm:cache_config_info} only in its Prometheus stat logger, which {@code
+   * --disable-log-stats} skips together with every other {@code vllm:} series; a page with other
+   * {@code vllm:} series but no cache config comes from a build or logger setup that does not
+   * export it.
    */
   /** {@code otherVllmSeries}: whether the page has any vllm: series at all. */
   static void requireCacheConfig(boolean otherVllmSeries, List<PrometheusText.Sample> cacheConfig)
@@ -91,12 +115,20 @@ public final class VllmProbe implements EngineProbe {
       return;
     }
     if (!otherVllmSeries) {
-      throw new ProbeException(METRICS + " has no " + CACHE_CONFIG + " series and no other vllm: series: the engine"
-          + " runs with --disable-log-stats, which skips vLLM's stat loggers, so it never exports its KV cache size;"
-          + " remove --disable-log-stats from the engine's arguments");
+      throw new ProbeException(
+          METRICS
+              + " has no "
+              + CACHE_CONFIG
+              + " series and no other vllm: series: the engine"
+              + " runs with --disable-log-stats, which skips vLLM's stat loggers, so it never exports its KV cache size;"
+              + " remove --disable-log-stats from the engine's arguments");
     }
-    throw new ProbeException(METRICS + " has no " + CACHE_CONFIG + " series, though it has other vllm: series: this"
-        + " vLLM build or its stat-logger setup does not export the cache config, so the pool cannot be read");
+    throw new ProbeException(
+        METRICS
+            + " has no "
+            + CACHE_CONFIG
+            + " series, though it has other vllm: series: this"
+            + " vLLM build or its stat-logger setup does not export the cache config, so the pool cannot be read");
   }
 
   static Pool pool(List<PrometheusText.Sample> series, List<String> notes) throws ProbeException {
@@ -108,16 +140,23 @@ public final class VllmProbe implements EngineProbe {
     for (PrometheusText.Sample sample : series) {
       String engine = sample.labels().getOrDefault("engine", "0");
       if (sample.value() != 1.0) {
-        // An info gauge is 1 by definition; any other value means the series is not what this probe knows.
-        throw new ProbeException(CACHE_CONFIG + " value is " + sample.value() + ", expected 1 (an info gauge)");
+        // An info gauge is 1 by definition; any other value means the series is not what this probe
+        // knows.
+        throw new ProbeException(
+            CACHE_CONFIG + " value is " + sample.value() + ", expected 1 (an info gauge)");
       }
       long tokens;
       if (sized) {
-        tokens = PrometheusText.tokens(sample.labels().get("kv_cache_size_tokens"),
-            CACHE_CONFIG + "{engine=\"" + EngineText.safe(engine) + "\"} kv_cache_size_tokens");
+        tokens =
+            PrometheusText.tokens(
+                sample.labels().get("kv_cache_size_tokens"),
+                CACHE_CONFIG + "{engine=\"" + EngineText.safe(engine) + "\"} kv_cache_size_tokens");
       } else {
-        long blocks = PrometheusText.tokens(sample.labels().get("num_gpu_blocks"), CACHE_CONFIG + " num_gpu_blocks");
-        long blockSize = PrometheusText.tokens(sample.labels().get("block_size"), CACHE_CONFIG + " block_size");
+        long blocks =
+            PrometheusText.tokens(
+                sample.labels().get("num_gpu_blocks"), CACHE_CONFIG + " num_gpu_blocks");
+        long blockSize =
+            PrometheusText.tokens(sample.labels().get("block_size"), CACHE_CONFIG + " block_size");
         try {
           tokens = Math.multiplyExact(blocks, blockSize);
         } catch (ArithmeticException e) {
@@ -126,39 +165,54 @@ public final class VllmProbe implements EngineProbe {
       }
       Long previous = byEngine.put(engine, tokens);
       if (previous != null && previous != tokens) {
-        throw new ProbeException(CACHE_CONFIG + " has disagreeing series for engine " + EngineText.safe(engine));
+        throw new ProbeException(
+            CACHE_CONFIG + " has disagreeing series for engine " + EngineText.safe(engine));
       }
     }
     if (!sized && byEngine.size() > 1) {
-      throw new ProbeException(CACHE_CONFIG + " lacks kv_cache_size_tokens and lists " + byEngine.size()
-          + " data-parallel engines, whose num_gpu_blocks vLLM sums: the per-engine pool cannot be measured"
-          + " (run a vLLM build that exports kv_cache_size_tokens)");
+      throw new ProbeException(
+          CACHE_CONFIG
+              + " lacks kv_cache_size_tokens and lists "
+              + byEngine.size()
+              + " data-parallel engines, whose num_gpu_blocks vLLM sums: the per-engine pool cannot be measured"
+              + " (run a vLLM build that exports kv_cache_size_tokens)");
     }
     long smallest = byEngine.values().stream().mapToLong(Long::longValue).min().orElseThrow();
     if (!sized) {
-      notes.add("pool = num_gpu_blocks × block_size (this vLLM build exports no kv_cache_size_tokens): an upper bound"
-          + " for hybrid models");
+      notes.add(
+          "pool = num_gpu_blocks × block_size (this vLLM build exports no kv_cache_size_tokens): an upper bound"
+              + " for hybrid models");
     } else if (byEngine.size() > 1 && byEngine.values().stream().distinct().count() == 1) {
-      notes.add("kv_cache_size_tokens of data-parallel engine 0 only: vLLM writes the first engine's value onto all "
-          + byEngine.size() + " engines' series, so the other engines' pools are not reported");
+      notes.add(
+          "kv_cache_size_tokens of data-parallel engine 0 only: vLLM writes the first engine's value onto all "
+              + byEngine.size()
+              + " engines' series, so the other engines' pools are not reported");
     } else if (byEngine.size() > 1) {
-      notes.add("the " + byEngine.size() + " engines' series carry different kv_cache_size_tokens; the smallest counts");
+      notes.add(
+          "the "
+              + byEngine.size()
+              + " engines' series carry different kv_cache_size_tokens; the smallest counts");
     }
     return new Pool(smallest, sized);
   }
 
   /**
-   * Every data-parallel engine the page mentions must have its own cache_config_info series: an engine seen
-   * only in other vllm: metrics has a pool nobody measured.
+   * Every data-parallel engine the page mentions must have its own cache_config_info series: an
+   * engine seen only in other vllm: metrics has a pool nobody measured.
    */
-  static void requireEveryEngineDescribed(Set<String> engines, List<PrometheusText.Sample> cacheConfig)
-      throws ProbeException {
+  static void requireEveryEngineDescribed(
+      Set<String> engines, List<PrometheusText.Sample> cacheConfig) throws ProbeException {
     Set<String> described = new HashSet<>();
     cacheConfig.forEach(s -> described.add(s.labels().getOrDefault("engine", "0")));
     for (String engine : engines) {
       if (!described.contains(engine)) {
-        throw new ProbeException(METRICS + " lists data-parallel engine " + EngineText.safe(engine)
-            + " but no " + CACHE_CONFIG + " series for it: its pool cannot be measured");
+        throw new ProbeException(
+            METRICS
+                + " lists data-parallel engine "
+                + EngineText.safe(engine)
+                + " but no "
+                + CACHE_CONFIG
+                + " series for it: its pool cannot be measured");
       }
     }
   }

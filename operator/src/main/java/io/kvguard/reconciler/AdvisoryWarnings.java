@@ -9,8 +9,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The engine advisories that apply to a policy's pods but only warn (no fixed release verified), per role: what
- * the role's status notes, the Warning event and the {@code kvguard_engine_advisory_warnings} gauge report.
+ * The engine advisories that apply to a policy's pods but only warn (no fixed release verified),
+ * per role: what the role's status notes, the Warning event and the {@code
+ * kvguard_engine_advisory_warnings} gauge report.
  */
 final class AdvisoryWarnings {
   /** How many pod names a role note lists before "and N more". */
@@ -21,16 +22,28 @@ final class AdvisoryWarnings {
   /** One advisory warning for one role: the pods it applies to and what it says. */
   record Found(String role, String advisory, String message, List<String> pods, int selected) {
     String note() {
-      String listed = String.join(", ", pods.subList(0, Math.min(LISTED_PODS, pods.size())))
-          + (pods.size() > LISTED_PODS ? " and " + (pods.size() - LISTED_PODS) + " more" : "");
-      return "engine advisory " + advisory + " (warning) applies to " + pods.size() + " of " + selected + " pods ("
-          + listed + "): " + message;
+      String listed =
+          String.join(", ", pods.subList(0, Math.min(LISTED_PODS, pods.size())))
+              + (pods.size() > LISTED_PODS ? " and " + (pods.size() - LISTED_PODS) + " more" : "");
+      return "engine advisory "
+          + advisory
+          + " (warning) applies to "
+          + pods.size()
+          + " of "
+          + selected
+          + " pods ("
+          + listed
+          + "): "
+          + message;
     }
   }
 
   static List<Found> of(ModelDeployment md, List<PodAssessment> assessments) {
     List<Found> found = new ArrayList<>();
-    List<RoleSpec> roles = md.getSpec() == null || md.getSpec().getRoles() == null ? List.of() : md.getSpec().getRoles();
+    List<RoleSpec> roles =
+        md.getSpec() == null || md.getSpec().getRoles() == null
+            ? List.of()
+            : md.getSpec().getRoles();
     for (RoleSpec role : roles) {
       if (role.getEngine() == null) {
         continue;
@@ -46,15 +59,22 @@ final class AdvisoryWarnings {
         if (assessment.observation() == null) {
           continue;
         }
-        for (EngineAdvisories.Warning warning
-            : EngineAdvisories.warnings(RolePolicies.of(md.getSpec(), role).versions(), assessment.observation())) {
+        for (EngineAdvisories.Warning warning :
+            EngineAdvisories.warnings(
+                RolePolicies.of(md.getSpec(), role).versions(), assessment.observation())) {
           messages.putIfAbsent(warning.advisory().id(), warning.message());
-          pods.computeIfAbsent(warning.advisory().id(), id -> new ArrayList<>()).add(assessment.podName());
+          pods.computeIfAbsent(warning.advisory().id(), id -> new ArrayList<>())
+              .add(assessment.podName());
         }
       }
       for (Map.Entry<String, List<String>> entry : pods.entrySet()) {
-        found.add(new Found(role.getName(), entry.getKey(), messages.get(entry.getKey()), List.copyOf(entry.getValue()),
-            selected));
+        found.add(
+            new Found(
+                role.getName(),
+                entry.getKey(),
+                messages.get(entry.getKey()),
+                List.copyOf(entry.getValue()),
+                selected));
       }
     }
     return found;

@@ -28,10 +28,11 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The assessment stage for one pod: a pure function of the spec, the pod, the policy's record on it, the last probe
- * results and the clock. Decides the pod's verdict for this pass from what is known about its current engine
- * process, and says which probes it wants ({@link Assessed#probe}, {@link Assessed#rejection}) when the knowledge
- * is missing or due; {@link ProbeBook} sends them. Never waits for an engine, never writes anything.
+ * The assessment stage for one pod: a pure function of the spec, the pod, the policy's record on
+ * it, the last probe results and the clock. Decides the pod's verdict for this pass from what is
+ * known about its current engine process, and says which probes it wants ({@link Assessed#probe},
+ * {@link Assessed#rejection}) when the knowledge is missing or due; {@link ProbeBook} sends them.
+ * Never waits for an engine, never writes anything.
  */
 final class Assessment {
   private Assessment() {}
@@ -40,12 +41,21 @@ final class Assessment {
    * What one pod's assessment reads.
    *
    * @param record this policy's trusted record on the pod, or null
-   * @param respec whether the policy's spec changed since its last pass: its pods are probed again (the last
-   *     answer for the same process is judged against the new spec meanwhile)
+   * @param respec whether the policy's spec changed since its last pass: its pods are probed again
+   *     (the last answer for the same process is judged against the new spec meanwhile)
    */
-  record Input(ModelDeployment md, RoleSpec role, Pod pod, VerdictRecord record, boolean respec, Instant now) {}
+  record Input(
+      ModelDeployment md,
+      RoleSpec role,
+      Pod pod,
+      VerdictRecord record,
+      boolean respec,
+      Instant now) {}
 
-  /** The last results this operator holds, and what the policy may ask with (its credentials and CA bundle). */
+  /**
+   * The last results this operator holds, and what the policy may ask with (its credentials and CA
+   * bundle).
+   */
   interface Known {
     Optional<ProbeScheduler.Result<ProbeOutcome>> probe(ProbeScheduler.Key key);
 
@@ -59,8 +69,15 @@ final class Assessment {
   }
 
   /** A probe of the pod's engine process this pass wants sent. */
-  record ProbeRequest(ProbeScheduler.Key key, Pod pod, RoleSpec role, EngineProcess process, EngineEndpoint endpoint,
-      boolean respec, Duration period, Instant now) {
+  record ProbeRequest(
+      ProbeScheduler.Key key,
+      Pod pod,
+      RoleSpec role,
+      EngineProcess process,
+      EngineEndpoint endpoint,
+      boolean respec,
+      Duration period,
+      Instant now) {
     /** A result the request finds already published and still fresh makes it unnecessary. */
     boolean fresh(ProbeScheduler.Result<ProbeOutcome> result) {
       return !respec && !ProbeDue.isDue(result, period, now);
@@ -68,8 +85,15 @@ final class Assessment {
   }
 
   /** A rejection probe (the over-limit prompt) this pass wants sent. */
-  record RejectionRequest(ProbeScheduler.Key key, Pod pod, RoleSpec role, EngineProcess process, EngineEndpoint patient,
-      long promptTokens, String model, PoolObservation observation) {}
+  record RejectionRequest(
+      ProbeScheduler.Key key,
+      Pod pod,
+      RoleSpec role,
+      EngineProcess process,
+      EngineEndpoint patient,
+      long promptTokens,
+      String model,
+      PoolObservation observation) {}
 
   /**
    * One pod's assessment and what it wants.
@@ -77,8 +101,12 @@ final class Assessment {
    * @param probeKey the probe the verdict rests on, null when the pod cannot be probed
    * @param rejectionKey the rejection probe the verdict rests on, null when none
    */
-  record Assessed(PodAssessment assessment, ProbeScheduler.Key probeKey, ProbeScheduler.Key rejectionKey,
-      Optional<ProbeRequest> probe, Optional<RejectionRequest> rejection) {
+  record Assessed(
+      PodAssessment assessment,
+      ProbeScheduler.Key probeKey,
+      ProbeScheduler.Key rejectionKey,
+      Optional<ProbeRequest> probe,
+      Optional<RejectionRequest> rejection) {
     static Assessed unprobed(PodAssessment assessment) {
       return new Assessed(assessment, null, null, Optional.empty(), Optional.empty());
     }
@@ -89,93 +117,226 @@ final class Assessment {
     RoleSpec role = in.role();
     Pod pod = in.pod();
     List<String> notes = new ArrayList<>();
-    // The record is pod metadata, which anyone who may patch the pod can write; the condition is pods/status.
-    // A record may open nothing the condition did not already show open (fail closed on a forged one).
+    // The record is pod metadata, which anyone who may patch the pod can write; the condition is
+    // pods/status.
+    // A record may open nothing the condition did not already show open (fail closed on a forged
+    // one).
     boolean vouched = CarryOver.vouchedFor(in.record(), pod);
     boolean labelOnly = !declaresGate(pod);
     if (labelOnly) {
-      notes.add("pod spec has no readiness gate " + GateNames.CONDITION_TYPE + ": gated by label "
-          + GateNames.VERIFIED_LABEL + " only");
+      notes.add(
+          "pod spec has no readiness gate "
+              + GateNames.CONDITION_TYPE
+              + ": gated by label "
+              + GateNames.VERIFIED_LABEL
+              + " only");
     }
-    EngineProcess.Resolution resolution = EngineProcess.resolve(pod, role.getPort(), role.getMetricsPort());
+    EngineProcess.Resolution resolution =
+        EngineProcess.resolve(pod, role.getPort(), role.getMetricsPort());
     if (resolution instanceof EngineProcess.NotProbeable waiting) {
-      PoolVerdict verdict = waiting.misconfigured()
-          ? new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, waiting.message())
-          : PoolVerdict.awaitingProbe(waiting.message());
-      return Assessed.unprobed(new PodAssessment(pod, role.getName(), labelOnly, waiting.containerID(),
-          waiting.restartCount(), verdict, null, notes, null));
+      PoolVerdict verdict =
+          waiting.misconfigured()
+              ? new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, waiting.message())
+              : PoolVerdict.awaitingProbe(waiting.message());
+      return Assessed.unprobed(
+          new PodAssessment(
+              pod,
+              role.getName(),
+              labelOnly,
+              waiting.containerID(),
+              waiting.restartCount(),
+              verdict,
+              null,
+              notes,
+              null));
     }
     EngineProcess process = ((EngineProcess.Probeable) resolution).process();
     ProbeCredentials.Lookup token = known.token();
     if (token.problem() != null) {
       // Without its credentials an engine cannot be asked; never fall back to asking without them.
-      return Assessed.unprobed(new PodAssessment(pod, role.getName(), labelOnly, process.containerID(),
-          process.restartCount(), new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed,
-              "probe credentials: " + token.problem()), null, notes, null));
+      return Assessed.unprobed(
+          new PodAssessment(
+              pod,
+              role.getName(),
+              labelOnly,
+              process.containerID(),
+              process.restartCount(),
+              new PoolVerdict(
+                  Verdict.Unknown, GateReason.ProbeFailed, "probe credentials: " + token.problem()),
+              null,
+              notes,
+              null));
     }
-    ProbeTrust.Lookup tls = role.effectiveScheme() == Scheme.HTTPS ? known.tls()
-        : new ProbeTrust.Lookup(Optional.empty(), null);
+    ProbeTrust.Lookup tls =
+        role.effectiveScheme() == Scheme.HTTPS
+            ? known.tls()
+            : new ProbeTrust.Lookup(Optional.empty(), null);
     if (tls.problem() != null) {
-      // Without the CA it was told to trust, the engine's certificate cannot be verified: never probe it unverified.
-      return Assessed.unprobed(new PodAssessment(pod, role.getName(), labelOnly, process.containerID(),
-          process.restartCount(), new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, "probe TLS: "
-              + tls.problem()), null, notes, null));
+      // Without the CA it was told to trust, the engine's certificate cannot be verified: never
+      // probe it unverified.
+      return Assessed.unprobed(
+          new PodAssessment(
+              pod,
+              role.getName(),
+              labelOnly,
+              process.containerID(),
+              process.restartCount(),
+              new PoolVerdict(
+                  Verdict.Unknown, GateReason.ProbeFailed, "probe TLS: " + tls.problem()),
+              null,
+              notes,
+              null));
     }
     // Policies that ask this pod the same way share one probe and its answer.
-    ProbeScheduler.Key key = new ProbeScheduler.Key(pod.getMetadata().getUid(), how(md, role, process));
+    ProbeScheduler.Key key =
+        new ProbeScheduler.Key(pod.getMetadata().getUid(), how(md, role, process));
     PoolPolicy policy = RolePolicies.of(md.getSpec(), role);
-    ProbeScheduler.Result<ProbeOutcome> result = known.probe(key).filter(r -> r.isFor(process.identity())).orElse(null);
+    ProbeScheduler.Result<ProbeOutcome> result =
+        known.probe(key).filter(r -> r.isFor(process.identity())).orElse(null);
     Duration period = Duration.ofSeconds(md.getSpec().effectiveProbe().effectivePeriodSeconds());
 
-    // Re-probe when the process is new to us, when the period has passed, and when the spec changed; an
-    // earlier answer for the same process still stands meanwhile, so a spec edit does not shut every gate.
+    // Re-probe when the process is new to us, when the period has passed, and when the spec
+    // changed; an
+    // earlier answer for the same process still stands meanwhile, so a spec edit does not shut
+    // every gate.
     boolean due = result == null || in.respec() || ProbeDue.isDue(result, period, in.now());
-    EngineEndpoint endpoint = EngineEndpoint.of(role.effectiveScheme().wireName(), process.podIP(), process.port(),
-        Duration.ofSeconds(md.getSpec().effectiveProbe().effectiveTimeoutSeconds())).withBearerToken(token.token())
-        .withMetricsPort(process.metricsPort()).withTls(tls.tls());
-    Optional<ProbeRequest> probe = due
-        ? Optional.of(new ProbeRequest(key, pod, role, process, endpoint, in.respec(), period, in.now()))
-        : Optional.empty();
+    EngineEndpoint endpoint =
+        EngineEndpoint.of(
+                role.effectiveScheme().wireName(),
+                process.podIP(),
+                process.port(),
+                Duration.ofSeconds(md.getSpec().effectiveProbe().effectiveTimeoutSeconds()))
+            .withBearerToken(token.token())
+            .withMetricsPort(process.metricsPort())
+            .withTls(tls.tls());
+    Optional<ProbeRequest> probe =
+        due
+            ? Optional.of(
+                new ProbeRequest(key, pod, role, process, endpoint, in.respec(), period, in.now()))
+            : Optional.empty();
     if (result != null) {
-      PoolObservation observation = result.outcome() instanceof ProbeOutcome.Observed seen ? seen.observation() : null;
-      Checked checked = withRejectionCheck(in, process, key, endpoint, PoolJudge.judge(policy, result.outcome()),
-          observation, vouched, known);
+      PoolObservation observation =
+          result.outcome() instanceof ProbeOutcome.Observed seen ? seen.observation() : null;
+      Checked checked =
+          withRejectionCheck(
+              in,
+              process,
+              key,
+              endpoint,
+              PoolJudge.judge(policy, result.outcome()),
+              observation,
+              vouched,
+              known);
       addObservationNotes(role, observation, notes);
-      return new Assessed(new PodAssessment(pod, role.getName(), labelOnly, process.containerID(),
-          process.restartCount(), checked.verdict(), observation, notes,
-          due ? null : ProbeDue.nextAt(result, period), checked.refusal()), key, checked.rejectionKey(), probe,
+      return new Assessed(
+          new PodAssessment(
+              pod,
+              role.getName(),
+              labelOnly,
+              process.containerID(),
+              process.restartCount(),
+              checked.verdict(),
+              observation,
+              notes,
+              due ? null : ProbeDue.nextAt(result, period),
+              checked.refusal()),
+          key,
+          checked.rejectionKey(),
+          probe,
           checked.request());
     }
-    // No probe of this process yet in this operator's memory. If the pod carries this policy's verdict for this
-    // very container (the operator restarted), re-judge those figures instead of flapping the gate shut.
+    // No probe of this process yet in this operator's memory. If the pod carries this policy's
+    // verdict for this
+    // very container (the operator restarted), re-judge those figures instead of flapping the gate
+    // shut.
     PoolObservation recorded = CarryOver.recordedObservation(in.record(), role, process);
     if (recorded != null) {
-      notes.add("verdict carried over from the pod's record for container " + process.containerID()
-          + " until it is re-probed");
+      notes.add(
+          "verdict carried over from the pod's record for container "
+              + process.containerID()
+              + " until it is re-probed");
       addObservationNotes(role, recorded, notes);
-      // The rejection probe is owed too: a pool recorded before it was enabled, or for another prompt, is no refusal.
-      Checked checked = withRejectionCheck(in, process, key, endpoint,
-          PoolJudge.judge(policy, ProbeOutcome.observed(recorded)), recorded, vouched, known);
+      // The rejection probe is owed too: a pool recorded before it was enabled, or for another
+      // prompt, is no refusal.
+      Checked checked =
+          withRejectionCheck(
+              in,
+              process,
+              key,
+              endpoint,
+              PoolJudge.judge(policy, ProbeOutcome.observed(recorded)),
+              recorded,
+              vouched,
+              known);
       if (checked.verdict().verified() && !vouched) {
-        return new Assessed(new PodAssessment(pod, role.getName(), labelOnly, process.containerID(),
-            process.restartCount(), PoolVerdict.awaitingProbe("the pod's record of container " + process.containerID()
-                + " would open a gate its condition shows shut: not carried over, probing the engine"), null, notes,
-            null), key, checked.rejectionKey(), probe, checked.request());
+        return new Assessed(
+            new PodAssessment(
+                pod,
+                role.getName(),
+                labelOnly,
+                process.containerID(),
+                process.restartCount(),
+                PoolVerdict.awaitingProbe(
+                    "the pod's record of container "
+                        + process.containerID()
+                        + " would open a gate its condition shows shut: not carried over, probing the engine"),
+                null,
+                notes,
+                null),
+            key,
+            checked.rejectionKey(),
+            probe,
+            checked.request());
       }
-      return new Assessed(new PodAssessment(pod, role.getName(), labelOnly, process.containerID(),
-          process.restartCount(), checked.verdict(), recorded, notes, null, checked.refusal()), key,
-          checked.rejectionKey(), probe, checked.request());
+      return new Assessed(
+          new PodAssessment(
+              pod,
+              role.getName(),
+              labelOnly,
+              process.containerID(),
+              process.restartCount(),
+              checked.verdict(),
+              recorded,
+              notes,
+              null,
+              checked.refusal()),
+          key,
+          checked.rejectionKey(),
+          probe,
+          checked.request());
     }
-    return new Assessed(new PodAssessment(pod, role.getName(), labelOnly, process.containerID(), process.restartCount(),
-        PoolVerdict.awaitingProbe("probing engine container " + process.containerName() + " (" + process.containerID()
-            + ", restart " + process.restartCount() + ")"), null, notes, null), key, null, probe, Optional.empty());
+    return new Assessed(
+        new PodAssessment(
+            pod,
+            role.getName(),
+            labelOnly,
+            process.containerID(),
+            process.restartCount(),
+            PoolVerdict.awaitingProbe(
+                "probing engine container "
+                    + process.containerName()
+                    + " ("
+                    + process.containerID()
+                    + ", restart "
+                    + process.restartCount()
+                    + ")"),
+            null,
+            notes,
+            null),
+        key,
+        null,
+        probe,
+        Optional.empty());
   }
 
   /**
-   * A verdict, the refusal it rests on (null when none), and the rejection probe it used and wants (when the
-   * refusal is still owed).
+   * A verdict, the refusal it rests on (null when none), and the rejection probe it used and wants
+   * (when the refusal is still owed).
    */
-  private record Checked(PoolVerdict verdict, RejectionOutcome.Refused refusal, ProbeScheduler.Key rejectionKey,
+  private record Checked(
+      PoolVerdict verdict,
+      RejectionOutcome.Refused refusal,
+      ProbeScheduler.Key rejectionKey,
       Optional<RejectionRequest> request) {
     Checked(PoolVerdict verdict) {
       this(verdict, null, null, Optional.empty());
@@ -183,12 +344,19 @@ final class Assessment {
   }
 
   /**
-   * Once a pod's pool passed, and when the spec asks for it, the engine must also refuse a prompt just above
-   * its admission limit before the gate opens. Sent once per engine process; a refusal recorded for the same
-   * container (before an operator restart) still counts.
+   * Once a pod's pool passed, and when the spec asks for it, the engine must also refuse a prompt
+   * just above its admission limit before the gate opens. Sent once per engine process; a refusal
+   * recorded for the same container (before an operator restart) still counts.
    */
-  private static Checked withRejectionCheck(Input in, EngineProcess process, ProbeScheduler.Key key,
-      EngineEndpoint endpoint, PoolVerdict poolVerdict, PoolObservation observation, boolean vouched, Known known) {
+  private static Checked withRejectionCheck(
+      Input in,
+      EngineProcess process,
+      ProbeScheduler.Key key,
+      EngineEndpoint endpoint,
+      PoolVerdict poolVerdict,
+      PoolObservation observation,
+      boolean vouched,
+      Known known) {
     ModelDeployment md = in.md();
     RejectionProbeSpec spec = md.getSpec().effectiveRejectionProbe();
     if (!spec.effectiveEnabled() || !poolVerdict.verified() || observation == null) {
@@ -198,68 +366,120 @@ final class Assessment {
     try {
       promptTokens = RejectionJudge.promptTokens(observation, spec.effectiveMarginTokens());
     } catch (ArithmeticException e) {
-      // Figures this large are no engine's: no prompt can be sized from them, and nothing is proven.
-      return new Checked(new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed,
-          "rejection probe: the engine's figures leave no prompt size above its admission limit"));
+      // Figures this large are no engine's: no prompt can be sized from them, and nothing is
+      // proven.
+      return new Checked(
+          new PoolVerdict(
+              Verdict.Unknown,
+              GateReason.ProbeFailed,
+              "rejection probe: the engine's figures leave no prompt size above its admission limit"));
     }
     if (vouched) {
       Optional<EngineRejection> recogniser = known.probes().forRole(in.role()).rejection();
-      Optional<RejectionOutcome.Refused> recorded = CarryOver.recordedRefusal(in.record(), process, promptTokens,
-          recogniser);
+      Optional<RejectionOutcome.Refused> recorded =
+          CarryOver.recordedRefusal(in.record(), process, promptTokens, recogniser);
       if (recorded.isPresent()) {
         return refusedOrNot(poolVerdict, recorded.get(), null);
       }
     }
-    ProbeScheduler.Key rejectionKey = new ProbeScheduler.Key(key.podUid(), "rejection|" + promptTokens + "|"
-        + spec.effectiveTimeoutSeconds() + "|" + md.getSpec().getModel() + "|" + key.how());
-    ProbeScheduler.Result<RejectionOutcome> result = known.rejection(rejectionKey)
-        .filter(r -> r.isFor(process.identity())).orElse(null);
+    ProbeScheduler.Key rejectionKey =
+        new ProbeScheduler.Key(
+            key.podUid(),
+            "rejection|"
+                + promptTokens
+                + "|"
+                + spec.effectiveTimeoutSeconds()
+                + "|"
+                + md.getSpec().getModel()
+                + "|"
+                + key.how());
+    ProbeScheduler.Result<RejectionOutcome> result =
+        known.rejection(rejectionKey).filter(r -> r.isFor(process.identity())).orElse(null);
     if (result != null) {
       return refusedOrNot(poolVerdict, result.outcome(), rejectionKey);
     }
-    EngineEndpoint patient = endpoint.withTimeout(Duration.ofSeconds(spec.effectiveTimeoutSeconds()));
-    return new Checked(PoolVerdict.awaitingProbe(poolVerdict.message() + "; rejection probe of a " + promptTokens
-        + "-token prompt pending"), null, rejectionKey, Optional.of(new RejectionRequest(rejectionKey, in.pod(),
-            in.role(), process, patient, promptTokens, md.getSpec().getModel(), observation)));
+    EngineEndpoint patient =
+        endpoint.withTimeout(Duration.ofSeconds(spec.effectiveTimeoutSeconds()));
+    return new Checked(
+        PoolVerdict.awaitingProbe(
+            poolVerdict.message()
+                + "; rejection probe of a "
+                + promptTokens
+                + "-token prompt pending"),
+        null,
+        rejectionKey,
+        Optional.of(
+            new RejectionRequest(
+                rejectionKey,
+                in.pod(),
+                in.role(),
+                process,
+                patient,
+                promptTokens,
+                md.getSpec().getModel(),
+                observation)));
   }
 
-  private static Checked refusedOrNot(PoolVerdict poolVerdict, RejectionOutcome outcome, ProbeScheduler.Key used) {
+  private static Checked refusedOrNot(
+      PoolVerdict poolVerdict, RejectionOutcome outcome, ProbeScheduler.Key used) {
     PoolVerdict verdict = RejectionJudge.judge(poolVerdict, outcome);
     boolean refusal = verdict.verified() && outcome instanceof RejectionOutcome.Refused;
-    return new Checked(verdict, refusal ? (RejectionOutcome.Refused) outcome : null, used, Optional.empty());
+    return new Checked(
+        verdict, refusal ? (RejectionOutcome.Refused) outcome : null, used, Optional.empty());
   }
 
   /**
-   * Everything that decides what a probe of the process answers: engine, scheme, the ports it resolves to, the
-   * timeout, the generic probe's settings, the credentials and the TLS settings. Policies asking alike share one
-   * probe.
+   * Everything that decides what a probe of the process answers: engine, scheme, the ports it
+   * resolves to, the timeout, the generic probe's settings, the credentials and the TLS settings.
+   * Policies asking alike share one probe.
    */
   static String how(ModelDeployment md, RoleSpec role, EngineProcess process) {
     SecretKeyRef auth = md.getSpec().effectiveProbe().getAuthSecretRef();
-    return role.getEngine().wireName() + "|" + role.effectiveScheme().wireName() + "|" + process.port()
-        + "|" + process.metricsPort() + "|" + md.getSpec().effectiveProbe().effectiveTimeoutSeconds() + "|"
-        + EngineProbes.configuration(role) + "|" + (auth == null ? "" : auth.getName() + "/" + auth.effectiveKey())
-        + "|" + tlsSettings(md, role);
+    return role.getEngine().wireName()
+        + "|"
+        + role.effectiveScheme().wireName()
+        + "|"
+        + process.port()
+        + "|"
+        + process.metricsPort()
+        + "|"
+        + md.getSpec().effectiveProbe().effectiveTimeoutSeconds()
+        + "|"
+        + EngineProbes.configuration(role)
+        + "|"
+        + (auth == null ? "" : auth.getName() + "/" + auth.effectiveKey())
+        + "|"
+        + tlsSettings(md, role);
   }
 
-  /** Which TLS settings the answer was taken with: an edit of them re-probes (a changed bundle at the next probe). */
+  /**
+   * Which TLS settings the answer was taken with: an edit of them re-probes (a changed bundle at
+   * the next probe).
+   */
   private static String tlsSettings(ModelDeployment md, RoleSpec role) {
     io.kvguard.customresource.ProbeTlsSpec tls = md.getSpec().effectiveProbe().getTls();
     if (tls == null || role.effectiveScheme() != Scheme.HTTPS) {
       return "";
     }
-    String secret = tls.getCaSecretRef() == null ? "" : tls.getCaSecretRef().getName() + "/" + tls.getCaSecretRef().effectiveKey();
-    String configMap = tls.getCaConfigMapRef() == null ? ""
-        : tls.getCaConfigMapRef().getName() + "/" + tls.getCaConfigMapRef().effectiveKey();
+    String secret =
+        tls.getCaSecretRef() == null
+            ? ""
+            : tls.getCaSecretRef().getName() + "/" + tls.getCaSecretRef().effectiveKey();
+    String configMap =
+        tls.getCaConfigMapRef() == null
+            ? ""
+            : tls.getCaConfigMapRef().getName() + "/" + tls.getCaConfigMapRef().effectiveKey();
     return "secret=" + secret + ",configmap=" + configMap + ",serverName=" + tls.getServerName();
   }
 
   static boolean declaresGate(Pod pod) {
     List<PodReadinessGate> gates = pod.getSpec() == null ? null : pod.getSpec().getReadinessGates();
-    return gates != null && gates.stream().anyMatch(g -> GateNames.CONDITION_TYPE.equals(g.getConditionType()));
+    return gates != null
+        && gates.stream().anyMatch(g -> GateNames.CONDITION_TYPE.equals(g.getConditionType()));
   }
 
-  private static void addObservationNotes(RoleSpec role, PoolObservation observation, List<String> notes) {
+  private static void addObservationNotes(
+      RoleSpec role, PoolObservation observation, List<String> notes) {
     if (observation == null) {
       return;
     }
@@ -268,7 +488,11 @@ final class Assessment {
     String roleName = role.getName();
     boolean disaggregatedRole = roleName.equals("prefill") || roleName.equals("decode");
     if (disaggregatedRole && !roleName.equals(mode)) {
-      notes.add("role " + roleName + " but the engine reports disaggregation mode " + (mode == null ? "unified" : mode));
+      notes.add(
+          "role "
+              + roleName
+              + " but the engine reports disaggregation mode "
+              + (mode == null ? "unified" : mode));
     }
   }
 }

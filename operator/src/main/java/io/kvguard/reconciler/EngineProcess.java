@@ -9,11 +9,18 @@ import io.kvguard.gate.ProcessIdentity;
 import java.util.List;
 
 /**
- * The engine process of one pod: the container that declares the role's port, identified by its container
- * ID and restart count. A new identity means a new process whose pool nobody has measured yet.
- * {@code metricsPort} is where it serves its metrics pages (the role's metricsPort), or {@code port}.
+ * The engine process of one pod: the container that declares the role's port, identified by its
+ * container ID and restart count. A new identity means a new process whose pool nobody has measured
+ * yet. {@code metricsPort} is where it serves its metrics pages (the role's metricsPort), or {@code
+ * port}.
  */
-record EngineProcess(String containerName, String containerID, int restartCount, String podIP, int port, int metricsPort) {
+record EngineProcess(
+    String containerName,
+    String containerID,
+    int restartCount,
+    String podIP,
+    int port,
+    int metricsPort) {
 
   /** This process's identity ({@link ProcessIdentity}): probe results are kept for it alone. */
   String identity() {
@@ -25,22 +32,33 @@ record EngineProcess(String containerName, String containerID, int restartCount,
 
   record Probeable(EngineProcess process) implements Resolution {}
 
-  /** {@code misconfigured} distinguishes "no container declares the port" from "not running yet". */
-  record NotProbeable(String message, boolean misconfigured, String containerID, Integer restartCount)
+  /**
+   * {@code misconfigured} distinguishes "no container declares the port" from "not running yet".
+   */
+  record NotProbeable(
+      String message, boolean misconfigured, String containerID, Integer restartCount)
       implements Resolution {}
 
   static Resolution resolve(Pod pod, IntOrString rolePort) {
     return resolve(pod, rolePort, null);
   }
 
-  /** {@code roleMetricsPort}: a number, the name of a port the engine container declares, or null for {@code port}. */
+  /**
+   * {@code roleMetricsPort}: a number, the name of a port the engine container declares, or null
+   * for {@code port}.
+   */
   static Resolution resolve(Pod pod, IntOrString rolePort, IntOrString roleMetricsPort) {
     Container container = null;
     int port = -1;
-    for (Container candidate : pod.getSpec() == null ? List.<Container>of() : pod.getSpec().getContainers()) {
-      for (ContainerPort declared : candidate.getPorts() == null ? List.<ContainerPort>of() : candidate.getPorts()) {
-        boolean byNumber = rolePort.getIntVal() != null && rolePort.getIntVal().equals(declared.getContainerPort());
-        boolean byName = rolePort.getStrVal() != null && rolePort.getStrVal().equals(declared.getName());
+    for (Container candidate :
+        pod.getSpec() == null ? List.<Container>of() : pod.getSpec().getContainers()) {
+      for (ContainerPort declared :
+          candidate.getPorts() == null ? List.<ContainerPort>of() : candidate.getPorts()) {
+        boolean byNumber =
+            rolePort.getIntVal() != null
+                && rolePort.getIntVal().equals(declared.getContainerPort());
+        boolean byName =
+            rolePort.getStrVal() != null && rolePort.getStrVal().equals(declared.getName());
         if ((byNumber || byName) && container == null) {
           container = candidate;
           port = declared.getContainerPort();
@@ -61,8 +79,15 @@ record EngineProcess(String containerName, String containerID, int restartCount,
         }
       }
       if (named == null) {
-        return new NotProbeable("engine container " + container.getName() + " declares no port named "
-            + roleMetricsPort.getStrVal() + " (the role's metricsPort)", true, null, null);
+        return new NotProbeable(
+            "engine container "
+                + container.getName()
+                + " declares no port named "
+                + roleMetricsPort.getStrVal()
+                + " (the role's metricsPort)",
+            true,
+            null,
+            null);
       }
       metricsPort = named;
     }
@@ -84,26 +109,40 @@ record EngineProcess(String containerName, String containerID, int restartCount,
     }
     String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
     if (!"Running".equals(phase)) {
-      return new NotProbeable("pod phase is " + (phase == null ? "unknown" : phase), false, containerID, restarts);
+      return new NotProbeable(
+          "pod phase is " + (phase == null ? "unknown" : phase), false, containerID, restarts);
     }
-    if (status == null || status.getState() == null || status.getState().getRunning() == null || containerID == null
+    if (status == null
+        || status.getState() == null
+        || status.getState().getRunning() == null
+        || containerID == null
         || containerID.isBlank()) {
-      return new NotProbeable("engine container " + container.getName() + " is not running", false, containerID, restarts);
+      return new NotProbeable(
+          "engine container " + container.getName() + " is not running",
+          false,
+          containerID,
+          restarts);
     }
     String podIP = pod.getStatus().getPodIP();
     if (podIP == null || podIP.isBlank()) {
       return new NotProbeable("pod has no IP yet", false, containerID, restarts);
     }
     int restartCount = status.getRestartCount() == null ? 0 : status.getRestartCount();
-    return new Probeable(new EngineProcess(container.getName(), containerID, restartCount, podIP, port, metricsPort));
+    return new Probeable(
+        new EngineProcess(
+            container.getName(), containerID, restartCount, podIP, port, metricsPort));
   }
 
   /** Why a hostNetwork pod is not probed (docs/runbook.md, ProbeFailed). */
-  static final String HOST_NETWORK = "pod uses hostNetwork: its IP is the node's, where the kubelet, node exporters"
-      + " and every host port answer, so kvguard does not send it probes or credentials; run the engine on the pod"
-      + " network (hostNetwork: false)";
+  static final String HOST_NETWORK =
+      "pod uses hostNetwork: its IP is the node's, where the kubelet, node exporters"
+          + " and every host port answer, so kvguard does not send it probes or credentials; run the engine on the pod"
+          + " network (hostNetwork: false)";
 
-  /** A pod on the node's network: its IP is the node's, not one a tenant's own pods could be reached at. */
+  /**
+   * A pod on the node's network: its IP is the node's, not one a tenant's own pods could be reached
+   * at.
+   */
   static boolean usesHostNetwork(Pod pod) {
     return pod.getSpec() != null && Boolean.TRUE.equals(pod.getSpec().getHostNetwork());
   }

@@ -13,7 +13,6 @@ import io.kvguard.observe.PassReport;
 import io.kvguard.verdict.GateDecision;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -23,29 +22,39 @@ import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /**
- * The write stage of a pass: each assessed pod's gate gets the decision every policy selecting it agrees on, pods
- * that left the policy are handed back, and what the policy kept about pods it no longer has goes. Also hands a
- * deleted policy's pods back. Returns what it wrote ({@link Written}); it announces nothing itself.
+ * The write stage of a pass: each assessed pod's gate gets the decision every policy selecting it
+ * agrees on, pods that left the policy are handed back, and what the policy kept about pods it no
+ * longer has goes. Also hands a deleted policy's pods back. Returns what it wrote ({@link
+ * Written}); it announces nothing itself.
  */
 final class GateStage {
   private final GateWriter writer;
   private final RecordSigner signer;
   private final Cluster cluster;
   private final KeptPods keptPods = new KeptPods();
+
   /** Lets go of what the probes keep of a pod for a policy. */
   private final BiConsumer<String, ResourceID> forgetProbes;
+
   /** Asks another policy for a pass (its pods show a decision that included ours). */
   private final Consumer<ResourceID> passOf;
 
   /** What the stage reads from the informer caches. */
   interface Cluster {
-    /** The policies other than {@code self} that select the pod, recorded a verdict on it or list it. */
+    /**
+     * The policies other than {@code self} that select the pod, recorded a verdict on it or list
+     * it.
+     */
     Set<ResourceID> othersConcerning(Pod pod, ResourceID self);
 
     Optional<Pod> cachedPod(String namespace, String name);
   }
 
-  GateStage(GateWriter writer, RecordSigner signer, Cluster cluster, BiConsumer<String, ResourceID> forgetProbes,
+  GateStage(
+      GateWriter writer,
+      RecordSigner signer,
+      Cluster cluster,
+      BiConsumer<String, ResourceID> forgetProbes,
       Consumer<ResourceID> passOf) {
     this.writer = writer;
     this.signer = signer;
@@ -59,25 +68,56 @@ final class GateStage {
    *
    * @param kept the assessments, with conflicts with other policies noted
    * @param conflicts one line per pod another policy also selects, for the status
-   * @param unwritten pods whose write failed or was dropped because their gate changed under it: decided again soon
+   * @param unwritten pods whose write failed or was dropped because their gate changed under it:
+   *     decided again soon
    */
-  record Written(List<PodAssessment> kept, List<String> conflicts, List<String> unwritten,
-      List<PassReport.GateFlip> flips, List<PassReport.WriteFailure> failures, List<PassReport.Released> released) {}
+  record Written(
+      List<PodAssessment> kept,
+      List<String> conflicts,
+      List<String> unwritten,
+      List<PassReport.GateFlip> flips,
+      List<PassReport.WriteFailure> failures,
+      List<PassReport.Released> released) {}
 
-  /** {@code hooks}: the finalizer before the first write, each accepted write into the pod cache. */
-  Written write(ModelDeployment md, GateWriter.Hooks hooks, List<PodAssessment> assessments,
-      Map<String, VerdictRecord> before, Instant now) {
+  /**
+   * {@code hooks}: the finalizer before the first write, each accepted write into the pod cache.
+   */
+  Written write(
+      ModelDeployment md,
+      GateWriter.Hooks hooks,
+      List<PodAssessment> assessments,
+      Map<String, VerdictRecord> before,
+      Instant now) {
     ResourceID self = ResourceID.fromResource(md);
-    boolean audit = md.getSpec() != null && md.getSpec().effectiveEnforcement() == Enforcement.Audit;
-    Written written = new Written(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
-        new ArrayList<>(), new ArrayList<>());
+    boolean audit =
+        md.getSpec() != null && md.getSpec().effectiveEnforcement() == Enforcement.Audit;
+    Written written =
+        new Written(
+            new ArrayList<>(),
+            new ArrayList<>(),
+            new ArrayList<>(),
+            new ArrayList<>(),
+            new ArrayList<>(),
+            new ArrayList<>());
     for (PodAssessment assessment : assessments) {
       Set<ResourceID> others = cluster.othersConcerning(assessment.pod(), self);
-      // The policy's own verdict goes on the pod with the decision: it survives an operator restart there.
-      RecordUpdate record = new RecordUpdate(md.getMetadata().getName(), signer.sign(assessment.pod(),
-          md.getMetadata().getName(), PodRecords.of(assessment, before.get(assessment.podName()), now)));
-      GateWriter.Outcome outcome = writer.decide(assessment.pod(), self, GateDecision.of(assessment.verdict(), audit),
-          others, record, hooks);
+      // The policy's own verdict goes on the pod with the decision: it survives an operator restart
+      // there.
+      RecordUpdate record =
+          new RecordUpdate(
+              md.getMetadata().getName(),
+              signer.sign(
+                  assessment.pod(),
+                  md.getMetadata().getName(),
+                  PodRecords.of(assessment, before.get(assessment.podName()), now)));
+      GateWriter.Outcome outcome =
+          writer.decide(
+              assessment.pod(),
+              self,
+              GateDecision.of(assessment.verdict(), audit),
+              others,
+              record,
+              hooks);
       note(written, assessment.pod(), outcome);
       if (outcome.flippedTo() != null) {
         written.flips().add(new PassReport.GateFlip(assessment.role(), outcome.flippedTo()));
@@ -95,8 +135,10 @@ final class GateStage {
       written.kept().add(withNotes(assessment, conflicts));
     }
     releaseDeselected(md, hooks, self, before, written);
-    // What this policy remembers of pods it no longer has (deleted, or recreated under a new UID) goes now.
-    Set<String> keptUids = written.kept().stream().map(PodAssessment::podUid).collect(Collectors.toSet());
+    // What this policy remembers of pods it no longer has (deleted, or recreated under a new UID)
+    // goes now.
+    Set<String> keptUids =
+        written.kept().stream().map(PodAssessment::podUid).collect(Collectors.toSet());
     for (String gone : keptPods.gone(self, keptUids)) {
       forgetProbes.accept(gone, self);
       writer.forget(gone, self);
@@ -105,12 +147,14 @@ final class GateStage {
   }
 
   /**
-   * A policy being deleted hands every pod it selected or recorded a verdict on back open, unless another policy
-   * holds it. Returns the pods it could not hand back: never a reason to keep the finalizer (when a namespace is
-   * deleted its policies go with the RoleBinding that lets kvguard write its pods, 403, and with the pods, 404),
-   * as a kept finalizer would hold the whole namespace in Terminating.
+   * A policy being deleted hands every pod it selected or recorded a verdict on back open, unless
+   * another policy holds it. Returns the pods it could not hand back: never a reason to keep the
+   * finalizer (when a namespace is deleted its policies go with the RoleBinding that lets kvguard
+   * write its pods, 403, and with the pods, 404), as a kept finalizer would hold the whole
+   * namespace in Terminating.
    */
-  List<PassReport.WriteFailure> handBack(ModelDeployment md, GateWriter.Hooks hooks, Map<String, Pod> concerned) {
+  List<PassReport.WriteFailure> handBack(
+      ModelDeployment md, GateWriter.Hooks hooks, Map<String, Pod> concerned) {
     ResourceID self = ResourceID.fromResource(md);
     GateDecision removed = GateDecision.policyRemoved(md.getMetadata().getName());
     List<PassReport.WriteFailure> failed = new ArrayList<>();
@@ -118,7 +162,8 @@ final class GateStage {
       try {
         GateWriter.Outcome outcome = release(md, hooks, self, pod, removed);
         if (outcome.status() == GateWriter.Status.CONFLICT) {
-          // The gate changed under the write: hand back what the pod shows now (this decision needs no verdict).
+          // The gate changed under the write: hand back what the pod shows now (this decision needs
+          // no verdict).
           Optional<Pod> fresh = writer.reread(pod);
           outcome = fresh.isEmpty() ? outcome : release(md, hooks, self, fresh.get(), removed);
           if (fresh.isPresent() && outcome.status() == GateWriter.Status.CONFLICT) {
@@ -136,30 +181,41 @@ final class GateStage {
     return failed;
   }
 
-  private void releaseDeselected(ModelDeployment md, GateWriter.Hooks hooks, ResourceID self, Map<String, VerdictRecord> before,
+  private void releaseDeselected(
+      ModelDeployment md,
+      GateWriter.Hooks hooks,
+      ResourceID self,
+      Map<String, VerdictRecord> before,
       Written written) {
-    Set<String> selected = written.kept().stream().map(PodAssessment::podName).collect(Collectors.toSet());
-    GateDecision released = GateDecision.released("no longer selected by ModelDeployment " + md.getMetadata().getName());
+    Set<String> selected =
+        written.kept().stream().map(PodAssessment::podName).collect(Collectors.toSet());
+    GateDecision released =
+        GateDecision.released(
+            "no longer selected by ModelDeployment " + md.getMetadata().getName());
     for (String name : before.keySet()) {
       if (!selected.contains(name)) {
         written.released().add(new PassReport.Released(name, before.get(name).role()));
-        cluster.cachedPod(md.getMetadata().getNamespace(), name)
+        cluster
+            .cachedPod(md.getMetadata().getNamespace(), name)
             .ifPresent(pod -> note(written, pod, release(md, hooks, self, pod, released)));
       }
     }
   }
 
   /**
-   * A pod that left this policy (deleted policy or changed labels) is handed back open, unless another policy holds
-   * it. A pod being deleted needs nothing back: two writes to it would be wasted (often answered 404 or 422).
+   * A pod that left this policy (deleted policy or changed labels) is handed back open, unless
+   * another policy holds it. A pod being deleted needs nothing back: two writes to it would be
+   * wasted (often answered 404 or 422).
    */
-  private GateWriter.Outcome release(ModelDeployment md, GateWriter.Hooks hooks, ResourceID self, Pod pod,
-      GateDecision released) {
-    GateWriter.Outcome outcome = new GateWriter.Outcome(GateWriter.Status.WRITTEN, null, null, null);
+  private GateWriter.Outcome release(
+      ModelDeployment md, GateWriter.Hooks hooks, ResourceID self, Pod pod, GateDecision released) {
+    GateWriter.Outcome outcome =
+        new GateWriter.Outcome(GateWriter.Status.WRITTEN, null, null, null);
     if (!PodGate.terminating(pod)) {
       Set<ResourceID> others = cluster.othersConcerning(pod, self);
-      outcome = writer.release(pod, self, released, others, RecordUpdate.remove(md.getMetadata().getName()),
-          hooks);
+      outcome =
+          writer.release(
+              pod, self, released, others, RecordUpdate.remove(md.getMetadata().getName()), hooks);
       others.forEach(passOf);
     }
     forgetProbes.accept(pod.getMetadata().getUid(), self);
@@ -178,8 +234,16 @@ final class GateStage {
   private static PodAssessment withNotes(PodAssessment assessment, List<String> extra) {
     List<String> notes = new ArrayList<>(assessment.notes());
     extra.forEach(conflict -> notes.add("ConflictingPolicies: " + conflict));
-    return new PodAssessment(assessment.pod(), assessment.role(), assessment.labelOnly(), assessment.containerID(),
-        assessment.restartCount(), assessment.verdict(), assessment.observation(), notes, assessment.nextProbeAt(),
+    return new PodAssessment(
+        assessment.pod(),
+        assessment.role(),
+        assessment.labelOnly(),
+        assessment.containerID(),
+        assessment.restartCount(),
+        assessment.verdict(),
+        assessment.observation(),
+        notes,
+        assessment.nextProbeAt(),
         assessment.refusal());
   }
 }

@@ -7,9 +7,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
 /**
- * The pod UIDs each policy had at the end of its last pass, so that what it remembers of pods it no longer has
- * (deleted, or recreated under a new UID) can be forgotten: probe results and decisions must not grow with pod
- * churn. Comparing with the last pass costs what the policy's own pods cost, not a scan of every pod.
+ * The pod UIDs each policy had at the end of its last pass, so that what it remembers of pods it no
+ * longer has (deleted, or recreated under a new UID) can be forgotten: probe results and decisions
+ * must not grow with pod churn. Comparing with the last pass costs what the policy's own pods cost,
+ * not a scan of every pod.
  */
 final class KeptPods {
   private final ConcurrentMap<ResourceID, Set<String>> lastPass = new ConcurrentHashMap<>();

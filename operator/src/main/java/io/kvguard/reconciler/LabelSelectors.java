@@ -10,13 +10,17 @@ import java.util.Optional;
 public final class LabelSelectors {
   private LabelSelectors() {}
 
-  /** Why a selector cannot be applied, or empty when it is valid. An empty selector is refused: it would select every pod. */
+  /**
+   * Why a selector cannot be applied, or empty when it is valid. An empty selector is refused: it
+   * would select every pod.
+   */
   public static Optional<String> problem(LabelSelector selector) {
     if (selector == null) {
       return Optional.of("selector is missing");
     }
     boolean noLabels = selector.getMatchLabels() == null || selector.getMatchLabels().isEmpty();
-    boolean noExpressions = selector.getMatchExpressions() == null || selector.getMatchExpressions().isEmpty();
+    boolean noExpressions =
+        selector.getMatchExpressions() == null || selector.getMatchExpressions().isEmpty();
     if (noLabels && noExpressions) {
       return Optional.of("selector is empty and would select every pod in the namespace");
     }
@@ -29,14 +33,17 @@ public final class LabelSelectors {
         }
         if ("In".equals(operator) || "NotIn".equals(operator)) {
           if (values.isEmpty()) {
-            return Optional.of("matchExpression " + requirement.getKey() + " " + operator + " needs values");
+            return Optional.of(
+                "matchExpression " + requirement.getKey() + " " + operator + " needs values");
           }
         } else if ("Exists".equals(operator) || "DoesNotExist".equals(operator)) {
           if (!values.isEmpty()) {
-            return Optional.of("matchExpression " + requirement.getKey() + " " + operator + " takes no values");
+            return Optional.of(
+                "matchExpression " + requirement.getKey() + " " + operator + " takes no values");
           }
         } else {
-          return Optional.of("matchExpression " + requirement.getKey() + " has unknown operator " + operator);
+          return Optional.of(
+              "matchExpression " + requirement.getKey() + " has unknown operator " + operator);
         }
       }
     }
@@ -58,13 +65,14 @@ public final class LabelSelectors {
     if (selector.getMatchExpressions() != null) {
       for (LabelSelectorRequirement requirement : selector.getMatchExpressions()) {
         String value = labels.get(requirement.getKey());
-        boolean ok = switch (requirement.getOperator()) {
-          case "In" -> value != null && requirement.getValues().contains(value);
-          case "NotIn" -> value == null || !requirement.getValues().contains(value);
-          case "Exists" -> value != null;
-          case "DoesNotExist" -> value == null;
-          default -> false;
-        };
+        boolean ok =
+            switch (requirement.getOperator()) {
+              case "In" -> value != null && requirement.getValues().contains(value);
+              case "NotIn" -> value == null || !requirement.getValues().contains(value);
+              case "Exists" -> value != null;
+              case "DoesNotExist" -> value == null;
+              default -> false;
+            };
         if (!ok) {
           return false;
         }

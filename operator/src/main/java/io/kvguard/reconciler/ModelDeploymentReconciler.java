@@ -14,15 +14,15 @@ import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.ModelDeploymentStatus;
 import io.kvguard.customresource.PodVerdictStatus;
 import io.kvguard.customresource.RoleSpec;
+import io.kvguard.gate.GateWriter;
 import io.kvguard.gate.PodGate;
 import io.kvguard.gate.RecordSigner;
-import io.kvguard.gate.GateWriter;
 import io.kvguard.gate.VerdictRecord;
 import io.kvguard.gate.VerdictRecords;
-import io.kvguard.probe.EngineProbes;
-import io.kvguard.probe.RejectionProbe;
 import io.kvguard.observe.Observer;
 import io.kvguard.observe.PassReport;
+import io.kvguard.probe.EngineProbes;
+import io.kvguard.probe.RejectionProbe;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -38,14 +38,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One pass over a ModelDeployment, in stages that each return what they did: select pods ({@link PodSelection},
- * each pod once) → assess each ({@link Assessment}, pure, never waiting for an engine; {@link ProbeBook} sends the
- * probes it wants) → arbitrate with other policies and write gates ({@link GateStage}) → build the status
- * ({@link StatusFactory}) → one {@link io.kvguard.observe.PassReport} for events, metrics and logs.
+ * One pass over a ModelDeployment, in stages that each return what they did: select pods ({@link
+ * PodSelection}, each pod once) → assess each ({@link Assessment}, pure, never waiting for an
+ * engine; {@link ProbeBook} sends the probes it wants) → arbitrate with other policies and write
+ * gates ({@link GateStage}) → build the status ({@link StatusFactory}) → one {@link
+ * io.kvguard.observe.PassReport} for events, metrics and logs.
  *
- * <p>Every event reaches {@link #reconcile}, deletions too, so kvguard adds its finalizer itself, just before a
- * policy's first write to a pod ({@link PolicyFinalizer}), instead of JOSDK adding it before the first pass and
- * holding every new policy's probes back until the finalizer's watch event returns.
+ * <p>Every event reaches {@link #reconcile}, deletions too, so kvguard adds its finalizer itself,
+ * just before a policy's first write to a pod ({@link PolicyFinalizer}), instead of JOSDK adding it
+ * before the first pass and holding every new policy's probes back until the finalizer's watch
+ * event returns.
  */
 @ControllerConfiguration(name = ModelDeploymentReconciler.NAME, triggerReconcilerOnAllEvents = true)
 public final class ModelDeploymentReconciler implements Reconciler<ModelDeployment> {
@@ -57,39 +59,76 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private final ProbeEventSource probeEvents = new ProbeEventSource();
   private final ProbeBook probes;
   private final GateStage gates;
-  /** The generation each policy's last pass saw: a new one re-probes its pods. Removed with the policy. */
+
+  /**
+   * The generation each policy's last pass saw: a new one re-probes its pods. Removed with the
+   * policy.
+   */
   private final Map<ResourceID, Long> generations = new java.util.concurrent.ConcurrentHashMap<>();
+
   private final Observer observer;
   private final RecordSigner signer;
+
   /** Pods of the namespaces that hold a ModelDeployment, and no others (PodCache). */
-  private final PodCache pods = new PodCache(pod -> policiesConcerning(pod).stream()
-      .map(ResourceID::fromResource).collect(Collectors.toSet()));
+  private final PodCache pods =
+      new PodCache(
+          pod ->
+              policiesConcerning(pod).stream()
+                  .map(ResourceID::fromResource)
+                  .collect(Collectors.toSet()));
+
   private volatile IndexerResourceCache<ModelDeployment> policies;
 
-  public ModelDeploymentReconciler(EngineProbes engines, RejectionProbe rejectionProbe, ProbeLimits limits,
-      PodGate gate, Observer observer, ProbeCredentials credentials, ProbeTrust trust, RecordSigner signer, Clock clock) {
+  public ModelDeploymentReconciler(
+      EngineProbes engines,
+      RejectionProbe rejectionProbe,
+      ProbeLimits limits,
+      PodGate gate,
+      Observer observer,
+      ProbeCredentials credentials,
+      ProbeTrust trust,
+      RecordSigner signer,
+      Clock clock) {
     this.clock = clock;
     this.signer = signer;
     this.observer = observer;
-    this.probes = new ProbeBook(limits, clock, engines, rejectionProbe, credentials, trust, observer, this::whyNotProbe,
-        probeEvents::probeFinished);
-    this.gates = new GateStage(new GateWriter(gate), signer, new GateStage.Cluster() {
-      @Override
-      public Set<ResourceID> othersConcerning(Pod pod, ResourceID self) {
-        return policiesConcerning(pod).stream().map(ResourceID::fromResource).filter(id -> !id.equals(self))
-            .collect(Collectors.toSet());
-      }
+    this.probes =
+        new ProbeBook(
+            limits,
+            clock,
+            engines,
+            rejectionProbe,
+            credentials,
+            trust,
+            observer,
+            this::whyNotProbe,
+            probeEvents::probeFinished);
+    this.gates =
+        new GateStage(
+            new GateWriter(gate),
+            signer,
+            new GateStage.Cluster() {
+              @Override
+              public Set<ResourceID> othersConcerning(Pod pod, ResourceID self) {
+                return policiesConcerning(pod).stream()
+                    .map(ResourceID::fromResource)
+                    .filter(id -> !id.equals(self))
+                    .collect(Collectors.toSet());
+              }
 
-      @Override
-      public Optional<Pod> cachedPod(String namespace, String name) {
-        return ModelDeploymentReconciler.this.cachedPod(namespace, name);
-      }
-    }, probes::forget, probeEvents::probeFinished);
+              @Override
+              public Optional<Pod> cachedPod(String namespace, String name) {
+                return ModelDeploymentReconciler.this.cachedPod(namespace, name);
+              }
+            },
+            probes::forget,
+            probeEvents::probeFinished);
   }
 
   /**
-   * The ModelDeployments of a namespace as the informer holds them, for the admission webhook (memory only; empty
-   * before the informer started). Followers' informers run too, so every replica answers from a warm cache.
+   * The ModelDeployments of a namespace as the informer holds them, for the admission webhook
+   * (memory only; empty before the informer started). Followers' informers run too, so every
+   * replica answers from a warm cache.
    */
   public List<ModelDeployment> cachedPolicies(String namespace) {
     IndexerResourceCache<ModelDeployment> cache = policies;
@@ -97,7 +136,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   @Override
-  public List<EventSource<?, ModelDeployment>> prepareEventSources(EventSourceContext<ModelDeployment> context) {
+  public List<EventSource<?, ModelDeployment>> prepareEventSources(
+      EventSourceContext<ModelDeployment> context) {
     policies = context.getPrimaryCache();
     SelectionIndex.register(policies);
     // Pod informers are started per namespace by the passes that need them (PodCache).
@@ -105,18 +145,20 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   @Override
-  public UpdateControl<ModelDeployment> reconcile(ModelDeployment md, Context<ModelDeployment> context) {
-    try (PodCache.InUse namespacePods = pods.use(md.getMetadata().getNamespace(), context.eventSourceRetriever(),
-        policies)) {
+  public UpdateControl<ModelDeployment> reconcile(
+      ModelDeployment md, Context<ModelDeployment> context) {
+    try (PodCache.InUse namespacePods =
+        pods.use(md.getMetadata().getNamespace(), context.eventSourceRetriever(), policies)) {
       return pass(md, context);
     }
   }
 
   /**
-   * One pass: select → assess → arbitrate and write → status → signals. Each stage returns what it did; none
-   * reports to another.
+   * One pass: select → assess → arbitrate and write → status → signals. Each stage returns what it
+   * did; none reports to another.
    */
-  private UpdateControl<ModelDeployment> pass(ModelDeployment md, Context<ModelDeployment> context) {
+  private UpdateControl<ModelDeployment> pass(
+      ModelDeployment md, Context<ModelDeployment> context) {
     if (context.isPrimaryResourceDeleted() || md.isMarkedForDeletion()) {
       handBack(md, context);
       return UpdateControl.noUpdate();
@@ -124,14 +166,27 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     Instant now = clock.instant();
     observer.passStarting(md);
     PassStart start = start(md);
-    List<PodAssessment> assessed = start.invalid().isPresent() ? held(md, start)
-        : assess(md, PodSelection.firstRoleWins(md.getSpec().getRoles(), role -> selectedPods(md, role)), start, now);
+    List<PodAssessment> assessed =
+        start.invalid().isPresent()
+            ? held(md, start)
+            : assess(
+                md,
+                PodSelection.firstRoleWins(md.getSpec().getRoles(), role -> selectedPods(md, role)),
+                start,
+                now);
     GateStage.Written written = gates.write(md, hooks(md, context), assessed, start.before(), now);
     List<AdvisoryWarnings.Found> advisories = AdvisoryWarnings.of(md, written.kept());
     List<PodVerdictStatus> entries = StatusFactory.entries(written.kept(), start.before(), now);
-    ModelDeploymentStatus status = StatusFactory.build(md, entries, roleNotes(md, start, advisories), start.invalid(),
-        written.conflicts(), now);
-    // Announced before the status is written: the pods' records already hold this pass's verdicts, so a transition
+    ModelDeploymentStatus status =
+        StatusFactory.build(
+            md,
+            entries,
+            roleNotes(md, start, advisories),
+            start.invalid(),
+            written.conflicts(),
+            now);
+    // Announced before the status is written: the pods' records already hold this pass's verdicts,
+    // so a transition
     // not announced now (the status write failing) would never be.
     observer.report(report(md, start, entries, written, advisories));
     if (!StatusComparison.same(md.getStatus(), status)) {
@@ -147,32 +202,48 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    * @param invalid why the spec cannot be applied, if it cannot
    * @param before what the policy last concluded about each pod it gated, by pod name
    */
-  private record PassStart(ResourceID self, boolean respec, Optional<String> invalid, Map<String, VerdictRecord> before) {}
+  private record PassStart(
+      ResourceID self,
+      boolean respec,
+      Optional<String> invalid,
+      Map<String, VerdictRecord> before) {}
 
   private PassStart start(ModelDeployment md) {
     ResourceID self = ResourceID.fromResource(md);
-    long generation = md.getMetadata().getGeneration() == null ? 0 : md.getMetadata().getGeneration();
+    long generation =
+        md.getMetadata().getGeneration() == null ? 0 : md.getMetadata().getGeneration();
     Long lastGeneration = generations.put(self, generation);
-    return new PassStart(self, lastGeneration != null && lastGeneration != generation, SpecProblems.of(md.getSpec()),
+    return new PassStart(
+        self,
+        lastGeneration != null && lastGeneration != generation,
+        SpecProblems.of(md.getSpec()),
         previousRecords(md));
   }
 
   /**
-   * Assesses each selected pod from what is known (an error of kvguard's own shuts that pod and the others go on),
-   * then sends the probes the assessments want.
+   * Assesses each selected pod from what is known (an error of kvguard's own shuts that pod and the
+   * others go on), then sends the probes the assessments want.
    */
-  private List<PodAssessment> assess(ModelDeployment md, List<PodSelection.Selected> selected, PassStart start,
-      Instant now) {
+  private List<PodAssessment> assess(
+      ModelDeployment md, List<PodSelection.Selected> selected, PassStart start, Instant now) {
     Assessment.Known known = probes.known(md);
     List<Assessment.Assessed> assessed = new ArrayList<>();
     for (PodSelection.Selected one : selected) {
       Pod pod = one.pod();
       try {
-        assessed.add(Assessment.of(new Assessment.Input(md, one.role(), pod, trustedRecord(md, pod), start.respec(),
-            now), known));
+        assessed.add(
+            Assessment.of(
+                new Assessment.Input(
+                    md, one.role(), pod, trustedRecord(md, pod), start.respec(), now),
+                known));
       } catch (RuntimeException e) {
-        LOG.warn("cannot assess pod {}/{}: {}", pod.getMetadata().getNamespace(), pod.getMetadata().getName(), e.toString());
-        assessed.add(Assessment.Assessed.unprobed(ShutAssessments.failed(pod, one.role().getName(), e)));
+        LOG.warn(
+            "cannot assess pod {}/{}: {}",
+            pod.getMetadata().getNamespace(),
+            pod.getMetadata().getName(),
+            e.toString());
+        assessed.add(
+            Assessment.Assessed.unprobed(ShutAssessments.failed(pod, one.role().getName(), e)));
       }
     }
     probes.settle(md, assessed);
@@ -180,54 +251,100 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   /**
-   * A spec that cannot be applied says nothing about which pods it means: the pods it gated stay its own, shut, and
-   * listed, so neither a typo nor the deletion that follows it opens anything unverified.
+   * A spec that cannot be applied says nothing about which pods it means: the pods it gated stay
+   * its own, shut, and listed, so neither a typo nor the deletion that follows it opens anything
+   * unverified.
    */
   private List<PodAssessment> held(ModelDeployment md, PassStart start) {
     List<PodAssessment> held = new ArrayList<>();
-    new java.util.TreeMap<>(start.before()).forEach((name, record) -> cachedPod(md.getMetadata().getNamespace(), name)
-        .filter(pod -> !PodGate.terminating(pod))
-        .ifPresent(pod -> held.add(ShutAssessments.heldForInvalidSpec(pod, record, start.invalid().get()))));
+    new java.util.TreeMap<>(start.before())
+        .forEach(
+            (name, record) ->
+                cachedPod(md.getMetadata().getNamespace(), name)
+                    .filter(pod -> !PodGate.terminating(pod))
+                    .ifPresent(
+                        pod ->
+                            held.add(
+                                ShutAssessments.heldForInvalidSpec(
+                                    pod, record, start.invalid().get()))));
     return held;
   }
 
-  /** What the status notes per role: the role's configuration, then the engine advisories that apply. */
-  private static Map<String, List<String>> roleNotes(ModelDeployment md, PassStart start,
-      List<AdvisoryWarnings.Found> advisories) {
+  /**
+   * What the status notes per role: the role's configuration, then the engine advisories that
+   * apply.
+   */
+  private static Map<String, List<String>> roleNotes(
+      ModelDeployment md, PassStart start, List<AdvisoryWarnings.Found> advisories) {
     Map<String, List<String>> notes = new LinkedHashMap<>();
     if (start.invalid().isEmpty()) {
-      md.getSpec().getRoles().forEach(role -> notes.put(role.getName(), new ArrayList<>(RoleNotes.of(role))));
+      md.getSpec()
+          .getRoles()
+          .forEach(role -> notes.put(role.getName(), new ArrayList<>(RoleNotes.of(role))));
     }
-    advisories.forEach(found -> notes.computeIfAbsent(found.role(), r -> new ArrayList<>()).add(found.note()));
+    advisories.forEach(
+        found -> notes.computeIfAbsent(found.role(), r -> new ArrayList<>()).add(found.note()));
     return notes;
   }
 
-  private static PassReport report(ModelDeployment md, PassStart start, List<PodVerdictStatus> entries,
-      GateStage.Written written, List<AdvisoryWarnings.Found> advisories) {
-    List<PassReport.PodFigures> figures = written.kept().stream().map(a -> new PassReport.PodFigures(a.role(),
-        a.podName(), a.observation() == null ? -1 : a.observation().poolTokens(), a.verdict().verified())).toList();
-    List<PassReport.Advisory> warnings = advisories.stream()
-        .map(found -> new PassReport.Advisory(found.role(), found.advisory(), found.message(), found.pods())).toList();
-    return new PassReport(md, start.before(), entries, figures, warnings, written.flips(), written.failures(),
+  private static PassReport report(
+      ModelDeployment md,
+      PassStart start,
+      List<PodVerdictStatus> entries,
+      GateStage.Written written,
+      List<AdvisoryWarnings.Found> advisories) {
+    List<PassReport.PodFigures> figures =
+        written.kept().stream()
+            .map(
+                a ->
+                    new PassReport.PodFigures(
+                        a.role(),
+                        a.podName(),
+                        a.observation() == null ? -1 : a.observation().poolTokens(),
+                        a.verdict().verified()))
+            .toList();
+    List<PassReport.Advisory> warnings =
+        advisories.stream()
+            .map(
+                found ->
+                    new PassReport.Advisory(
+                        found.role(), found.advisory(), found.message(), found.pods()))
+            .toList();
+    return new PassReport(
+        md,
+        start.before(),
+        entries,
+        figures,
+        warnings,
+        written.flips(),
+        written.failures(),
         written.released());
   }
 
-  private static void writeStatus(ModelDeployment md, Context<ModelDeployment> context, ModelDeploymentStatus status) {
-    // Not UpdateControl.patchStatus: without SSA that is a JSON diff against the cached copy, which lags behind
-    // our own last write (JOSDK 5 does not cache it), so the patch fails (422) and events repeat. This reads the
-    // current resource, writes a JSON patch against it, and puts the answer in the cache, so the next pass reads
+  private static void writeStatus(
+      ModelDeployment md, Context<ModelDeployment> context, ModelDeploymentStatus status) {
+    // Not UpdateControl.patchStatus: without SSA that is a JSON diff against the cached copy, which
+    // lags behind
+    // our own last write (JOSDK 5 does not cache it), so the patch fails (422) and events repeat.
+    // This reads the
+    // current resource, writes a JSON patch against it, and puts the answer in the cache, so the
+    // next pass reads
     // its own write. (A JSON patch, never server-side apply, as everywhere in kvguard.)
-    PrimaryUpdateAndCacheUtils.patchStatusAndCacheResource(md, context, fresh -> {
-      fresh.setStatus(status);
-      return fresh;
-    });
+    PrimaryUpdateAndCacheUtils.patchStatusAndCacheResource(
+        md,
+        context,
+        fresh -> {
+          fresh.setStatus(status);
+          return fresh;
+        });
   }
 
   /**
-   * Whatever kvguard writes to a pod, deleting the policy must be able to undo, so the finalizer goes on first (a
-   * policy already gone is handing its pods back, which needs no undoing). Each write is cached as it is accepted,
-   * so the next pass sees it before the watch delivers it, and the watch event of the condition write (arriving
-   * before the label write) is known as ours and triggers no pass.
+   * Whatever kvguard writes to a pod, deleting the policy must be able to undo, so the finalizer
+   * goes on first (a policy already gone is handing its pods back, which needs no undoing). Each
+   * write is cached as it is accepted, so the next pass sees it before the watch delivers it, and
+   * the watch event of the condition write (arriving before the label write) is known as ours and
+   * triggers no pass.
    */
   private GateWriter.Hooks hooks(ModelDeployment md, Context<ModelDeployment> context) {
     boolean gone = context.isPrimaryResourceDeleted();
@@ -247,10 +364,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   /**
-   * A policy being deleted (or, without our finalizer, already gone) hands every pod it selected or listed back
-   * open, unless another policy holds it, then lets the deletion finish. Writes nothing a pod already shows, so
-   * the deletion event that follows the finalizer's removal repeats it at no cost; and a policy whose finalizer
-   * someone removed by hand still hands its pods back if the operator sees it go.
+   * A policy being deleted (or, without our finalizer, already gone) hands every pod it selected or
+   * listed back open, unless another policy holds it, then lets the deletion finish. Writes nothing
+   * a pod already shows, so the deletion event that follows the finalizer's removal repeats it at
+   * no cost; and a policy whose finalizer someone removed by hand still hands its pods back if the
+   * operator sees it go.
    */
   private void handBack(ModelDeployment md, Context<ModelDeployment> context) {
     ResourceID self = ResourceID.fromResource(md);
@@ -260,8 +378,12 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
         selectedPods(md, role).forEach(pod -> concerned.put(pod.getMetadata().getName(), pod));
       }
     }
-    previousRecords(md).keySet().forEach(name -> cachedPod(md.getMetadata().getNamespace(), name)
-        .ifPresent(pod -> concerned.putIfAbsent(name, pod)));
+    previousRecords(md)
+        .keySet()
+        .forEach(
+            name ->
+                cachedPod(md.getMetadata().getNamespace(), name)
+                    .ifPresent(pod -> concerned.putIfAbsent(name, pod)));
     List<PassReport.WriteFailure> failed = gates.handBack(md, hooks(md, context), concerned);
     probes.forgetAll(self);
     generations.remove(self);
@@ -271,31 +393,44 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     }
   }
 
-  /** The pods a role selects, leaving out those being deleted: nothing is probed or written for them. */
+  /**
+   * The pods a role selects, leaving out those being deleted: nothing is probed or written for
+   * them.
+   */
   private List<Pod> selectedPods(ModelDeployment md, RoleSpec role) {
-    return SelectionIndex.selected(pods, md.getMetadata().getNamespace(), role.getSelector()).stream()
-        .filter(pod -> !PodGate.terminating(pod)).toList();
+    return SelectionIndex.selected(pods, md.getMetadata().getNamespace(), role.getSelector())
+        .stream()
+        .filter(pod -> !PodGate.terminating(pod))
+        .toList();
   }
 
   private Optional<Pod> cachedPod(String namespace, String name) {
     return pods.get(new ResourceID(name, namespace));
   }
 
-  /** Every policy in the pod's namespace that selects it now, recorded a verdict on it, or lists it in its status. */
+  /**
+   * Every policy in the pod's namespace that selects it now, recorded a verdict on it, or lists it
+   * in its status.
+   */
   private List<ModelDeployment> policiesConcerning(Pod pod) {
     String name = pod.getMetadata().getName();
     Set<String> recorded = VerdictRecords.of(pod).keySet();
     return SelectionIndex.candidatePolicies(policies, pod).stream()
         .filter(md -> md.getMetadata().getDeletionTimestamp() == null)
-        .filter(md -> selects(md, pod) || recorded.contains(md.getMetadata().getName())
-            || (md.getStatus() != null && md.getStatus().pods != null
-            && md.getStatus().pods.stream().anyMatch(p -> name.equals(p.name))))
+        .filter(
+            md ->
+                selects(md, pod)
+                    || recorded.contains(md.getMetadata().getName())
+                    || (md.getStatus() != null
+                        && md.getStatus().pods != null
+                        && md.getStatus().pods.stream().anyMatch(p -> name.equals(p.name))))
         .toList();
   }
 
   /**
-   * Asked just before a queued probe is sent: the pod must still be the same pod (UID), at the same IP, on the
-   * pod network, and selected by a policy that is not being deleted. Otherwise the probe is not sent.
+   * Asked just before a queued probe is sent: the pod must still be the same pod (UID), at the same
+   * IP, on the pod network, and selected by a policy that is not being deleted. Otherwise the probe
+   * is not sent.
    */
   private Optional<String> whyNotProbe(String namespace, String name, String uid, String podIP) {
     Optional<Pod> current = cachedPod(namespace, name);
@@ -309,26 +444,34 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     if (EngineProcess.usesHostNetwork(pod)) {
       return Optional.of("pod " + namespace + "/" + name + " uses the node's network");
     }
-    boolean selected = SelectionIndex.candidatePolicies(policies, pod).stream()
-        .anyMatch(md -> md.getMetadata().getDeletionTimestamp() == null && selects(md, pod));
-    return selected ? Optional.empty() : Optional.of("no policy selects pod " + namespace + "/" + name + " any more");
+    boolean selected =
+        SelectionIndex.candidatePolicies(policies, pod).stream()
+            .anyMatch(md -> md.getMetadata().getDeletionTimestamp() == null && selects(md, pod));
+    return selected
+        ? Optional.empty()
+        : Optional.of("no policy selects pod " + namespace + "/" + name + " any more");
   }
 
   private static boolean selects(ModelDeployment md, Pod pod) {
-    return md.getSpec() != null && md.getSpec().getRoles() != null && md.getSpec().getRoles().stream()
-        .anyMatch(role -> LabelSelectors.matches(role.getSelector(), pod.getMetadata().getLabels()));
+    return md.getSpec() != null
+        && md.getSpec().getRoles() != null
+        && md.getSpec().getRoles().stream()
+            .anyMatch(
+                role -> LabelSelectors.matches(role.getSelector(), pod.getMetadata().getLabels()));
   }
 
   /**
-   * What this policy last concluded about each pod it gated, by pod name: the records on the pods themselves
-   * (any number of pods; the status lists at most {@value StatusFactory#MAX_LISTED_PODS}), and for a pod without
-   * one the entry the status lists (a pod not written yet, or written by a kvguard that kept its verdicts in
-   * the status only).
+   * What this policy last concluded about each pod it gated, by pod name: the records on the pods
+   * themselves (any number of pods; the status lists at most {@value
+   * StatusFactory#MAX_LISTED_PODS}), and for a pod without one the entry the status lists (a pod
+   * not written yet, or written by a kvguard that kept its verdicts in the status only).
    */
   private Map<String, VerdictRecord> previousRecords(ModelDeployment md) {
     Map<String, VerdictRecord> byName = new HashMap<>();
     if (md.getStatus() != null && md.getStatus().pods != null) {
-      md.getStatus().pods.stream().filter(p -> p.name != null).forEach(p -> byName.put(p.name, PodRecords.of(p)));
+      md.getStatus().pods.stream()
+          .filter(p -> p.name != null)
+          .forEach(p -> byName.put(p.name, PodRecords.of(p)));
     }
     for (Pod pod : SelectionIndex.recordedBy(pods, md)) {
       VerdictRecord record = VerdictRecords.of(pod, md.getMetadata().getName());
@@ -340,10 +483,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   /**
-   * The record that may stand in for a probe of this pod: the pod's own only when the operator's key signed it
-   * for this pod and policy (pod metadata is any tenant's to write: one they wrote, altered or copied from another
-   * pod counts as none, and the pod is probed), else the entry the status lists (the status subresource is the
-   * operator's). A record that is not trusted still marks the pod as one this policy gated (previousRecords).
+   * The record that may stand in for a probe of this pod: the pod's own only when the operator's
+   * key signed it for this pod and policy (pod metadata is any tenant's to write: one they wrote,
+   * altered or copied from another pod counts as none, and the pod is probed), else the entry the
+   * status lists (the status subresource is the operator's). A record that is not trusted still
+   * marks the pod as one this policy gated (previousRecords).
    */
   private VerdictRecord trustedRecord(ModelDeployment md, Pod pod) {
     String name = md.getMetadata().getName();
@@ -351,20 +495,29 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     if (onPod != null || md.getStatus() == null || md.getStatus().pods == null) {
       return onPod;
     }
-    return md.getStatus().pods.stream().filter(p -> pod.getMetadata().getName().equals(p.name)).findFirst()
-        .map(PodRecords::of).orElse(null);
+    return md.getStatus().pods.stream()
+        .filter(p -> pod.getMetadata().getName().equals(p.name))
+        .findFirst()
+        .map(PodRecords::of)
+        .orElse(null);
   }
 
   /**
-   * Reconcile again when the next periodic probe falls due (probe completions trigger passes on their own), or
-   * soon when a write failed or was dropped: every other pod was written and the status says what was decided,
-   * and those pods are decided again. Not by throwing: JOSDK's retries end after a few attempts, and with them this
-   * policy's periodic passes, which must go on (re-probes, restarts) however long a webhook keeps refusing one pod.
+   * Reconcile again when the next periodic probe falls due (probe completions trigger passes on
+   * their own), or soon when a write failed or was dropped: every other pod was written and the
+   * status says what was decided, and those pods are decided again. Not by throwing: JOSDK's
+   * retries end after a few attempts, and with them this policy's periodic passes, which must go on
+   * (re-probes, restarts) however long a webhook keeps refusing one pod.
    */
   private static Duration nextPass(ModelDeployment md, GateStage.Written written, Instant now) {
     Duration period = Duration.ofSeconds(md.getSpec().effectiveProbe().effectivePeriodSeconds());
-    Duration next = written.kept().stream().map(PodAssessment::nextProbeAt).filter(java.util.Objects::nonNull)
-        .map(due -> Duration.between(now, due)).min(Duration::compareTo).orElse(period);
+    Duration next =
+        written.kept().stream()
+            .map(PodAssessment::nextProbeAt)
+            .filter(java.util.Objects::nonNull)
+            .map(due -> Duration.between(now, due))
+            .min(Duration::compareTo)
+            .orElse(period);
     next = next.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : next;
     return !written.unwritten().isEmpty() && next.compareTo(WRITE_RETRY) > 0 ? WRITE_RETRY : next;
   }

@@ -12,9 +12,9 @@ import java.util.List;
  * @param observation the figures the verdict was judged from, or null when none are known
  * @param labelOnly the pod's spec lacks the kvguard.io/pool-verified readiness gate
  * @param nextProbeAt when the current answer falls due for a periodic re-probe, null when not known
- * @param refusal the over-limit prompt this container refused, with the status and error class it answered,
- *     when the verdict rests on that refusal (seen now, or recorded in status for this very container and
- *     prompt); null otherwise
+ * @param refusal the over-limit prompt this container refused, with the status and error class it
+ *     answered, when the verdict rests on that refusal (seen now, or recorded in status for this
+ *     very container and prompt); null otherwise
  */
 record PodAssessment(
     Pod pod,
@@ -33,9 +33,27 @@ record PodAssessment(
   }
 
   /** An assessment that rests on no rejection-probe refusal. */
-  PodAssessment(Pod pod, String role, boolean labelOnly, String containerID, Integer restartCount,
-      PoolVerdict verdict, PoolObservation observation, List<String> notes, java.time.Instant nextProbeAt) {
-    this(pod, role, labelOnly, containerID, restartCount, verdict, observation, notes, nextProbeAt, null);
+  PodAssessment(
+      Pod pod,
+      String role,
+      boolean labelOnly,
+      String containerID,
+      Integer restartCount,
+      PoolVerdict verdict,
+      PoolObservation observation,
+      List<String> notes,
+      java.time.Instant nextProbeAt) {
+    this(
+        pod,
+        role,
+        labelOnly,
+        containerID,
+        restartCount,
+        verdict,
+        observation,
+        notes,
+        nextProbeAt,
+        null);
   }
 
   String podName() {

@@ -20,34 +20,47 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The pods kvguard caches: those of the namespaces that hold a ModelDeployment, and no others. A ModelDeployment
- * selects pods of its own namespace only, so a pod elsewhere can concern no policy; caching every pod of the
- * cluster cost about 20 KiB of heap per pod (4,000 unrelated pods: 78 MiB, issue 18).
+ * The pods kvguard caches: those of the namespaces that hold a ModelDeployment, and no others. A
+ * ModelDeployment selects pods of its own namespace only, so a pod elsewhere can concern no policy;
+ * caching every pod of the cluster cost about 20 KiB of heap per pod (4,000 unrelated pods: 78 MiB,
+ * issue 18).
  *
- * <p>One pod informer per such namespace, registered with JOSDK as an event source of its own ({@code pods-<ns>})
- * when a pass of a ModelDeployment there first needs it, and stopped when a pass ends with no ModelDeployment
- * left in its namespace. Each informer has its own {@link LeanPodStore} (JOSDK's multi-namespace informer shares
- * one item store between its namespaces, and a relist of one namespace would then drop the others' pods) and lists
- * in pages of {@value #LIST_PAGE_SIZE}, so at most one page of whole pods is parsed at once. Of the namespace's pods
- * it keeps only those a policy there selects or that carry something kvguard wrote ({@link PodCacheFilter}); the
- * others (batch jobs beside the engines) are held as keys: a pod beside guarded ones cost 7.4 KiB of heap before.
+ * <p>One pod informer per such namespace, registered with JOSDK as an event source of its own
+ * ({@code pods-<ns>}) when a pass of a ModelDeployment there first needs it, and stopped when a
+ * pass ends with no ModelDeployment left in its namespace. Each informer has its own {@link
+ * LeanPodStore} (JOSDK's multi-namespace informer shares one item store between its namespaces, and
+ * a relist of one namespace would then drop the others' pods) and lists in pages of {@value
+ * #LIST_PAGE_SIZE}, so at most one page of whole pods is parsed at once. Of the namespace's pods it
+ * keeps only those a policy there selects or that carry something kvguard wrote ({@link
+ * PodCacheFilter}); the others (batch jobs beside the engines) are held as keys: a pod beside
+ * guarded ones cost 7.4 KiB of heap before.
  *
- * <p>A pass holds its namespace's cache open ({@link #use}) from start to end, hand-backs included: a deleted
- * policy's last pass still finds the pods it must hand back, and another pass ending meanwhile cannot drop them.
+ * <p>A pass holds its namespace's cache open ({@link #use}) from start to end, hand-backs included:
+ * a deleted policy's last pass still finds the pods it must hand back, and another pass ending
+ * meanwhile cannot drop them.
  */
 final class PodCache implements SelectionIndex.Pods {
   private static final Logger LOG = LoggerFactory.getLogger(PodCache.class);
+
   /** Pods per LIST page: client-go's default page size. */
   static final long LIST_PAGE_SIZE = 500;
+
   static final String SOURCE_PREFIX = "pods-";
-  /** Names the informer that lists a namespace again beside the one it replaces (a namespace name has no dot). */
+
+  /**
+   * Names the informer that lists a namespace again beside the one it replaces (a namespace name
+   * has no dot).
+   */
   static final String RELIST_SUFFIX = ".relisted";
 
   private final SecondaryToPrimaryMapper<Pod> policiesOfPod;
   private final ConcurrentMap<String, Cached> byNamespace = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, Namespace> namespaces = new ConcurrentHashMap<>();
 
-  /** Per namespace: the lock that orders starting, relisting and stopping its informer, and the passes using it. */
+  /**
+   * Per namespace: the lock that orders starting, relisting and stopping its informer, and the
+   * passes using it.
+   */
   private static final class Namespace {
     int passes;
   }
@@ -59,23 +72,31 @@ final class PodCache implements SelectionIndex.Pods {
     this.policiesOfPod = policiesOfPod;
   }
 
-  /** A pass's hold on its namespace's pods; closing it drops the namespace's cache if no policy is left there. */
+  /**
+   * A pass's hold on its namespace's pods; closing it drops the namespace's cache if no policy is
+   * left there.
+   */
   interface InUse extends AutoCloseable {
     @Override
     void close();
   }
 
   /**
-   * Caches the namespace's pods unless that is done already (returns once its first LIST is in the cache, so the
-   * pass sees every pod of a policy new to the namespace) and holds them until the returned hold is closed.
+   * Caches the namespace's pods unless that is done already (returns once its first LIST is in the
+   * cache, so the pass sees every pod of a policy new to the namespace) and holds them until the
+   * returned hold is closed.
    *
-   * <p>The cache keeps the pods the namespace's policies select now ({@link PodCacheFilter}, from the policies'
-   * cache). When those selectors changed (a policy created, edited or deleted there), the namespace is listed again
-   * with the new filter before this pass reads it: once no other pass of the namespace holds the old cache (a pass
-   * never sees its pods change cache under it; passes arriving meanwhile wait too), a new informer lists it, and
-   * only then replaces the old one (probes checking their pod meanwhile still find it).
+   * <p>The cache keeps the pods the namespace's policies select now ({@link PodCacheFilter}, from
+   * the policies' cache). When those selectors changed (a policy created, edited or deleted there),
+   * the namespace is listed again with the new filter before this pass reads it: once no other pass
+   * of the namespace holds the old cache (a pass never sees its pods change cache under it; passes
+   * arriving meanwhile wait too), a new informer lists it, and only then replaces the old one
+   * (probes checking their pod meanwhile still find it).
    */
-  InUse use(String namespace, EventSourceRetriever<ModelDeployment> sources, IndexerResourceCache<ModelDeployment> policies) {
+  InUse use(
+      String namespace,
+      EventSourceRetriever<ModelDeployment> sources,
+      IndexerResourceCache<ModelDeployment> policies) {
     Namespace state = namespaces.computeIfAbsent(namespace, ns -> new Namespace());
     synchronized (state) {
       PodCacheFilter wanted = PodCacheFilter.of(policies.list(namespace));
@@ -85,17 +106,21 @@ final class PodCache implements SelectionIndex.Pods {
           state.wait();
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
-          throw new IllegalStateException("interrupted waiting to list namespace " + namespace + " again", e);
+          throw new IllegalStateException(
+              "interrupted waiting to list namespace " + namespace + " again", e);
         }
         wanted = PodCacheFilter.of(policies.list(namespace));
         current = byNamespace.get(namespace);
       }
       if (current == null || !current.filter().equals(wanted)) {
-        // Throws when the LIST fails: the old cache (if any) stays as it was, and the pass is retried.
+        // Throws when the LIST fails: the old cache (if any) stays as it was, and the pass is
+        // retried.
         byNamespace.put(namespace, start(namespace, wanted, current, sources));
         if (current != null) {
           sources.dynamicallyDeRegisterEventSource(current.source().name());
-          LOG.info("listed the pods of namespace {} again: its ModelDeployments' selectors changed", namespace);
+          LOG.info(
+              "listed the pods of namespace {} again: its ModelDeployments' selectors changed",
+              namespace);
         }
       }
       state.passes++;
@@ -103,27 +128,37 @@ final class PodCache implements SelectionIndex.Pods {
     return () -> release(namespace, state, sources, policies);
   }
 
-  private Cached start(String namespace, PodCacheFilter filter, Cached replacing, EventSourceRetriever<ModelDeployment> sources) {
-    // The pods of the first LIST trigger no passes: every pass of the namespace waits for that LIST and then reads
-    // the cache it filled (the pod is cached before its event is handed out), so those events would only repeat
-    // each policy's pass (and a repeated pass reading a pod before the watch brings back its own write gets a
+  private Cached start(
+      String namespace,
+      PodCacheFilter filter,
+      Cached replacing,
+      EventSourceRetriever<ModelDeployment> sources) {
+    // The pods of the first LIST trigger no passes: every pass of the namespace waits for that LIST
+    // and then reads
+    // the cache it filled (the pod is cached before its event is handed out), so those events would
+    // only repeat
+    // each policy's pass (and a repeated pass reading a pod before the watch brings back its own
+    // write gets a
     // conflict). Pods added after the LIST trigger passes as always.
     AtomicBoolean listed = new AtomicBoolean();
-    // A replacement runs beside the informer it replaces until it has listed, so it needs another name.
+    // A replacement runs beside the informer it replaces until it has listed, so it needs another
+    // name.
     String name = SOURCE_PREFIX + namespace;
     if (replacing != null && replacing.source().name().equals(name)) {
       name = name + RELIST_SUFFIX;
     }
-    InformerEventSource<Pod, ModelDeployment> source = new InformerEventSource<>(
-        InformerEventSourceConfiguration.from(Pod.class, ModelDeployment.class)
-            .withName(name)
-            .withNamespaces(Set.of(namespace))
-            .withFollowControllerNamespacesChanges(false)
-            .withItemStore(new LeanPodStore(namespace, filter))
-            .withInformerListLimit(LIST_PAGE_SIZE)
-            .withSecondaryToPrimaryMapper(policiesOfPod)
-            .withOnAddFilter(pod -> listed.get() && !LeanPodStore.isKeyOnly(pod))
-            .build(), sources.eventSourceContextForDynamicRegistration());
+    InformerEventSource<Pod, ModelDeployment> source =
+        new InformerEventSource<>(
+            InformerEventSourceConfiguration.from(Pod.class, ModelDeployment.class)
+                .withName(name)
+                .withNamespaces(Set.of(namespace))
+                .withFollowControllerNamespacesChanges(false)
+                .withItemStore(new LeanPodStore(namespace, filter))
+                .withInformerListLimit(LIST_PAGE_SIZE)
+                .withSecondaryToPrimaryMapper(policiesOfPod)
+                .withOnAddFilter(pod -> listed.get() && !LeanPodStore.isKeyOnly(pod))
+                .build(),
+            sources.eventSourceContextForDynamicRegistration());
     source.addIndexers(LeanPodStore.indexingKeptPodsOnly(filter, SelectionIndex.podIndexers()));
     try {
       // Registers and starts it: returns once the informer has listed the namespace (or throws).
@@ -140,12 +175,16 @@ final class PodCache implements SelectionIndex.Pods {
     return new Cached(source, filter);
   }
 
-  private void release(String namespace, Namespace state, EventSourceRetriever<ModelDeployment> sources,
+  private void release(
+      String namespace,
+      Namespace state,
+      EventSourceRetriever<ModelDeployment> sources,
       IndexerResourceCache<ModelDeployment> policies) {
     synchronized (state) {
       state.passes--;
       state.notifyAll();
-      // Policies of the namespace in the cache include those being deleted (their finalizer still on): their last
+      // Policies of the namespace in the cache include those being deleted (their finalizer still
+      // on): their last
       // pass, on the deletion itself, comes after, and hands their pods back from this cache.
       if (state.passes > 0 || policies.list(namespace).findAny().isPresent()) {
         return;
@@ -153,7 +192,8 @@ final class PodCache implements SelectionIndex.Pods {
       Cached cached = byNamespace.remove(namespace);
       if (cached != null) {
         sources.dynamicallyDeRegisterEventSource(cached.source().name());
-        LOG.info("stopped caching the pods of namespace {}: no ModelDeployment left there", namespace);
+        LOG.info(
+            "stopped caching the pods of namespace {}: no ModelDeployment left there", namespace);
       }
     }
   }
@@ -164,7 +204,9 @@ final class PodCache implements SelectionIndex.Pods {
   }
 
   Optional<Pod> get(ResourceID pod) {
-    return pod.getNamespace().map(byNamespace::get).flatMap(cached -> cached.source().get(pod))
+    return pod.getNamespace()
+        .map(byNamespace::get)
+        .flatMap(cached -> cached.source().get(pod))
         .filter(cached -> !LeanPodStore.isKeyOnly(cached));
   }
 
@@ -179,17 +221,22 @@ final class PodCache implements SelectionIndex.Pods {
   @Override
   public Stream<Pod> list(String namespace) {
     Cached cached = byNamespace.get(namespace);
-    return cached == null ? Stream.empty() : cached.source().list(namespace).filter(pod -> !LeanPodStore.isKeyOnly(pod));
+    return cached == null
+        ? Stream.empty()
+        : cached.source().list(namespace).filter(pod -> !LeanPodStore.isKeyOnly(pod));
   }
 
   /**
-   * A write the API server accepted, cached at once (lean, as the informer keeps it) so the next pass and the watch
-   * event of the write both see it as ours.
+   * A write the API server accepted, cached at once (lean, as the informer keeps it) so the next
+   * pass and the watch event of the write both see it as ours.
    */
   void written(Pod written, Pod previous) {
     Cached cached = byNamespace.get(written.getMetadata().getNamespace());
     if (cached != null) {
-      cached.source().handleRecentResourceUpdate(ResourceID.fromResource(written), LeanPodStore.lean(written), previous);
+      cached
+          .source()
+          .handleRecentResourceUpdate(
+              ResourceID.fromResource(written), LeanPodStore.lean(written), previous);
     }
   }
 }

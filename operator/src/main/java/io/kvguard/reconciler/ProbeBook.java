@@ -19,10 +19,10 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * Probe bookkeeping, in one part: the two schedulers (pool probes and rejection probes), what each policy asks
- * with (its credentials and CA bundle), the probes a pass requests and the results it used. A pass enters it twice:
- * once for what is known ({@link #known}), once to send what its assessments want and let go of the rest
- * ({@link #settle}).
+ * Probe bookkeeping, in one part: the two schedulers (pool probes and rejection probes), what each
+ * policy asks with (its credentials and CA bundle), the probes a pass requests and the results it
+ * used. A pass enters it twice: once for what is known ({@link #known}), once to send what its
+ * assessments want and let go of the rest ({@link #settle}).
  */
 final class ProbeBook implements AutoCloseable {
   private final ProbeScheduler<ProbeOutcome> probes;
@@ -37,20 +37,45 @@ final class ProbeBook implements AutoCloseable {
   /** Whether a queued probe may still be sent: asked just before it is, from the informer cache. */
   @FunctionalInterface
   interface Targets {
-    /** Why the pod must not be probed at {@code podIP} any more (gone, recreated, re-addressed, deselected); empty: go. */
+    /**
+     * Why the pod must not be probed at {@code podIP} any more (gone, recreated, re-addressed,
+     * deselected); empty: go.
+     */
     Optional<String> whyNotProbe(String namespace, String name, String uid, String podIP);
   }
 
-  /** {@code changed}: told (on a probe thread) for each policy whose answer changed, so it gets a pass. */
-  ProbeBook(ProbeLimits limits, Clock clock, EngineProbes engines, RejectionProbe rejectionProbe,
-      ProbeCredentials credentials, ProbeTrust trust, Observer observer, Targets targets,
+  /**
+   * {@code changed}: told (on a probe thread) for each policy whose answer changed, so it gets a
+   * pass.
+   */
+  ProbeBook(
+      ProbeLimits limits,
+      Clock clock,
+      EngineProbes engines,
+      RejectionProbe rejectionProbe,
+      ProbeCredentials credentials,
+      ProbeTrust trust,
+      Observer observer,
+      Targets targets,
       Consumer<ResourceID> changed) {
-    this.probes = new ProbeScheduler<>(new TenantFairExecutor("kvguard-probe", limits.concurrency(),
-        Math.min(limits.concurrency(), limits.concurrencyPerNamespace())), clock, ProbeOutcome::failed, changed);
-    // One rejection probe per namespace at once: they may take minutes, and a refusing engine answers in
+    this.probes =
+        new ProbeScheduler<>(
+            new TenantFairExecutor(
+                "kvguard-probe",
+                limits.concurrency(),
+                Math.min(limits.concurrency(), limits.concurrencyPerNamespace())),
+            clock,
+            ProbeOutcome::failed,
+            changed);
+    // One rejection probe per namespace at once: they may take minutes, and a refusing engine
+    // answers in
     // milliseconds, so a tenant whose engines hang holds one thread, not the pool.
-    this.rejections = new ProbeScheduler<>(new TenantFairExecutor("kvguard-rejection-probe",
-        limits.rejectionConcurrency(), 1), clock, RejectionOutcome.Failed::new, changed);
+    this.rejections =
+        new ProbeScheduler<>(
+            new TenantFairExecutor("kvguard-rejection-probe", limits.rejectionConcurrency(), 1),
+            clock,
+            RejectionOutcome.Failed::new,
+            changed);
     this.engines = engines;
     this.rejectionProbe = rejectionProbe;
     this.credentials = credentials;
@@ -60,15 +85,24 @@ final class ProbeBook implements AutoCloseable {
   }
 
   /**
-   * What one pass of the policy may know: the last results (the policy is told when those it looks at change), and
-   * its credentials and CA bundle, each looked up at most once per pass and only when a pod can be probed.
+   * What one pass of the policy may know: the last results (the policy is told when those it looks
+   * at change), and its credentials and CA bundle, each looked up at most once per pass and only
+   * when a pod can be probed.
    */
   Assessment.Known known(ModelDeployment md) {
     ResourceID self = ResourceID.fromResource(md);
-    Supplier<ProbeCredentials.Lookup> token = once(() -> credentials.token(self, md.getMetadata().getNamespace(),
-        md.getSpec().effectiveProbe().getAuthSecretRef()));
-    Supplier<ProbeTrust.Lookup> tls = once(() -> trust.settings(md.getMetadata().getNamespace(),
-        md.getSpec().effectiveProbe().getTls()));
+    Supplier<ProbeCredentials.Lookup> token =
+        once(
+            () ->
+                credentials.token(
+                    self,
+                    md.getMetadata().getNamespace(),
+                    md.getSpec().effectiveProbe().getAuthSecretRef()));
+    Supplier<ProbeTrust.Lookup> tls =
+        once(
+            () ->
+                trust.settings(
+                    md.getMetadata().getNamespace(), md.getSpec().effectiveProbe().getTls()));
     return new Assessment.Known() {
       @Override
       public Optional<ProbeScheduler.Result<ProbeOutcome>> probe(ProbeScheduler.Key key) {
@@ -98,9 +132,9 @@ final class ProbeBook implements AutoCloseable {
   }
 
   /**
-   * Sends the probes the pass's assessments want (unless one for the same process is in flight or fresh), and
-   * lets go of the policy's other keys for the pods it assessed: a spec edit changed how it asks, a restarted
-   * engine needs another prompt.
+   * Sends the probes the pass's assessments want (unless one for the same process is in flight or
+   * fresh), and lets go of the policy's other keys for the pods it assessed: a spec edit changed
+   * how it asks, a restarted engine needs another prompt.
    */
   void settle(ModelDeployment md, List<Assessment.Assessed> assessed) {
     ResourceID self = ResourceID.fromResource(md);
@@ -114,20 +148,42 @@ final class ProbeBook implements AutoCloseable {
       if (one.rejectionKey() != null) {
         usedRejections.add(one.rejectionKey());
       }
-      one.probe().ifPresent(request -> {
-        EngineProbe probe = engines.forRole(request.role());
-        probes.request(request.key(), self, namespace, request.process().identity(), request::fresh,
-            stillWanted(request.pod(), request.process()), () -> probe.probe(request.endpoint().startingNow()),
-            (outcome, took) -> observer.probed(md, request.role(), outcome, took));
-      });
-      one.rejection().ifPresent(request -> {
-        Optional<EngineRejection> engine = engines.forRole(request.role()).rejection();
-        rejections.request(request.key(), self, namespace, request.process().identity(), r -> true,
-            stillWanted(request.pod(), request.process()),
-            () -> rejectionProbe.send(engine, request.role().getEngine().wireName(), request.patient().startingNow(),
-                request.promptTokens(), request.model(), request.observation(), EngineRejection.Route.POD),
-            (outcome, took) -> observer.rejectionProbed(md, request.role(), outcome));
-      });
+      one.probe()
+          .ifPresent(
+              request -> {
+                EngineProbe probe = engines.forRole(request.role());
+                probes.request(
+                    request.key(),
+                    self,
+                    namespace,
+                    request.process().identity(),
+                    request::fresh,
+                    stillWanted(request.pod(), request.process()),
+                    () -> probe.probe(request.endpoint().startingNow()),
+                    (outcome, took) -> observer.probed(md, request.role(), outcome, took));
+              });
+      one.rejection()
+          .ifPresent(
+              request -> {
+                Optional<EngineRejection> engine = engines.forRole(request.role()).rejection();
+                rejections.request(
+                    request.key(),
+                    self,
+                    namespace,
+                    request.process().identity(),
+                    r -> true,
+                    stillWanted(request.pod(), request.process()),
+                    () ->
+                        rejectionProbe.send(
+                            engine,
+                            request.role().getEngine().wireName(),
+                            request.patient().startingNow(),
+                            request.promptTokens(),
+                            request.model(),
+                            request.observation(),
+                            EngineRejection.Route.POD),
+                    (outcome, took) -> observer.rejectionProbed(md, request.role(), outcome));
+              });
     }
     probes.retain(self, usedProbes);
     rejections.retain(self, usedRejections);
@@ -147,8 +203,12 @@ final class ProbeBook implements AutoCloseable {
   }
 
   private Supplier<Optional<String>> stillWanted(Pod pod, EngineProcess process) {
-    return () -> targets.whyNotProbe(pod.getMetadata().getNamespace(), pod.getMetadata().getName(),
-        pod.getMetadata().getUid(), process.podIP());
+    return () ->
+        targets.whyNotProbe(
+            pod.getMetadata().getNamespace(),
+            pod.getMetadata().getName(),
+            pod.getMetadata().getUid(),
+            process.podIP());
   }
 
   private static <T> Supplier<T> once(Supplier<T> lookup) {

@@ -22,11 +22,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Bearer tokens for engines, read from Secrets and kept while the ModelDeployments that name them exist (one GET
- * per Secret, not per probe). Each Secret kvguard holds a token of is watched (by name: the chart grants
- * {@code get} and {@code watch} on the named Secrets only), and any change or deletion drops the token at once,
- * so a revoked token is never sent again. Without a watch (it failed or closed) a token is read again after
- * {@link #TTL}. A token that cannot be read is a failed probe, never an unauthenticated one.
+ * Bearer tokens for engines, read from Secrets and kept while the ModelDeployments that name them
+ * exist (one GET per Secret, not per probe). Each Secret kvguard holds a token of is watched (by
+ * name: the chart grants {@code get} and {@code watch} on the named Secrets only), and any change
+ * or deletion drops the token at once, so a revoked token is never sent again. Without a watch (it
+ * failed or closed) a token is read again after {@link #TTL}. A token that cannot be read is a
+ * failed probe, never an unauthenticated one.
  */
 public final class ProbeCredentials implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ProbeCredentials.class);
@@ -35,15 +36,21 @@ public final class ProbeCredentials implements AutoCloseable {
   /** The token, or why there is none (safe to show: never contains the value). */
   record Lookup(Optional<String> token, String problem) {}
 
-  /** A Secret read: what it gave for one key, the version it was read at, and the policies using it. */
-  private record Cached(Lookup lookup, String resourceVersion, Instant readAt, Set<ResourceID> users) {}
+  /**
+   * A Secret read: what it gave for one key, the version it was read at, and the policies using it.
+   */
+  private record Cached(
+      Lookup lookup, String resourceVersion, Instant readAt, Set<ResourceID> users) {}
 
   private final KubernetesClient client;
   private final Clock clock;
+
   /** By namespace/secret/key. Guarded by {@code this}, as is {@link #watches}. */
   private final Map<String, Cached> cache = new HashMap<>();
+
   /** By namespace/secret: one watch per Secret some cached token came from. */
   private final Map<String, Watch> watches = new HashMap<>();
+
   /** Secrets whose watch is being started. */
   private final Set<String> watching = new HashSet<>();
 
@@ -52,7 +59,10 @@ public final class ProbeCredentials implements AutoCloseable {
     this.clock = clock;
   }
 
-  /** The token {@code ref} names in {@code namespace}, for {@code user}, which keeps it cached until it forgets it. */
+  /**
+   * The token {@code ref} names in {@code namespace}, for {@code user}, which keeps it cached until
+   * it forgets it.
+   */
   Lookup token(ResourceID user, String namespace, SecretKeyRef ref) {
     if (ref == null) {
       return new Lookup(Optional.empty(), null);
@@ -66,7 +76,9 @@ public final class ProbeCredentials implements AutoCloseable {
       if (cached != null && (watched || cached.readAt.plus(TTL).isAfter(now))) {
         Set<ResourceID> users = new HashSet<>(cached.users);
         users.add(user);
-        cache.put(cacheKey, new Cached(cached.lookup, cached.resourceVersion, cached.readAt, Set.copyOf(users)));
+        cache.put(
+            cacheKey,
+            new Cached(cached.lookup, cached.resourceVersion, cached.readAt, Set.copyOf(users)));
         return cached.lookup;
       }
     }
@@ -75,10 +87,24 @@ public final class ProbeCredentials implements AutoCloseable {
     Lookup lookup;
     try {
       read = client.secrets().inNamespace(namespace).withName(ref.getName()).get();
-      lookup = lookup(read, "Secret " + namespace + "/" + ref.getName() + " key " + ref.effectiveKey(), ref.effectiveKey());
+      lookup =
+          lookup(
+              read,
+              "Secret " + namespace + "/" + ref.getName() + " key " + ref.effectiveKey(),
+              ref.effectiveKey());
     } catch (KubernetesClientException e) {
-      lookup = new Lookup(Optional.empty(), "cannot read Secret " + namespace + "/" + ref.getName() + " key "
-          + ref.effectiveKey() + " (HTTP " + e.getCode() + ")");
+      lookup =
+          new Lookup(
+              Optional.empty(),
+              "cannot read Secret "
+                  + namespace
+                  + "/"
+                  + ref.getName()
+                  + " key "
+                  + ref.effectiveKey()
+                  + " (HTTP "
+                  + e.getCode()
+                  + ")");
     }
     String version = read == null ? null : read.getMetadata().getResourceVersion();
     boolean needsWatch;
@@ -95,18 +121,25 @@ public final class ProbeCredentials implements AutoCloseable {
     return lookup;
   }
 
-  /** {@code user} (a deleted ModelDeployment) no longer needs its tokens: a token nobody needs is dropped. */
+  /**
+   * {@code user} (a deleted ModelDeployment) no longer needs its tokens: a token nobody needs is
+   * dropped.
+   */
   void forget(ResourceID user) {
     java.util.List<Watch> unused = new java.util.ArrayList<>();
     synchronized (this) {
       Map<String, Cached> kept = new HashMap<>();
-      cache.forEach((key, cached) -> {
-        Set<ResourceID> users = new HashSet<>(cached.users);
-        users.remove(user);
-        if (!users.isEmpty()) {
-          kept.put(key, new Cached(cached.lookup, cached.resourceVersion, cached.readAt, Set.copyOf(users)));
-        }
-      });
+      cache.forEach(
+          (key, cached) -> {
+            Set<ResourceID> users = new HashSet<>(cached.users);
+            users.remove(user);
+            if (!users.isEmpty()) {
+              kept.put(
+                  key,
+                  new Cached(
+                      cached.lookup, cached.resourceVersion, cached.readAt, Set.copyOf(users)));
+            }
+          });
       cache.clear();
       cache.putAll(kept);
       for (String secret : Set.copyOf(watches.keySet())) {
@@ -128,27 +161,40 @@ public final class ProbeCredentials implements AutoCloseable {
     String secret = namespace + "/" + name;
     Watch started = null;
     try {
-      Watch watch = client.secrets().inNamespace(namespace).withName(name).watch(new Watcher<>() {
-        @Override
-        public void eventReceived(Action action, Secret changed) {
-          String version = changed == null ? null : changed.getMetadata().getResourceVersion();
-          drop(secret, action == Action.DELETED ? null : version, false);
-        }
+      Watch watch =
+          client
+              .secrets()
+              .inNamespace(namespace)
+              .withName(name)
+              .watch(
+                  new Watcher<>() {
+                    @Override
+                    public void eventReceived(Action action, Secret changed) {
+                      String version =
+                          changed == null ? null : changed.getMetadata().getResourceVersion();
+                      drop(secret, action == Action.DELETED ? null : version, false);
+                    }
 
-        @Override
-        public void onClose(WatcherException cause) {
-          // Without its watch a token could outlive its Secret: it goes, and is read (and watched) again.
-          drop(secret, null, true);
-        }
-      });
+                    @Override
+                    public void onClose(WatcherException cause) {
+                      // Without its watch a token could outlive its Secret: it goes, and is read
+                      // (and watched) again.
+                      drop(secret, null, true);
+                    }
+                  });
       started = watch;
     } catch (KubernetesClientException e) {
-      LOG.debug("cannot watch Secret {} (HTTP {}); its token is read again after {}", secret, e.getCode(), TTL);
+      LOG.debug(
+          "cannot watch Secret {} (HTTP {}); its token is read again after {}",
+          secret,
+          e.getCode(),
+          TTL);
     }
     boolean unused;
     synchronized (this) {
       watching.remove(secret);
-      unused = started != null && cache.keySet().stream().noneMatch(key -> key.startsWith(secret + "/"));
+      unused =
+          started != null && cache.keySet().stream().noneMatch(key -> key.startsWith(secret + "/"));
       if (started != null && !unused) {
         watches.put(secret, started);
       }
@@ -158,10 +204,18 @@ public final class ProbeCredentials implements AutoCloseable {
     }
   }
 
-  /** Drops the tokens read from {@code secret}, unless the event shows the very version they were read at. */
+  /**
+   * Drops the tokens read from {@code secret}, unless the event shows the very version they were
+   * read at.
+   */
   private synchronized void drop(String secret, String seenVersion, boolean watchClosed) {
-    cache.entrySet().removeIf(entry -> entry.getKey().startsWith(secret + "/")
-        && (seenVersion == null || !seenVersion.equals(entry.getValue().resourceVersion)));
+    cache
+        .entrySet()
+        .removeIf(
+            entry ->
+                entry.getKey().startsWith(secret + "/")
+                    && (seenVersion == null
+                        || !seenVersion.equals(entry.getValue().resourceVersion)));
     if (watchClosed) {
       watches.remove(secret);
     }
@@ -174,7 +228,8 @@ public final class ProbeCredentials implements AutoCloseable {
     String encoded = secret.getData() == null ? null : secret.getData().get(key);
     if (encoded != null) {
       try {
-        String token = new String(Base64.getDecoder().decode(encoded), StandardCharsets.UTF_8).strip();
+        String token =
+            new String(Base64.getDecoder().decode(encoded), StandardCharsets.UTF_8).strip();
         if (!token.isEmpty()) {
           return new Lookup(Optional.of(token), null);
         }

@@ -17,9 +17,10 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The TLS settings of a ModelDeployment's probes (spec.probe.tls), the CA bundle read from its Secret or ConfigMap
- * with the same short cache as {@link ProbeCredentials} (one GET per object per minute, not per probe). A bundle
- * that cannot be read fails the probe: never a fallback to the JVM's trust store or to no verification.
+ * The TLS settings of a ModelDeployment's probes (spec.probe.tls), the CA bundle read from its
+ * Secret or ConfigMap with the same short cache as {@link ProbeCredentials} (one GET per object per
+ * minute, not per probe). A bundle that cannot be read fails the probe: never a fallback to the
+ * JVM's trust store or to no verification.
  */
 public final class ProbeTrust {
   private static final Duration TTL = Duration.ofSeconds(60);
@@ -49,7 +50,13 @@ public final class ProbeTrust {
     if (spec.getCaSecretRef() != null || spec.getCaConfigMapRef() != null) {
       boolean secret = spec.getCaSecretRef() != null;
       CaBundleRef ref = secret ? spec.getCaSecretRef() : spec.getCaConfigMapRef();
-      source = (secret ? "Secret " : "ConfigMap ") + namespace + "/" + ref.getName() + " key " + ref.effectiveKey();
+      source =
+          (secret ? "Secret " : "ConfigMap ")
+              + namespace
+              + "/"
+              + ref.getName()
+              + " key "
+              + ref.effectiveKey();
       Bundle bundle = bundle(namespace, ref, secret, source);
       if (bundle.problem() != null) {
         return new Lookup(Optional.empty(), bundle.problem());
@@ -60,13 +67,20 @@ public final class ProbeTrust {
   }
 
   private Bundle bundle(String namespace, CaBundleRef ref, boolean secret, String source) {
-    String cacheKey = (secret ? "secret/" : "configmap/") + namespace + "/" + ref.getName() + "/" + ref.effectiveKey();
+    String cacheKey =
+        (secret ? "secret/" : "configmap/")
+            + namespace
+            + "/"
+            + ref.getName()
+            + "/"
+            + ref.effectiveKey();
     Instant now = clock.instant();
     Cached cached = cache.get(cacheKey);
     if (cached != null && cached.readAt.plus(TTL).isAfter(now)) {
       return cached.bundle;
     }
-    Bundle bundle = secret ? fromSecret(namespace, ref, source) : fromConfigMap(namespace, ref, source);
+    Bundle bundle =
+        secret ? fromSecret(namespace, ref, source) : fromConfigMap(namespace, ref, source);
     cache.put(cacheKey, new Cached(bundle, now));
     return bundle;
   }
@@ -84,12 +98,15 @@ public final class ProbeTrust {
     String encoded = secret.getData() == null ? null : secret.getData().get(ref.effectiveKey());
     if (encoded != null) {
       try {
-        return nonEmpty(new String(Base64.getDecoder().decode(encoded), StandardCharsets.UTF_8), source);
+        return nonEmpty(
+            new String(Base64.getDecoder().decode(encoded), StandardCharsets.UTF_8), source);
       } catch (IllegalArgumentException e) {
         return new Bundle(null, source + " is not valid base64");
       }
     }
-    return nonEmpty(secret.getStringData() == null ? null : secret.getStringData().get(ref.effectiveKey()), source);
+    return nonEmpty(
+        secret.getStringData() == null ? null : secret.getStringData().get(ref.effectiveKey()),
+        source);
   }
 
   private Bundle fromConfigMap(String namespace, CaBundleRef ref, String source) {
@@ -103,10 +120,14 @@ public final class ProbeTrust {
       return new Bundle(null, source + " does not exist");
     }
     String text = configMap.getData() == null ? null : configMap.getData().get(ref.effectiveKey());
-    if (text == null && configMap.getBinaryData() != null && configMap.getBinaryData().get(ref.effectiveKey()) != null) {
+    if (text == null
+        && configMap.getBinaryData() != null
+        && configMap.getBinaryData().get(ref.effectiveKey()) != null) {
       try {
-        text = new String(Base64.getDecoder().decode(configMap.getBinaryData().get(ref.effectiveKey())),
-            StandardCharsets.UTF_8);
+        text =
+            new String(
+                Base64.getDecoder().decode(configMap.getBinaryData().get(ref.effectiveKey())),
+                StandardCharsets.UTF_8);
       } catch (IllegalArgumentException e) {
         return new Bundle(null, source + " is not valid base64");
       }
@@ -115,6 +136,8 @@ public final class ProbeTrust {
   }
 
   private static Bundle nonEmpty(String pem, String source) {
-    return pem == null || pem.isBlank() ? new Bundle(null, source + " is missing or empty") : new Bundle(pem, null);
+    return pem == null || pem.isBlank()
+        ? new Bundle(null, source + " is missing or empty")
+        : new Bundle(pem, null);
   }
 }

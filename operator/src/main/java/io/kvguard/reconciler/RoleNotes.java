@@ -11,11 +11,13 @@ final class RoleNotes {
   static List<String> of(RoleSpec role) {
     List<String> notes = new ArrayList<>();
     if (role.effectiveAllowEngineContextAbovePool()) {
-      notes.add("allowEngineContextAbovePool is set: engines whose context length exceeds their KV pool are"
-          + " accepted, and prompts longer than the pool reach the engine's over-pool rejection path");
+      notes.add(
+          "allowEngineContextAbovePool is set: engines whose context length exceeds their KV pool are"
+              + " accepted, and prompts longer than the pool reach the engine's over-pool rejection path");
     }
     if (Boolean.TRUE.equals(role.getAllowUnknownVersions())) {
-      notes.add("allowUnknownVersions is set: engines reporting a dev or unparseable version are not refused for it");
+      notes.add(
+          "allowUnknownVersions is set: engines reporting a dev or unparseable version are not refused for it");
     }
     return notes;
   }

@@ -18,25 +18,35 @@ import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
- * Informer-cache indexes that answer "which pods does this role select" and "which policies concern this pod"
- * without scanning the namespace. Both questions are asked for every pod in every pass and on every pod event;
- * as scans they cost O(pods × policies) per pass (O(N²) per period across a cluster: at 1,000 pods a fifth of
- * the operator's start-up CPU). The indexes only narrow the candidates: every candidate is still checked with
- * the full selector, so a selector the index cannot use (matchExpressions only) falls back to the scan.
+ * Informer-cache indexes that answer "which pods does this role select" and "which policies concern
+ * this pod" without scanning the namespace. Both questions are asked for every pod in every pass
+ * and on every pod event; as scans they cost O(pods × policies) per pass (O(N²) per period across a
+ * cluster: at 1,000 pods a fifth of the operator's start-up CPU). The indexes only narrow the
+ * candidates: every candidate is still checked with the full selector, so a selector the index
+ * cannot use (matchExpressions only) falls back to the scan.
  */
 final class SelectionIndex {
   /** Pods by each of their labels: {@code namespace/key=value}. */
   static final String POD_LABEL = "kvguard-pod-label";
-  /** Policies by one matchLabels pair of each role ({@code namespace/key=value}), or {@code namespace/*}. */
+
+  /**
+   * Policies by one matchLabels pair of each role ({@code namespace/key=value}), or {@code
+   * namespace/*}.
+   */
   static final String POLICY_SELECTS = "kvguard-policy-selects";
+
   /** Policies by each pod their status lists: {@code namespace/podName}. */
   static final String POLICY_LISTS = "kvguard-policy-lists";
+
   /** Pods by each policy whose verdict record they carry: {@code namespace/policyName}. */
   static final String POD_RECORDED_BY = "kvguard-pod-recorded-by";
 
   private SelectionIndex() {}
 
-  /** What the pod indexes are read through: a namespace's pods under an index key, or all of them (PodCache). */
+  /**
+   * What the pod indexes are read through: a namespace's pods under an index key, or all of them
+   * (PodCache).
+   */
   interface Pods {
     List<Pod> byIndex(String namespace, String index, String key);
 
@@ -55,8 +65,9 @@ final class SelectionIndex {
   }
 
   /**
-   * One key per role: a pod the role selects carries every matchLabels pair, so it carries the first one
-   * (by key order) and is found under it. A role without matchLabels is filed under {@code namespace/*}.
+   * One key per role: a pod the role selects carries every matchLabels pair, so it carries the
+   * first one (by key order) and is found under it. A role without matchLabels is filed under
+   * {@code namespace/*}.
    */
   static List<String> policySelectKeys(ModelDeployment md) {
     if (md.getSpec() == null || md.getSpec().getRoles() == null) {
@@ -65,9 +76,10 @@ final class SelectionIndex {
     String namespace = md.getMetadata().getNamespace();
     List<String> keys = new ArrayList<>();
     for (RoleSpec role : md.getSpec().getRoles()) {
-      String key = firstMatchLabel(role.getSelector())
-          .map(pair -> labelKey(namespace, pair.getKey(), pair.getValue()))
-          .orElse(namespace + "/*");
+      String key =
+          firstMatchLabel(role.getSelector())
+              .map(pair -> labelKey(namespace, pair.getKey(), pair.getValue()))
+              .orElse(namespace + "/*");
       if (!keys.contains(key)) {
         keys.add(key);
       }
@@ -80,12 +92,18 @@ final class SelectionIndex {
       return List.of();
     }
     String namespace = md.getMetadata().getNamespace();
-    return md.getStatus().pods.stream().filter(p -> p.name != null).map(p -> namespace + "/" + p.name).distinct().toList();
+    return md.getStatus().pods.stream()
+        .filter(p -> p.name != null)
+        .map(p -> namespace + "/" + p.name)
+        .distinct()
+        .toList();
   }
 
   static List<String> recordKeys(Pod pod) {
     String namespace = pod.getMetadata().getNamespace();
-    return VerdictRecords.of(pod).keySet().stream().map(policy -> namespace + "/" + policy).toList();
+    return VerdictRecords.of(pod).keySet().stream()
+        .map(policy -> namespace + "/" + policy)
+        .toList();
   }
 
   /** The pod indexes, added to each namespace's pod informer before it starts. */
@@ -94,15 +112,29 @@ final class SelectionIndex {
   }
 
   static void register(IndexerResourceCache<ModelDeployment> policies) {
-    policies.addIndexers(Map.of(POLICY_SELECTS, SelectionIndex::policySelectKeys, POLICY_LISTS, SelectionIndex::policyListKeys));
+    policies.addIndexers(
+        Map.of(
+            POLICY_SELECTS,
+            SelectionIndex::policySelectKeys,
+            POLICY_LISTS,
+            SelectionIndex::policyListKeys));
   }
 
   /** The pods of {@code namespace} that {@code selector} matches, by name. */
   static List<Pod> selected(Pods pods, String namespace, LabelSelector selector) {
-    var candidates = firstMatchLabel(selector)
-        .map(pair -> pods.byIndex(namespace, POD_LABEL, labelKey(namespace, pair.getKey(), pair.getValue())).stream())
-        .orElseGet(() -> pods.list(namespace));
-    return candidates.filter(pod -> LabelSelectors.matches(selector, pod.getMetadata().getLabels()))
+    var candidates =
+        firstMatchLabel(selector)
+            .map(
+                pair ->
+                    pods
+                        .byIndex(
+                            namespace,
+                            POD_LABEL,
+                            labelKey(namespace, pair.getKey(), pair.getValue()))
+                        .stream())
+            .orElseGet(() -> pods.list(namespace));
+    return candidates
+        .filter(pod -> LabelSelectors.matches(selector, pod.getMetadata().getLabels()))
         .sorted(Comparator.comparing(p -> p.getMetadata().getName()))
         .toList();
   }
@@ -114,21 +146,27 @@ final class SelectionIndex {
   }
 
   /**
-   * Policies of the pod's namespace that might select it, list it or have recorded a verdict on it: a superset
-   * the caller filters exactly.
+   * Policies of the pod's namespace that might select it, list it or have recorded a verdict on it:
+   * a superset the caller filters exactly.
    */
-  static List<ModelDeployment> candidatePolicies(IndexerResourceCache<ModelDeployment> policies, Pod pod) {
+  static List<ModelDeployment> candidatePolicies(
+      IndexerResourceCache<ModelDeployment> policies, Pod pod) {
     String namespace = pod.getMetadata().getNamespace();
     Map<ResourceID, ModelDeployment> found = new LinkedHashMap<>();
     List<String> keys = new ArrayList<>(podKeys(pod));
     keys.add(namespace + "/*");
     for (String key : keys) {
-      policies.byIndex(POLICY_SELECTS, key).forEach(md -> found.putIfAbsent(ResourceID.fromResource(md), md));
+      policies
+          .byIndex(POLICY_SELECTS, key)
+          .forEach(md -> found.putIfAbsent(ResourceID.fromResource(md), md));
     }
-    policies.byIndex(POLICY_LISTS, namespace + "/" + pod.getMetadata().getName())
+    policies
+        .byIndex(POLICY_LISTS, namespace + "/" + pod.getMetadata().getName())
         .forEach(md -> found.putIfAbsent(ResourceID.fromResource(md), md));
     for (String recorded : VerdictRecords.of(pod).keySet()) {
-      policies.get(new ResourceID(recorded, namespace)).ifPresent(md -> found.putIfAbsent(ResourceID.fromResource(md), md));
+      policies
+          .get(new ResourceID(recorded, namespace))
+          .ifPresent(md -> found.putIfAbsent(ResourceID.fromResource(md), md));
     }
     List<ModelDeployment> byName = new ArrayList<>(found.values());
     byName.sort(Comparator.comparing((HasMetadata md) -> md.getMetadata().getName()));
@@ -136,7 +174,9 @@ final class SelectionIndex {
   }
 
   private static Optional<Map.Entry<String, String>> firstMatchLabel(LabelSelector selector) {
-    if (selector == null || selector.getMatchLabels() == null || selector.getMatchLabels().isEmpty()) {
+    if (selector == null
+        || selector.getMatchLabels() == null
+        || selector.getMatchLabels().isEmpty()) {
       return Optional.empty();
     }
     Map.Entry<String, String> first = new TreeMap<>(selector.getMatchLabels()).firstEntry();

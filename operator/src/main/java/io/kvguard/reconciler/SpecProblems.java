@@ -8,9 +8,9 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The spec rules checked again at run time. The CRD's schema and CEL rules reject these on a real API
- * server; this covers clusters where the CRD is older than the operator, and rules a CRD cannot express
- * (selector operators). A spec with a problem gates nothing open.
+ * The spec rules checked again at run time. The CRD's schema and CEL rules reject these on a real
+ * API server; this covers clusters where the CRD is older than the operator, and rules a CRD cannot
+ * express (selector operators). A spec with a problem gates nothing open.
  */
 final class SpecProblems {
   private SpecProblems() {}
@@ -29,7 +29,8 @@ final class SpecProblems {
     if (!(ratio >= 1.0) || Double.isInfinite(ratio)) {
       return Optional.of("spec.minPoolRatio must be a finite number >= 1.0");
     }
-    if (spec.effectiveProbe().effectivePeriodSeconds() < 1 || spec.effectiveProbe().effectiveTimeoutSeconds() < 1) {
+    if (spec.effectiveProbe().effectivePeriodSeconds() < 1
+        || spec.effectiveProbe().effectiveTimeoutSeconds() < 1) {
       return Optional.of("spec.probe.periodSeconds and timeoutSeconds must be >= 1");
     }
     if (spec.getRoles() == null || spec.getRoles().isEmpty()) {
@@ -47,18 +48,26 @@ final class SpecProblems {
       if (role.getEngine() == null) {
         return Optional.of(where + ": engine is required");
       }
-      if (role.getPort() == null || (role.getPort().getIntVal() == null && role.getPort().getStrVal() == null)) {
+      if (role.getPort() == null
+          || (role.getPort().getIntVal() == null && role.getPort().getStrVal() == null)) {
         return Optional.of(where + ": port is required");
       }
       Integer number = role.getPort().getIntVal();
       if (number != null && (number < 1 || number > 65535)) {
         return Optional.of(where + ": port " + number + " is out of range 1-65535");
       }
-      if (role.getMetricsPort() != null && role.getMetricsPort().getIntVal() != null
+      if (role.getMetricsPort() != null
+          && role.getMetricsPort().getIntVal() != null
           && (role.getMetricsPort().getIntVal() < 1 || role.getMetricsPort().getIntVal() > 65535)) {
-        return Optional.of(where + ": metricsPort " + role.getMetricsPort().getIntVal() + " is out of range 1-65535");
+        return Optional.of(
+            where
+                + ": metricsPort "
+                + role.getMetricsPort().getIntVal()
+                + " is out of range 1-65535");
       }
-      if (role.getBlockCountIsPool() != null && role.getEngine() != Engine.TRTLLM && role.getEngine() != Engine.VLLM) {
+      if (role.getBlockCountIsPool() != null
+          && role.getEngine() != Engine.TRTLLM
+          && role.getEngine() != Engine.VLLM) {
         return Optional.of(where + ": blockCountIsPool applies to engines trtllm and vllm only");
       }
       if (role.effectiveMinReadyPods() < 0) {

@@ -11,11 +11,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs probes on a fixed set of threads, at most {@code perTenant} at once for one tenant (a namespace), taking
- * turns between tenants: each free thread serves the next tenant in round-robin order that has work waiting and
- * a slot free. So one namespace's hanging engines hold at most its own slots, and every other namespace's work
- * is next in line when a thread frees up (issue 20: one pod that never answers, selected by 40 policies, kept
- * every tenant's new pods shut).
+ * Runs probes on a fixed set of threads, at most {@code perTenant} at once for one tenant (a
+ * namespace), taking turns between tenants: each free thread serves the next tenant in round-robin
+ * order that has work waiting and a slot free. So one namespace's hanging engines hold at most its
+ * own slots, and every other namespace's work is next in line when a thread frees up (issue 20: one
+ * pod that never answers, selected by 40 policies, kept every tenant's new pods shut).
  */
 final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TenantFairExecutor.class);
@@ -27,8 +27,10 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
 
   private final int perTenant;
   private final Map<String, Tenant> tenants = new HashMap<>();
+
   /** Tenants with work waiting, in the order they get their next turn. */
   private final ArrayDeque<String> turns = new ArrayDeque<>();
+
   private final List<Thread> threads = new ArrayList<>();
   private boolean closed;
 
@@ -61,7 +63,8 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
   /** Tasks waiting and running per tenant, for tests and metrics. */
   synchronized Map<String, int[]> load() {
     Map<String, int[]> load = new HashMap<>();
-    tenants.forEach((name, tenant) -> load.put(name, new int[] {tenant.waiting.size(), tenant.running}));
+    tenants.forEach(
+        (name, tenant) -> load.put(name, new int[] {tenant.waiting.size(), tenant.running}));
     return load;
   }
 
@@ -100,7 +103,10 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
     }
   }
 
-  /** The first tenant in turn order with a free slot, taken out of the turn order; null when none can run. */
+  /**
+   * The first tenant in turn order with a free slot, taken out of the turn order; null when none
+   * can run.
+   */
   private String nextTurn() {
     for (int i = turns.size(); i > 0; i--) {
       String tenant = turns.poll();

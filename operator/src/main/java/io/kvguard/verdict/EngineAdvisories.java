@@ -6,13 +6,14 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * Engine builds known to be unsafe, as data: one entry per advisory, each with the engine, the affected
- * configuration and the first fixed release as verified in the engine's own tags (sources in docs/engines.md,
- * "Advisories"). An entry whose fixed release is verified refuses a pod whose engine and disaggregation mode
- * match and whose version is a release older than the fix; a pod whose version is unknown cannot be cleared
- * of it (see {@link PoolJudge}). An entry whose fixed release is not verified cannot say which builds are
- * safe: it never refuses, it warns ({@link #warnings}), and its message says so. Advisories are on by default;
- * {@code spec.engineAdvisories: Disabled} turns them off per ModelDeployment.
+ * Engine builds known to be unsafe, as data: one entry per advisory, each with the engine, the
+ * affected configuration and the first fixed release as verified in the engine's own tags (sources
+ * in docs/engines.md, "Advisories"). An entry whose fixed release is verified refuses a pod whose
+ * engine and disaggregation mode match and whose version is a release older than the fix; a pod
+ * whose version is unknown cannot be cleared of it (see {@link PoolJudge}). An entry whose fixed
+ * release is not verified cannot say which builds are safe: it never refuses, it warns ({@link
+ * #warnings}), and its message says so. Advisories are on by default; {@code spec.engineAdvisories:
+ * Disabled} turns them off per ModelDeployment.
  */
 public final class EngineAdvisories {
 
@@ -20,7 +21,10 @@ public final class EngineAdvisories {
   public enum Disaggregation {
     /** Every mode. */
     ANY,
-    /** Prefill or decode, or any mode other than unified the engine reports (an unrecognised one included). */
+    /**
+     * Prefill or decode, or any mode other than unified the engine reports (an unrecognised one
+     * included).
+     */
     PREFILL_OR_DECODE,
     /** Unified serving only (the engine reports no disaggregation mode). */
     UNIFIED;
@@ -40,14 +44,16 @@ public final class EngineAdvisories {
     record Verified(EngineVersion release, String source) implements Fix {
       public Verified {
         if (!release.isRelease()) {
-          throw new IllegalArgumentException("a fixed release must be a release version, was " + release);
+          throw new IllegalArgumentException(
+              "a fixed release must be a release version, was " + release);
         }
       }
     }
 
     /**
-     * No fixed release could be verified. {@code candidate} is a release the engine's own notes name as fixed
-     * but whose tag could not be read (warnings stop at it), empty when nothing is known to be fixed.
+     * No fixed release could be verified. {@code candidate} is a release the engine's own notes
+     * name as fixed but whose tag could not be read (warnings stop at it), empty when nothing is
+     * known to be fixed.
      */
     record Unverified(Optional<EngineVersion> candidate, String status) implements Fix {}
   }
@@ -61,8 +67,14 @@ public final class EngineAdvisories {
    * @param reason the reason a refusal carries
    * @param message what is wrong and what to do, shown on the pod condition or in the warning
    */
-  public record Advisory(String id, String engine, Disaggregation when, String configuration, Fix fix,
-      GateReason reason, String message) {
+  public record Advisory(
+      String id,
+      String engine,
+      Disaggregation when,
+      String configuration,
+      Fix fix,
+      GateReason reason,
+      String message) {
     public Advisory {
       Objects.requireNonNull(id, "id");
       Objects.requireNonNull(engine, "engine");
@@ -73,20 +85,39 @@ public final class EngineAdvisories {
       Objects.requireNonNull(message, "message");
     }
 
-    /** An advisory that refuses builds before {@code fixedIn} (a verified release) in the given modes. */
-    public Advisory(String engine, EngineVersion fixedIn, Disaggregation when, GateReason reason, String message) {
-      this(engine + "-before-" + fixedIn, engine, when, when.name().toLowerCase(java.util.Locale.ROOT),
-          new Fix.Verified(fixedIn, ""), reason, message);
+    /**
+     * An advisory that refuses builds before {@code fixedIn} (a verified release) in the given
+     * modes.
+     */
+    public Advisory(
+        String engine,
+        EngineVersion fixedIn,
+        Disaggregation when,
+        GateReason reason,
+        String message) {
+      this(
+          engine + "-before-" + fixedIn,
+          engine,
+          when,
+          when.name().toLowerCase(java.util.Locale.ROOT),
+          new Fix.Verified(fixedIn, ""),
+          reason,
+          message);
     }
 
-    /** The advisory is about this engine in this mode; whether the version is affected is a separate question. */
+    /**
+     * The advisory is about this engine in this mode; whether the version is affected is a separate
+     * question.
+     */
     public boolean concerns(String engineName, String disaggregationMode) {
       return engine.equals(engineName) && when.matches(disaggregationMode);
     }
 
     /** The verified first fixed release, empty for an advisory that only warns. */
     public Optional<EngineVersion> fixedIn() {
-      return fix instanceof Fix.Verified verified ? Optional.of(verified.release()) : Optional.empty();
+      return fix instanceof Fix.Verified verified
+          ? Optional.of(verified.release())
+          : Optional.empty();
     }
 
     public boolean refuses() {
@@ -94,58 +125,88 @@ public final class EngineAdvisories {
     }
   }
 
-  /** An advisory that applies to a pod but cannot refuse it; {@code message} says why it only warns. */
+  /**
+   * An advisory that applies to a pod but cannot refuse it; {@code message} says why it only warns.
+   */
   public record Warning(Advisory advisory, String message) {}
 
-  /** The built-in advisories. Adding one is adding an entry; its sources go into docs/engines.md. */
-  public static final List<Advisory> BUILT_IN = List.of(
-      new Advisory("sglang-pd-abort-before-0.5.22", "sglang", Disaggregation.PREFILL_OR_DECODE,
-          "prefill/decode disaggregation", new Fix.Verified(EngineVersion.release("0.5.22"),
-              "the release the incident's post-mortem names as fixed; sgl-project/sglang history read here ends at 0.5.15,"
-                  + " where the flawed abort (Req.set_finish_with_abort) is still in place"),
-          GateReason.KnownUnsafeEngine,
-          "SGLang before 0.5.22 with prefill/decode disaggregation mishandles over-long prompts: its abort swaps the"
-              + " prompt for a one-token placeholder and stores the error in to_finish while finished_reason stays"
-              + " empty, so the request runs on and decode reads KV pages still holding other requests' data (HTTP 200)."
-              + " Run SGLang 0.5.22 or later"),
-      new Advisory("sglang-pd-admission-abort", "sglang", Disaggregation.PREFILL_OR_DECODE,
-          "prefill/decode disaggregation; prompts the scheduler's admission check refuses (max_req_input_len ="
-              + " min(context, pool) - 6 tokens) that pass the tokenizer's context-length check",
-          new Fix.Unverified(Optional.empty(), "fix pull requests sgl-project/sglang #30325, #34208 and #35421 were"
-              + " open in the last stored copies (September 2026); no release is known to contain a fix"),
-          GateReason.KnownUnsafeEngine,
-          "SGLang issues #30233 (0.5.11) and #32605: under prefill/decode disaggregation a prompt the scheduler's"
-              + " admission check refuses still enters the KV transfer with a one-token placeholder, and decode"
-              + " answers HTTP 200 from KV it never received, in some cases another request's. A prompt of up to 6"
-              + " tokens below the context length reaches it even where the context length is at most the pool;"
-              + " keep prompts from the router below the engine's max_req_input_len"),
-      new Advisory("trtllm-host-kv-cache-8813", "trtllm", Disaggregation.ANY,
-          "host KV cache offload (kv_cache_config.host_cache_size > 0); kvguard cannot see whether it is on",
-          new Fix.Unverified(Optional.empty(), "fixed on main by NVIDIA/TensorRT-LLM PR #9056 (merged 2025-12-02,"
-              + " main then bumped to 1.2.0rc6); the first release tag containing it could not be read"),
-          GateReason.KnownUnsafeEngine,
-          "TensorRT-LLM issue #8813 (1.2.0rc0, 1.2.0rc1): with the host KV cache enabled, outputs include tokens of"
-              + " other prompts (synchronization bugs in KvCacheTransferManager). If this engine offloads KV to host"
-              + " memory, run a build that contains PR #9056 or turn host_cache_size off"),
-      kvbm("vllm"),
-      kvbm("trtllm"),
-      new Advisory("vllm-prefix-cache-hash-GHSA-rm76-4mrf-v9r8", "vllm", Disaggregation.ANY,
-          "automatic prefix caching on Python 3.12 or later (hash(None) is a constant there); kvguard cannot see"
-              + " either",
-          new Fix.Unverified(Optional.of(EngineVersion.release("0.7.2")), "vLLM's v0.7.2 release notes list PR"
-              + " #12621 (\"Improve hash collision avoidance in prefix caching\") under Security Update; the v0.7.2"
-              + " tag itself could not be read"),
-          GateReason.KnownUnsafeEngine,
-          "vLLM advisory GHSA-rm76-4mrf-v9r8 (CVE-2025-25183): prefix-cache block hashes built with Python's"
-              + " hash() are predictable on Python 3.12, so a crafted prompt can make another request reuse KV"
-              + " computed from different content. Run vLLM 0.7.2 or later"));
+  /**
+   * The built-in advisories. Adding one is adding an entry; its sources go into docs/engines.md.
+   */
+  public static final List<Advisory> BUILT_IN =
+      List.of(
+          new Advisory(
+              "sglang-pd-abort-before-0.5.22",
+              "sglang",
+              Disaggregation.PREFILL_OR_DECODE,
+              "prefill/decode disaggregation",
+              new Fix.Verified(
+                  EngineVersion.release("0.5.22"),
+                  "the release the incident's post-mortem names as fixed; sgl-project/sglang history read here ends at 0.5.15,"
+                      + " where the flawed abort (Req.set_finish_with_abort) is still in place"),
+              GateReason.KnownUnsafeEngine,
+              "SGLang before 0.5.22 with prefill/decode disaggregation mishandles over-long prompts: its abort swaps the"
+                  + " prompt for a one-token placeholder and stores the error in to_finish while finished_reason stays"
+                  + " empty, so the request runs on and decode reads KV pages still holding other requests' data (HTTP 200)."
+                  + " Run SGLang 0.5.22 or later"),
+          new Advisory(
+              "sglang-pd-admission-abort",
+              "sglang",
+              Disaggregation.PREFILL_OR_DECODE,
+              "prefill/decode disaggregation; prompts the scheduler's admission check refuses (max_req_input_len ="
+                  + " min(context, pool) - 6 tokens) that pass the tokenizer's context-length check",
+              new Fix.Unverified(
+                  Optional.empty(),
+                  "fix pull requests sgl-project/sglang #30325, #34208 and #35421 were"
+                      + " open in the last stored copies (September 2026); no release is known to contain a fix"),
+              GateReason.KnownUnsafeEngine,
+              "SGLang issues #30233 (0.5.11) and #32605: under prefill/decode disaggregation a prompt the scheduler's"
+                  + " admission check refuses still enters the KV transfer with a one-token placeholder, and decode"
+                  + " answers HTTP 200 from KV it never received, in some cases another request's. A prompt of up to 6"
+                  + " tokens below the context length reaches it even where the context length is at most the pool;"
+                  + " keep prompts from the router below the engine's max_req_input_len"),
+          new Advisory(
+              "trtllm-host-kv-cache-8813",
+              "trtllm",
+              Disaggregation.ANY,
+              "host KV cache offload (kv_cache_config.host_cache_size > 0); kvguard cannot see whether it is on",
+              new Fix.Unverified(
+                  Optional.empty(),
+                  "fixed on main by NVIDIA/TensorRT-LLM PR #9056 (merged 2025-12-02,"
+                      + " main then bumped to 1.2.0rc6); the first release tag containing it could not be read"),
+              GateReason.KnownUnsafeEngine,
+              "TensorRT-LLM issue #8813 (1.2.0rc0, 1.2.0rc1): with the host KV cache enabled, outputs include tokens of"
+                  + " other prompts (synchronization bugs in KvCacheTransferManager). If this engine offloads KV to host"
+                  + " memory, run a build that contains PR #9056 or turn host_cache_size off"),
+          kvbm("vllm"),
+          kvbm("trtllm"),
+          new Advisory(
+              "vllm-prefix-cache-hash-GHSA-rm76-4mrf-v9r8",
+              "vllm",
+              Disaggregation.ANY,
+              "automatic prefix caching on Python 3.12 or later (hash(None) is a constant there); kvguard cannot see"
+                  + " either",
+              new Fix.Unverified(
+                  Optional.of(EngineVersion.release("0.7.2")),
+                  "vLLM's v0.7.2 release notes list PR"
+                      + " #12621 (\"Improve hash collision avoidance in prefix caching\") under Security Update; the v0.7.2"
+                      + " tag itself could not be read"),
+              GateReason.KnownUnsafeEngine,
+              "vLLM advisory GHSA-rm76-4mrf-v9r8 (CVE-2025-25183): prefix-cache block hashes built with Python's"
+                  + " hash() are predictable on Python 3.12, so a crafted prompt can make another request reuse KV"
+                  + " computed from different content. Run vLLM 0.7.2 or later"));
 
   private static Advisory kvbm(String engine) {
-    return new Advisory("dynamo-kvbm-disk-onboard-15079", engine, Disaggregation.ANY,
+    return new Advisory(
+        "dynamo-kvbm-disk-onboard-15079",
+        engine,
+        Disaggregation.ANY,
         "NVIDIA Dynamo's KV block manager (KVBM, kvbm 1.4.2 reported) as the engine's KV connector with a disk tier"
             + " (DYN_KVBM_DISK_CACHE_GB); kvguard cannot see whether it is on",
-        new Fix.Unverified(Optional.empty(), "ai-dynamo/dynamo issue #15079 was closed in September 2026 without a"
-            + " release named as fixed"),
+        new Fix.Unverified(
+            Optional.empty(),
+            "ai-dynamo/dynamo issue #15079 was closed in September 2026 without a"
+                + " release named as fixed"),
         GateReason.KnownUnsafeEngine,
         "ai-dynamo/dynamo issue #15079: when onboarding KV blocks from disk fails (for example without GDS), KVBM"
             + " marks the blocks loaded and the engine serves another request's KV with HTTP 200. If this engine"
@@ -153,23 +214,34 @@ public final class EngineAdvisories {
   }
 
   /**
-   * The advisories that apply to this observation but only warn: those whose fixed release is not verified,
-   * unless the engine reports a release at or after the candidate its notes name as fixed.
+   * The advisories that apply to this observation but only warn: those whose fixed release is not
+   * verified, unless the engine reports a release at or after the candidate its notes name as
+   * fixed.
    */
   public static List<Warning> warnings(VersionRules rules, PoolObservation seen) {
     List<Warning> warnings = new ArrayList<>();
-    EngineVersion version = seen.engineVersion() == null ? null : EngineVersion.parse(seen.engineVersion());
+    EngineVersion version =
+        seen.engineVersion() == null ? null : EngineVersion.parse(seen.engineVersion());
     for (Advisory advisory : rules.concerning(seen.disaggregationMode())) {
       if (!(advisory.fix() instanceof Fix.Unverified unverified)) {
         continue;
       }
       Optional<EngineVersion> candidate = unverified.candidate();
-      if (candidate.isPresent() && version != null && version.isRelease() && !version.isOlderThan(candidate.get())) {
+      if (candidate.isPresent()
+          && version != null
+          && version.isRelease()
+          && !version.isOlderThan(candidate.get())) {
         continue;
       }
-      warnings.add(new Warning(advisory, advisory.message() + ". Affected: " + advisory.configuration()
-          + ". kvguard warns instead of refusing because no fixed release is verified in the engine's tags ("
-          + unverified.status() + ")"));
+      warnings.add(
+          new Warning(
+              advisory,
+              advisory.message()
+                  + ". Affected: "
+                  + advisory.configuration()
+                  + ". kvguard warns instead of refusing because no fixed release is verified in the engine's tags ("
+                  + unverified.status()
+                  + ")"));
     }
     return warnings;
   }

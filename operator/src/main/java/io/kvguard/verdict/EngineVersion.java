@@ -7,11 +7,12 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * An engine's version as it reported it. Only a release version can be compared: one to four numeric parts,
- * an optional leading {@code v} and an optional {@code .postN} ("0.5.21", "v0.5.22", "2.2.0",
- * "0.6.4.post1"). Everything else is unknown: dev and pre-release builds ("0.0.0.dev1+gbb737d7a8",
- * "0.5.22rc1"), local builds ("0.11.0+cu128"), llama.cpp build ids ("b4567-abc"), and "0.0.0", which source
- * builds report when they carry no version. An unknown version never counts as new enough.
+ * An engine's version as it reported it. Only a release version can be compared: one to four
+ * numeric parts, an optional leading {@code v} and an optional {@code .postN} ("0.5.21", "v0.5.22",
+ * "2.2.0", "0.6.4.post1"). Everything else is unknown: dev and pre-release builds
+ * ("0.0.0.dev1+gbb737d7a8", "0.5.22rc1"), local builds ("0.11.0+cu128"), llama.cpp build ids
+ * ("b4567-abc"), and "0.0.0", which source builds report when they carry no version. An unknown
+ * version never counts as new enough.
  *
  * @param text the reported string (already sanitised by the probe), never null
  * @param parts the numeric parts padded to four, then the post-release number; empty when unknown
@@ -63,7 +64,8 @@ public record EngineVersion(String text, List<Integer> parts) {
   /** True when both are release versions and this one is strictly older. */
   public boolean isOlderThan(EngineVersion other) {
     if (!isRelease() || !other.isRelease()) {
-      throw new IllegalStateException("only release versions compare (" + text + ", " + other.text + ")");
+      throw new IllegalStateException(
+          "only release versions compare (" + text + ", " + other.text + ")");
     }
     for (int i = 0; i < parts.size(); i++) {
       int difference = Integer.compare(parts.get(i), other.parts.get(i));

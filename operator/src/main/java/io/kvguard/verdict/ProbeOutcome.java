@@ -6,7 +6,9 @@ public sealed interface ProbeOutcome {
   /** The engine answered with figures that passed every sanity check. */
   record Observed(PoolObservation observation) implements ProbeOutcome {}
 
-  /** The probe could not establish the figures; {@code cause} is safe to show (no engine payload). */
+  /**
+   * The probe could not establish the figures; {@code cause} is safe to show (no engine payload).
+   */
   record Failed(String cause) implements ProbeOutcome {}
 
   static ProbeOutcome observed(PoolObservation observation) {

@@ -1,57 +1,94 @@
 package io.kvguard.verdict;
 
 /**
- * Judges the over-limit request of the rejection probe: only the engine's own admission refusal passes (each
- * engine's probe recognises it by status and error shape). The incident's engine answered such a prompt with
- * HTTP 200 and other customers' data.
+ * Judges the over-limit request of the rejection probe: only the engine's own admission refusal
+ * passes (each engine's probe recognises it by status and error shape). The incident's engine
+ * answered such a prompt with HTTP 200 and other customers' data.
  */
 public final class RejectionJudge {
   private RejectionJudge() {}
 
   /**
-   * The prompt that reaches whichever rejection path a real over-long prompt hits first: just above the
-   * engine's admission limit, min(pool, engine context), or above the pool where the engine admits more.
+   * The prompt that reaches whichever rejection path a real over-long prompt hits first: just above
+   * the engine's admission limit, min(pool, engine context), or above the pool where the engine
+   * admits more.
    */
   public static long promptTokens(PoolObservation observation, long marginTokens) {
-    long limit = observation.engineContextTokens().isPresent()
-        ? Math.min(observation.poolTokens(), observation.engineContextTokens().getAsLong())
-        : observation.poolTokens();
+    long limit =
+        observation.engineContextTokens().isPresent()
+            ? Math.min(observation.poolTokens(), observation.engineContextTokens().getAsLong())
+            : observation.poolTokens();
     return Math.addExact(limit, marginTokens);
   }
 
-  /** How a verified message states the refusal: the status and error class the engine really answered. */
+  /**
+   * How a verified message states the refusal: the status and error class the engine really
+   * answered.
+   */
   public static String refusal(RejectionOutcome.Refused refused) {
-    return "a " + refused.promptTokens() + "-token prompt was refused with HTTP " + refused.status() + " ("
-        + refused.errorClass() + ")";
+    return "a "
+        + refused.promptTokens()
+        + "-token prompt was refused with HTTP "
+        + refused.status()
+        + " ("
+        + refused.errorClass()
+        + ")";
   }
 
-  /** The verdict for a pod whose pool already passed, given what its engine did with the over-limit prompt. */
+  /**
+   * The verdict for a pod whose pool already passed, given what its engine did with the over-limit
+   * prompt.
+   */
   public static PoolVerdict judge(PoolVerdict poolVerdict, RejectionOutcome outcome) {
     if (!poolVerdict.verified()) {
       return poolVerdict;
     }
     if (outcome instanceof RejectionOutcome.Refused refused) {
-      // The refusal adds to what verified the pool; it does not turn a context-length bound into a measured pool.
-      return new PoolVerdict(Verdict.Verified, poolVerdict.reason(), poolVerdict.message() + "; " + refusal(refused));
+      // The refusal adds to what verified the pool; it does not turn a context-length bound into a
+      // measured pool.
+      return new PoolVerdict(
+          Verdict.Verified, poolVerdict.reason(), poolVerdict.message() + "; " + refusal(refused));
     }
     if (outcome instanceof RejectionOutcome.Inconclusive inconclusive) {
-      return new PoolVerdict(Verdict.Unknown, GateReason.RejectionProbeInconclusive,
-          "rejection probe: a " + inconclusive.promptTokens() + "-token prompt proved nothing: " + inconclusive.cause());
+      return new PoolVerdict(
+          Verdict.Unknown,
+          GateReason.RejectionProbeInconclusive,
+          "rejection probe: a "
+              + inconclusive.promptTokens()
+              + "-token prompt proved nothing: "
+              + inconclusive.cause());
     }
     if (outcome instanceof RejectionOutcome.Answered answered) {
-      String what = "rejection probe: a " + answered.promptTokens() + "-token prompt, above the engine's admission"
-          + " limit, " + (answered.streamed() ? "began a streamed answer" : "was answered with HTTP " + answered.status())
-          + " (" + answered.bodyBytes() + " bytes, sha256 " + answered.bodySha256().substring(0, 16) + ")";
-      // The contract: HTTP 200 and 5xx are RejectionPathUnsafe; a stream that starts, like a
+      String what =
+          "rejection probe: a "
+              + answered.promptTokens()
+              + "-token prompt, above the engine's admission"
+              + " limit, "
+              + (answered.streamed()
+                  ? "began a streamed answer"
+                  : "was answered with HTTP " + answered.status())
+              + " ("
+              + answered.bodyBytes()
+              + " bytes, sha256 "
+              + answered.bodySha256().substring(0, 16)
+              + ")";
+      // The contract: HTTP 200 and 5xx are RejectionPathUnsafe; a stream that starts, like
+      // a
       // timeout, is ProbeFailed (the outcome is not known yet). Both keep the gate shut.
       if (answered.streamed()) {
-        return new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, what + "; the engine did not refuse it");
+        return new PoolVerdict(
+            Verdict.Unknown, GateReason.ProbeFailed, what + "; the engine did not refuse it");
       }
-      return new PoolVerdict(Verdict.Refused, GateReason.RejectionPathUnsafe,
-          what + "; an over-long prompt must be refused, never answered" + (answered.meaning().isEmpty() ? ""
-              : " (" + answered.meaning() + ")"));
+      return new PoolVerdict(
+          Verdict.Refused,
+          GateReason.RejectionPathUnsafe,
+          what
+              + "; an over-long prompt must be refused, never answered"
+              + (answered.meaning().isEmpty() ? "" : " (" + answered.meaning() + ")"));
     }
-    return new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed,
+    return new PoolVerdict(
+        Verdict.Unknown,
+        GateReason.ProbeFailed,
         "rejection probe: " + ((RejectionOutcome.Failed) outcome).cause());
   }
 }

@@ -8,9 +8,12 @@ import java.util.Optional;
  * The version part of a role's promise.
  *
  * @param engine the role's engine, by wire name; advisories are matched against it
- * @param minEngineVersion the oldest acceptable version; an unknown one (not a release) refuses every pod
- * @param allowUnknownVersions accept an absent or non-release version where a rule needs the version
- * @param advisories the advisories in force: {@link EngineAdvisories#BUILT_IN}, or none when disabled
+ * @param minEngineVersion the oldest acceptable version; an unknown one (not a release) refuses
+ *     every pod
+ * @param allowUnknownVersions accept an absent or non-release version where a rule needs the
+ *     version
+ * @param advisories the advisories in force: {@link EngineAdvisories#BUILT_IN}, or none when
+ *     disabled
  */
 public record VersionRules(
     String engine,
@@ -28,11 +31,19 @@ public record VersionRules(
   }
 
   /** The rules as a role spells them; a null or blank minimum means none. */
-  public static VersionRules of(String engine, String minEngineVersion, boolean allowUnknownVersions,
+  public static VersionRules of(
+      String engine,
+      String minEngineVersion,
+      boolean allowUnknownVersions,
       boolean advisoriesEnabled) {
-    Optional<EngineVersion> minimum = minEngineVersion == null || minEngineVersion.isBlank()
-        ? Optional.empty() : Optional.of(EngineVersion.parse(minEngineVersion));
-    return new VersionRules(engine, minimum, allowUnknownVersions,
+    Optional<EngineVersion> minimum =
+        minEngineVersion == null || minEngineVersion.isBlank()
+            ? Optional.empty()
+            : Optional.of(EngineVersion.parse(minEngineVersion));
+    return new VersionRules(
+        engine,
+        minimum,
+        allowUnknownVersions,
         advisoriesEnabled ? EngineAdvisories.BUILT_IN : List.of());
   }
 

@@ -13,17 +13,18 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * What the operator keeps in its webhook Secret, decided from what the Secret holds and the clock (pure but for
- * the randomness of new keys). Keys: {@code tls.crt}, {@code tls.key} (the serving pair), {@code ca.crt} (every CA
- * the API server must trust: the current one first, then the previous one until it expires; this is the
- * caBundle) and {@code ca.key} (the current CA's key).
+ * What the operator keeps in its webhook Secret, decided from what the Secret holds and the clock
+ * (pure but for the randomness of new keys). Keys: {@code tls.crt}, {@code tls.key} (the serving
+ * pair), {@code ca.crt} (every CA the API server must trust: the current one first, then the
+ * previous one until it expires; this is the caBundle) and {@code ca.key} (the current CA's key).
  *
- * <p>Each certificate is renewed when a third of its life is left: the serving certificate (a year) by the current
- * CA, so the caBundle does not change; the CA (five years) by a new CA that joins the bundle beside the old one
- * (which has a third of five years left, more than a serving certificate's life). A serving certificate is only ever
- * signed by a CA that was in the bundle before that round: in the round that renews the CA, the old CA still signs,
- * and the new one signs from the next renewal on, months after every replica put it into the caBundle. There is no
- * moment at which the API server meets a certificate it does not trust.
+ * <p>Each certificate is renewed when a third of its life is left: the serving certificate (a year)
+ * by the current CA, so the caBundle does not change; the CA (five years) by a new CA that joins
+ * the bundle beside the old one (which has a third of five years left, more than a serving
+ * certificate's life). A serving certificate is only ever signed by a CA that was in the bundle
+ * before that round: in the round that renews the CA, the old CA still signs, and the new one signs
+ * from the next renewal on, months after every replica put it into the caBundle. There is no moment
+ * at which the API server meets a certificate it does not trust.
  */
 public final class CertificatePlan {
   public static final String TLS_CRT = "tls.crt";
@@ -36,13 +37,18 @@ public final class CertificatePlan {
   private CertificatePlan() {}
 
   /** The Secret's new data, or empty when it holds what it should. */
-  public static Optional<Map<String, String>> next(Map<String, String> current, List<String> dnsNames, Instant now) {
+  public static Optional<Map<String, String>> next(
+      Map<String, String> current, List<String> dnsNames, Instant now) {
     Map<String, String> data = current == null ? Map.of() : current;
     Optional<CertificateIssuer.Issued> ca = read(data.get(CA_CRT), data.get(CA_KEY));
     if (ca.isEmpty()) {
-      CertificateIssuer.Issued freshCa = CertificateIssuer.certificateAuthority("kvguard-webhook-ca", now, CA_VALIDITY);
-      return Optional.of(data(freshCa, List.of(freshCa.certificate()),
-          CertificateIssuer.servingCertificate(freshCa, dnsNames, now, SERVING_VALIDITY)));
+      CertificateIssuer.Issued freshCa =
+          CertificateIssuer.certificateAuthority("kvguard-webhook-ca", now, CA_VALIDITY);
+      return Optional.of(
+          data(
+              freshCa,
+              List.of(freshCa.certificate()),
+              CertificateIssuer.servingCertificate(freshCa, dnsNames, now, SERVING_VALIDITY)));
     }
     List<X509Certificate> bundle = new ArrayList<>();
     for (X509Certificate trusted : bundle(data.get(CA_CRT))) {
@@ -51,18 +57,25 @@ public final class CertificatePlan {
       }
     }
     CertificateIssuer.Issued signer = ca.get();
-    // Serving certificates are signed by a CA that was already in the bundle before this round, so the API server
-    // trusts them from the moment a replica serves them: in the round that renews the CA, the old one still signs.
+    // Serving certificates are signed by a CA that was already in the bundle before this round, so
+    // the API server
+    // trusts them from the moment a replica serves them: in the round that renews the CA, the old
+    // one still signs.
     CertificateIssuer.Issued servingSigner = signer;
     if (renewalDue(signer.certificate(), now)) {
       signer = CertificateIssuer.certificateAuthority("kvguard-webhook-ca", now, CA_VALIDITY);
       bundle.add(0, signer.certificate());
     }
     Optional<CertificateIssuer.Issued> serving = read(data.get(TLS_CRT), data.get(TLS_KEY));
-    CertificateIssuer.Issued pair = serving.filter(s -> !renewalDue(s.certificate(), now)
-        && s.certificate().getNotAfter().toInstant().isAfter(now)
-        && names(s.certificate()).containsAll(dnsNames)
-        && signedByOneOf(s.certificate(), bundle)).orElse(null);
+    CertificateIssuer.Issued pair =
+        serving
+            .filter(
+                s ->
+                    !renewalDue(s.certificate(), now)
+                        && s.certificate().getNotAfter().toInstant().isAfter(now)
+                        && names(s.certificate()).containsAll(dnsNames)
+                        && signedByOneOf(s.certificate(), bundle))
+            .orElse(null);
     if (pair == null) {
       pair = CertificateIssuer.servingCertificate(servingSigner, dnsNames, now, SERVING_VALIDITY);
     }
@@ -70,8 +83,8 @@ public final class CertificatePlan {
     return next.equals(data) ? Optional.empty() : Optional.of(next);
   }
 
-  private static Map<String, String> data(CertificateIssuer.Issued ca, List<X509Certificate> bundle,
-      CertificateIssuer.Issued serving) {
+  private static Map<String, String> data(
+      CertificateIssuer.Issued ca, List<X509Certificate> bundle, CertificateIssuer.Issued serving) {
     Map<String, String> data = new LinkedHashMap<>();
     data.put(TLS_CRT, serving.certificatePem());
     data.put(TLS_KEY, serving.keyPem());
@@ -98,8 +111,10 @@ public final class CertificatePlan {
       return Optional.empty();
     }
     try {
-      X509Certificate certificate = ServingCertificate.certificates(certificatePem.getBytes(StandardCharsets.US_ASCII))[0];
-      ServingCertificate.sslContext(new X509Certificate[] {certificate},
+      X509Certificate certificate =
+          ServingCertificate.certificates(certificatePem.getBytes(StandardCharsets.US_ASCII))[0];
+      ServingCertificate.sslContext(
+          new X509Certificate[] {certificate},
           ServingCertificate.privateKey(keyPem.getBytes(StandardCharsets.US_ASCII)));
       return Optional.of(new CertificateIssuer.Issued(CertificateIssuer.pem(certificate), keyPem));
     } catch (Exception e) {
@@ -121,7 +136,9 @@ public final class CertificatePlan {
     try {
       Collection<List<?>> alternatives = certificate.getSubjectAlternativeNames();
       if (alternatives != null) {
-        alternatives.stream().filter(n -> Integer.valueOf(2).equals(n.get(0))).forEach(n -> names.add((String) n.get(1)));
+        alternatives.stream()
+            .filter(n -> Integer.valueOf(2).equals(n.get(0)))
+            .forEach(n -> names.add((String) n.get(1)));
       }
     } catch (java.security.cert.CertificateParsingException e) {
       return List.of();

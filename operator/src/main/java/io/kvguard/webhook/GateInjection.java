@@ -18,18 +18,20 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The webhook's decision, a pure function: an AdmissionReview v1 of a pod CREATE and the ModelDeployments of the
- * pod's namespace (from the informer cache) give the AdmissionReview to answer. The pod gets a JSON patch that
- * appends the {@code kvguard.io/pool-verified} readiness gate when an Enforce-mode ModelDeployment that is not
- * being deleted selects it (any role; {@link LabelSelectors}, the reconciler's own selector semantics) and the
- * gate is missing. Every other request is allowed unchanged. Never denies: the worst a wrong answer can do is
- * leave a pod label-gated only, which the reconciler reports; a denial would stop a rollout.
+ * The webhook's decision, a pure function: an AdmissionReview v1 of a pod CREATE and the
+ * ModelDeployments of the pod's namespace (from the informer cache) give the AdmissionReview to
+ * answer. The pod gets a JSON patch that appends the {@code kvguard.io/pool-verified} readiness
+ * gate when an Enforce-mode ModelDeployment that is not being deleted selects it (any role; {@link
+ * LabelSelectors}, the reconciler's own selector semantics) and the gate is missing. Every other
+ * request is allowed unchanged. Never denies: the worst a wrong answer can do is leave a pod
+ * label-gated only, which the reconciler reports; a denial would stop a rollout.
  */
 public final class GateInjection {
   static final ObjectMapper JSON = new ObjectMapper();
 
   /** What was decided, for the answer, the log and the metric. */
-  public record Decision(String uid, Optional<String> patch, Outcome outcome, List<String> selectedBy) {}
+  public record Decision(
+      String uid, Optional<String> patch, Outcome outcome, List<String> selectedBy) {}
 
   /** Metric label values (public API: {@code kvguard_webhook_admissions_total{outcome}}). */
   public enum Outcome {
@@ -52,7 +54,9 @@ public final class GateInjection {
     return review.path("request").path("namespace").asText("");
   }
 
-  /** Decides for one AdmissionReview; throws {@link IllegalArgumentException} when it is not one. */
+  /**
+   * Decides for one AdmissionReview; throws {@link IllegalArgumentException} when it is not one.
+   */
   public static Decision decide(JsonNode review, List<ModelDeployment> policiesOfNamespace) {
     JsonNode request = review.path("request");
     String uid = request.path("uid").asText("");
@@ -60,9 +64,11 @@ public final class GateInjection {
       throw new IllegalArgumentException("not an AdmissionReview v1 request with a uid");
     }
     JsonNode kind = request.path("kind");
-    boolean podCreate = "CREATE".equals(request.path("operation").asText())
-        && "Pod".equals(kind.path("kind").asText()) && kind.path("group").asText("").isEmpty()
-        && request.path("subResource").asText("").isEmpty();
+    boolean podCreate =
+        "CREATE".equals(request.path("operation").asText())
+            && "Pod".equals(kind.path("kind").asText())
+            && kind.path("group").asText("").isEmpty()
+            && request.path("subResource").asText("").isEmpty();
     if (!podCreate) {
       return new Decision(uid, Optional.empty(), Outcome.notPodCreate, List.of());
     }
@@ -72,14 +78,15 @@ public final class GateInjection {
     }
     Map<String, String> labels = labels(pod.path("metadata").path("labels"));
     String namespace = namespace(review);
-    List<String> selectedBy = policiesOfNamespace.stream()
-        .filter(md -> namespace.equals(md.getMetadata().getNamespace()))
-        .filter(md -> md.getMetadata().getDeletionTimestamp() == null && md.getSpec() != null)
-        .filter(md -> md.getSpec().effectiveEnforcement() == Enforcement.Enforce)
-        .filter(md -> selects(md, labels))
-        .map(md -> md.getMetadata().getName())
-        .sorted()
-        .toList();
+    List<String> selectedBy =
+        policiesOfNamespace.stream()
+            .filter(md -> namespace.equals(md.getMetadata().getNamespace()))
+            .filter(md -> md.getMetadata().getDeletionTimestamp() == null && md.getSpec() != null)
+            .filter(md -> md.getSpec().effectiveEnforcement() == Enforcement.Enforce)
+            .filter(md -> selects(md, labels))
+            .map(md -> md.getMetadata().getName())
+            .sorted()
+            .toList();
     if (selectedBy.isEmpty()) {
       return new Decision(uid, Optional.empty(), Outcome.notSelected, selectedBy);
     }
@@ -89,7 +96,8 @@ public final class GateInjection {
         return new Decision(uid, Optional.empty(), Outcome.alreadyGated, selectedBy);
       }
     }
-    return new Decision(uid, Optional.of(appendGate(gates.isArray())), Outcome.injected, selectedBy);
+    return new Decision(
+        uid, Optional.of(appendGate(gates.isArray())), Outcome.injected, selectedBy);
   }
 
   /** The AdmissionReview v1 answer: always allowed, with the patch when there is one. */
@@ -100,26 +108,36 @@ public final class GateInjection {
     ObjectNode response = review.putObject("response");
     response.put("uid", decision.uid());
     response.put("allowed", true);
-    decision.patch().ifPresent(patch -> {
-      response.put("patchType", "JSONPatch");
-      response.put("patch", Base64.getEncoder().encodeToString(patch.getBytes(StandardCharsets.UTF_8)));
-    });
+    decision
+        .patch()
+        .ifPresent(
+            patch -> {
+              response.put("patchType", "JSONPatch");
+              response.put(
+                  "patch",
+                  Base64.getEncoder().encodeToString(patch.getBytes(StandardCharsets.UTF_8)));
+            });
     return review;
   }
 
   /**
-   * The answer to any request, errors included: a request that cannot be decided is allowed without a patch,
-   * under its uid when one can be read (the API server refuses an answer whose uid differs, and then applies the
-   * webhook's failurePolicy).
+   * The answer to any request, errors included: a request that cannot be decided is allowed without
+   * a patch, under its uid when one can be read (the API server refuses an answer whose uid
+   * differs, and then applies the webhook's failurePolicy).
    */
   public static ObjectNode answerAllowing(JsonNode review) {
-    return answer(new Decision(review == null ? "" : review.path("request").path("uid").asText(""), Optional.empty(),
-        Outcome.error, List.of()));
+    return answer(
+        new Decision(
+            review == null ? "" : review.path("request").path("uid").asText(""),
+            Optional.empty(),
+            Outcome.error,
+            List.of()));
   }
 
   private static boolean selects(ModelDeployment md, Map<String, String> labels) {
     List<RoleSpec> roles = md.getSpec().getRoles();
-    return roles != null && roles.stream().anyMatch(role -> LabelSelectors.matches(role.getSelector(), labels));
+    return roles != null
+        && roles.stream().anyMatch(role -> LabelSelectors.matches(role.getSelector(), labels));
   }
 
   private static Map<String, String> labels(JsonNode node) {
@@ -134,8 +152,8 @@ public final class GateInjection {
   }
 
   /**
-   * Appends to the list where the pod has one (other gates kept, in order); JSON patch cannot append to a list
-   * that is not there, so a pod without one gets the list whole.
+   * Appends to the list where the pod has one (other gates kept, in order); JSON patch cannot
+   * append to a list that is not there, so a pod without one gets the list whole.
    */
   private static String appendGate(boolean listExists) {
     ObjectNode gate = JSON.createObjectNode().put("conditionType", GateNames.CONDITION_TYPE);

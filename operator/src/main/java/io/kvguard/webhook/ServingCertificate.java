@@ -25,10 +25,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The webhook's key pair, read from {@code tls.crt} and {@code tls.key} in a directory and read again whenever
- * either file's bytes change: a Secret volume (cert-manager's) is updated in place by the kubelet, and the
- * operator's own rotation rewrites the files. A pair that cannot be read (half-written, key and certificate not
- * matching) keeps the previous one in use; connections accepted later get the new pair, open ones keep theirs.
+ * The webhook's key pair, read from {@code tls.crt} and {@code tls.key} in a directory and read
+ * again whenever either file's bytes change: a Secret volume (cert-manager's) is updated in place
+ * by the kubelet, and the operator's own rotation rewrites the files. A pair that cannot be read
+ * (half-written, key and certificate not matching) keeps the previous one in use; connections
+ * accepted later get the new pair, open ones keep theirs.
  */
 public final class ServingCertificate {
   private static final Logger LOG = LoggerFactory.getLogger(ServingCertificate.class);
@@ -38,8 +39,10 @@ public final class ServingCertificate {
   private final Path dir;
   private byte[] loadedCert = new byte[0];
   private byte[] loadedKey = new byte[0];
+
   /** The last pair refused, so a pair that stays unusable is reported once, not every second. */
   private byte[] refusedCert = new byte[0];
+
   private byte[] refusedKey = new byte[0];
   private volatile SSLContext context;
   private volatile X509Certificate leaf;
@@ -72,7 +75,9 @@ public final class ServingCertificate {
       loadedKey = key;
       leaf = chain[0];
       context = fresh;
-      LOG.info("webhook serving certificate loaded subject={} notAfter={}", chain[0].getSubjectX500Principal(),
+      LOG.info(
+          "webhook serving certificate loaded subject={} notAfter={}",
+          chain[0].getSubjectX500Principal(),
           chain[0].getNotAfter().toInstant());
       return true;
     } catch (GeneralSecurityException | IOException | RuntimeException e) {
@@ -95,17 +100,21 @@ public final class ServingCertificate {
   }
 
   static X509Certificate[] certificates(byte[] pem) throws GeneralSecurityException {
-    Collection<? extends Certificate> all = CertificateFactory.getInstance("X.509")
-        .generateCertificates(new ByteArrayInputStream(pem));
+    Collection<? extends Certificate> all =
+        CertificateFactory.getInstance("X.509").generateCertificates(new ByteArrayInputStream(pem));
     if (all.isEmpty()) {
       throw new GeneralSecurityException("no certificate in " + CERT_FILE);
     }
     return all.stream().map(X509Certificate.class::cast).toArray(X509Certificate[]::new);
   }
 
-  /** PKCS#8 ("PRIVATE KEY"), PKCS#1 ("RSA PRIVATE KEY") or SEC1 ("EC PRIVATE KEY"): what cert-manager writes. */
+  /**
+   * PKCS#8 ("PRIVATE KEY"), PKCS#1 ("RSA PRIVATE KEY") or SEC1 ("EC PRIVATE KEY"): what
+   * cert-manager writes.
+   */
   static PrivateKey privateKey(byte[] pem) throws IOException {
-    try (PEMParser parser = new PEMParser(new StringReader(new String(pem, StandardCharsets.US_ASCII)))) {
+    try (PEMParser parser =
+        new PEMParser(new StringReader(new String(pem, StandardCharsets.US_ASCII)))) {
       Object read = parser.readObject();
       JcaPEMKeyConverter converter = new JcaPEMKeyConverter();
       if (read instanceof PEMKeyPair pair) {
@@ -118,8 +127,8 @@ public final class ServingCertificate {
     }
   }
 
-  static SSLContext sslContext(X509Certificate[] chain, PrivateKey key) throws GeneralSecurityException,
-      IOException {
+  static SSLContext sslContext(X509Certificate[] chain, PrivateKey key)
+      throws GeneralSecurityException, IOException {
     KeyStore store = KeyStore.getInstance("PKCS12");
     store.load(null, null);
     char[] password = new char[0];
@@ -129,7 +138,8 @@ public final class ServingCertificate {
     SSLContext context = SSLContext.getInstance("TLS");
     context.init(keys.getKeyManagers(), null, null);
     // A key that does not belong to the certificate fails here, not in every client's handshake.
-    String algorithm = "EC".equals(key.getAlgorithm()) ? "SHA256withECDSA" : "SHA256with" + key.getAlgorithm();
+    String algorithm =
+        "EC".equals(key.getAlgorithm()) ? "SHA256withECDSA" : "SHA256with" + key.getAlgorithm();
     byte[] nonce = "kvguard-webhook-key-check".getBytes(StandardCharsets.US_ASCII);
     java.security.Signature signer = java.security.Signature.getInstance(algorithm);
     signer.initSign(key);
@@ -139,7 +149,8 @@ public final class ServingCertificate {
     verifier.initVerify(chain[0].getPublicKey());
     verifier.update(nonce);
     if (!verifier.verify(signature)) {
-      throw new GeneralSecurityException("the key in " + KEY_FILE + " does not belong to the certificate in " + CERT_FILE);
+      throw new GeneralSecurityException(
+          "the key in " + KEY_FILE + " does not belong to the certificate in " + CERT_FILE);
     }
     return context;
   }

@@ -8,7 +8,10 @@ import java.time.Clock;
 import java.util.List;
 import java.util.function.Function;
 
-/** The webhook as the operator runs it: its certificates (when it issues them itself) and its server. */
+/**
+ * The webhook as the operator runs it: its certificates (when it issues them itself) and its
+ * server.
+ */
 public final class Webhook implements AutoCloseable {
   private final SelfManagedCertificates certificates;
   private final WebhookServer server;
@@ -19,18 +22,27 @@ public final class Webhook implements AutoCloseable {
   }
 
   /**
-   * @param policiesOfNamespace the namespace's ModelDeployments from the informer cache (never the API server)
+   * @param policiesOfNamespace the namespace's ModelDeployments from the informer cache (never the
+   *     API server)
    */
-  public static Webhook start(KubernetesClient client, String ownNamespace, WebhookSettings settings,
-      Function<String, List<ModelDeployment>> policiesOfNamespace, MeterRegistry registry, Clock clock)
+  public static Webhook start(
+      KubernetesClient client,
+      String ownNamespace,
+      WebhookSettings settings,
+      Function<String, List<ModelDeployment>> policiesOfNamespace,
+      MeterRegistry registry,
+      Clock clock)
       throws IOException {
     SelfManagedCertificates certificates = null;
     if (settings.selfManaged()) {
       certificates = new SelfManagedCertificates(client, ownNamespace, settings, clock);
       certificates.start();
     }
-    WebhookServer server = new WebhookServer(settings.port(), new ServingCertificate(settings.certDir()),
-        new AdmissionHandler(policiesOfNamespace, registry));
+    WebhookServer server =
+        new WebhookServer(
+            settings.port(),
+            new ServingCertificate(settings.certDir()),
+            new AdmissionHandler(policiesOfNamespace, registry));
     server.start();
     return new Webhook(certificates, server);
   }

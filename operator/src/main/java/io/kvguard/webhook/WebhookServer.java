@@ -21,37 +21,48 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * HTTPS for the API server's admission calls: {@code POST /mutate-v1-pod} on {@code KVGUARD_WEBHOOK_PORT}.
+ * HTTPS for the API server's admission calls: {@code POST /mutate-v1-pod} on {@code
+ * KVGUARD_WEBHOOK_PORT}.
  *
- * <p>Like {@link io.kvguard.HealthServer}, one thread serves every connection without blocking on any (review of
- * issue 20: a server that reads each request on a thread of a pool is held by as many half-sent requests as it has
- * threads, and any pod can connect to this port while the chart's NetworkPolicy is off). TLS runs on an
- * {@link SSLEngine} per connection. Bounds: a request (handshake, headers and body) must arrive within
- * {@link #REQUEST_NANOS} of its first byte, an idle kept-alive connection is closed after {@link #IDLE_NANOS}, a
- * request holds at most {@link #MAX_REQUEST_BYTES}, all connections together at most {@link #MAX_BUFFERED_BYTES}
- * of request buffers, and beyond {@link #MAX_CONNECTIONS} (or that many bytes) the oldest connection is closed. The
- * API server keeps its connection alive and sends each review whole, so it is answered however many others dawdle;
- * a connection that was closed under it costs one retry, and at worst the webhook's failurePolicy.
+ * <p>Like {@link io.kvguard.HealthServer}, one thread serves every connection without blocking on
+ * any (review of issue 20: a server that reads each request on a thread of a pool is held by as
+ * many half-sent requests as it has threads, and any pod can connect to this port while the chart's
+ * NetworkPolicy is off). TLS runs on an {@link SSLEngine} per connection. Bounds: a request
+ * (handshake, headers and body) must arrive within {@link #REQUEST_NANOS} of its first byte, an
+ * idle kept-alive connection is closed after {@link #IDLE_NANOS}, a request holds at most {@link
+ * #MAX_REQUEST_BYTES}, all connections together at most {@link #MAX_BUFFERED_BYTES} of request
+ * buffers, and beyond {@link #MAX_CONNECTIONS} (or that many bytes) the oldest connection is
+ * closed. The API server keeps its connection alive and sends each review whole, so it is answered
+ * however many others dawdle; a connection that was closed under it costs one retry, and at worst
+ * the webhook's failurePolicy.
  *
- * <p>The key pair is looked at again every second ({@link ServingCertificate#refresh()}); new connections get a
- * new pair at once.
+ * <p>The key pair is looked at again every second ({@link ServingCertificate#refresh()}); new
+ * connections get a new pair at once.
  */
 public final class WebhookServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WebhookServer.class);
   public static final String PATH = "/mutate-v1-pod";
   static final int MAX_CONNECTIONS = 128;
+
   /**
-   * The largest review a pod the API server can store makes. etcd stores at most 1.5 MiB (its default
-   * {@code --max-request-bytes}), and the API server sends the review through Go's encoding/json, whose HTML
-   * escaping writes each {@code <}, {@code >} and {@code &} of the stored pod as six bytes (a backslash, u003c;
-   * apimachinery pkg/runtime/serializer/json/json.go at v0.34.9): 6 x 1.5 MiB, plus the review around the pod.
-   * The 3 MiB the API server allows a request body is no bound here: a 1.4 MiB pod of {@code <} is an 8.4 MiB review.
+   * The largest review a pod the API server can store makes. etcd stores at most 1.5 MiB (its
+   * default {@code --max-request-bytes}), and the API server sends the review through Go's
+   * encoding/json, whose HTML escaping writes each {@code <}, {@code >} and {@code &} of the stored
+   * pod as six bytes (a backslash, u003c; apimachinery pkg/runtime/serializer/json/json.go at
+   * v0.34.9): 6 x 1.5 MiB, plus the review around the pod. The 3 MiB the API server allows a
+   * request body is no bound here: a 1.4 MiB pod of {@code <} is an 8.4 MiB review.
    */
   static final int MAX_REQUEST_BYTES = 6 * 1536 * 1024 + 64 * 1024;
+
   static final long MAX_BUFFERED_BYTES = 48L * 1024 * 1024;
   static final int MAX_HEADER_BYTES = 16 * 1024;
-  /** The API server waits at most timeoutSeconds (≤ 10) for an answer: no request needs longer to arrive. */
+
+  /**
+   * The API server waits at most timeoutSeconds (≤ 10) for an answer: no request needs longer to
+   * arrive.
+   */
   static final long REQUEST_NANOS = TimeUnit.SECONDS.toNanos(10);
+
   static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(60);
   private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
@@ -60,17 +71,20 @@ public final class WebhookServer implements AutoCloseable {
   private final ServingCertificate certificate;
   private final Function<byte[], byte[]> handler;
   private final Thread thread;
+
   /** Open connections, oldest first. */
   private final ArrayDeque<SelectionKey> open = new ArrayDeque<>();
+
   private long buffered;
   private long lastRefresh;
   private volatile boolean closed;
 
   /**
-   * @param handler the AdmissionReview answer for a request body; runs on the server's thread, so it must not
-   *     block (it reads caches only) and must not throw
+   * @param handler the AdmissionReview answer for a request body; runs on the server's thread, so
+   *     it must not block (it reads caches only) and must not throw
    */
-  public WebhookServer(int port, ServingCertificate certificate, Function<byte[], byte[]> handler) throws IOException {
+  public WebhookServer(int port, ServingCertificate certificate, Function<byte[], byte[]> handler)
+      throws IOException {
     this.certificate = certificate;
     this.handler = handler;
     this.selector = Selector.open();
@@ -92,7 +106,10 @@ public final class WebhookServer implements AutoCloseable {
     return ((InetSocketAddress) server.socket().getLocalSocketAddress()).getPort();
   }
 
-  /** True once a key pair was read: until then every connection is closed at once (nothing to serve with). */
+  /**
+   * True once a key pair was read: until then every connection is closed at once (nothing to serve
+   * with).
+   */
   public boolean serving() {
     return certificate.context().isPresent();
   }
@@ -144,13 +161,14 @@ public final class WebhookServer implements AutoCloseable {
           drop(open.poll());
         }
         long now = System.nanoTime();
-        open.removeIf(key -> {
-          boolean stale = !key.isValid() || now - ((Connection) key.attachment()).deadline > 0;
-          if (stale) {
-            drop(key);
-          }
-          return stale;
-        });
+        open.removeIf(
+            key -> {
+              boolean stale = !key.isValid() || now - ((Connection) key.attachment()).deadline > 0;
+              if (stale) {
+                drop(key);
+              }
+              return stale;
+            });
         if (now - lastRefresh >= TimeUnit.SECONDS.toNanos(1)) {
           lastRefresh = now;
           certificate.refresh();
@@ -184,7 +202,9 @@ public final class WebhookServer implements AutoCloseable {
     }
   }
 
-  /** Reads what arrived, runs the handshake, answers every whole request, writes what is pending. */
+  /**
+   * Reads what arrived, runs the handshake, answers every whole request, writes what is pending.
+   */
   private void pump(SelectionKey key) {
     Connection c = (Connection) key.attachment();
     try {
@@ -198,7 +218,8 @@ public final class WebhookServer implements AutoCloseable {
         if (!flush(c)) {
           break;
         }
-        if (!c.engine.isInboundDone() && c.engine.getHandshakeStatus() == SSLEngineResult.HandshakeStatus.NOT_HANDSHAKING) {
+        if (!c.engine.isInboundDone()
+            && c.engine.getHandshakeStatus() == SSLEngineResult.HandshakeStatus.NOT_HANDSHAKING) {
           progress |= answerWholeRequests(c);
         }
       }
@@ -207,7 +228,8 @@ public final class WebhookServer implements AutoCloseable {
         drop(key);
         return;
       }
-      key.interestOps(pending ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+      key.interestOps(
+          pending ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);
     } catch (IOException | RuntimeException e) {
       // A client that breaks TLS or HTTP loses its connection, nothing else.
       LOG.debug("webhook connection dropped error={}", e.toString());
@@ -219,7 +241,9 @@ public final class WebhookServer implements AutoCloseable {
   private boolean step(Connection c) throws IOException {
     switch (c.engine.getHandshakeStatus()) {
       case NEED_TASK -> {
-        for (Runnable task = c.engine.getDelegatedTask(); task != null; task = c.engine.getDelegatedTask()) {
+        for (Runnable task = c.engine.getDelegatedTask();
+            task != null;
+            task = c.engine.getDelegatedTask()) {
           task.run();
         }
         return true;
@@ -241,12 +265,15 @@ public final class WebhookServer implements AutoCloseable {
         switch (result.getStatus()) {
           case BUFFER_UNDERFLOW -> {
             if (!c.netIn.hasRemaining()) {
-              c.netIn = grow(c, c.netIn, c.engine.getSession().getPacketBufferSize() + c.netIn.capacity());
+              c.netIn =
+                  grow(
+                      c, c.netIn, c.engine.getSession().getPacketBufferSize() + c.netIn.capacity());
             }
             return false;
           }
           case BUFFER_OVERFLOW -> {
-            // Doubling, but never past what the largest request needs: doubling alone overshoots the bound and
+            // Doubling, but never past what the largest request needs: doubling alone overshoots
+            // the bound and
             // refused requests it should take (from 2 MiB on, when the bound was 3 MiB).
             int unit = c.engine.getSession().getApplicationBufferSize();
             int limit = MAX_REQUEST_BYTES + MAX_HEADER_BYTES + unit;
@@ -274,7 +301,8 @@ public final class WebhookServer implements AutoCloseable {
     while (true) {
       SSLEngineResult result = c.engine.wrap(source, c.netOut);
       if (result.getStatus() == SSLEngineResult.Status.BUFFER_OVERFLOW) {
-        c.netOut = grow(c, c.netOut, c.netOut.capacity() + c.engine.getSession().getPacketBufferSize());
+        c.netOut =
+            grow(c, c.netOut, c.netOut.capacity() + c.engine.getSession().getPacketBufferSize());
         continue;
       }
       if (result.getStatus() == SSLEngineResult.Status.CLOSED) {
@@ -312,7 +340,8 @@ public final class WebhookServer implements AutoCloseable {
       byte[] data = c.appIn.array();
       int length = c.appIn.position();
       if (length > 0 && c.deadline - System.nanoTime() > REQUEST_NANOS) {
-        // The first byte of a request on an idle kept-alive connection: from now on it has REQUEST_NANOS.
+        // The first byte of a request on an idle kept-alive connection: from now on it has
+        // REQUEST_NANOS.
         c.deadline = System.nanoTime() + REQUEST_NANOS;
       }
       int headerEnd = indexOf(data, length, "\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
@@ -348,7 +377,8 @@ public final class WebhookServer implements AutoCloseable {
       } else if (!"POST".equals(request.method())) {
         respond(c, 405, "Method Not Allowed", "", request.close());
       } else {
-        respond(c, 200, "OK", new String(handler.apply(body), StandardCharsets.UTF_8), request.close());
+        respond(
+            c, 200, "OK", new String(handler.apply(body), StandardCharsets.UTF_8), request.close());
       }
       c.deadline = System.nanoTime() + IDLE_NANOS;
       answered = true;
@@ -358,10 +388,19 @@ public final class WebhookServer implements AutoCloseable {
     }
   }
 
-  private void respond(Connection c, int status, String reason, String json, boolean close) throws IOException {
+  private void respond(Connection c, int status, String reason, String json, boolean close)
+      throws IOException {
     byte[] body = json.getBytes(StandardCharsets.UTF_8);
-    byte[] head = ("HTTP/1.1 " + status + " " + reason + "\r\nContent-Type: application/json\r\nContent-Length: "
-        + body.length + (close ? "\r\nConnection: close" : "") + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+    byte[] head =
+        ("HTTP/1.1 "
+                + status
+                + " "
+                + reason
+                + "\r\nContent-Type: application/json\r\nContent-Length: "
+                + body.length
+                + (close ? "\r\nConnection: close" : "")
+                + "\r\n\r\n")
+            .getBytes(StandardCharsets.US_ASCII);
     ByteBuffer answer = ByteBuffer.allocate(head.length + body.length).put(head).put(body).flip();
     wrap(c, answer);
     if (close) {
@@ -406,7 +445,7 @@ public final class WebhookServer implements AutoCloseable {
           }
           case "transfer-encoding" -> chunked = true;
           case "connection" -> close = value.toLowerCase(Locale.ROOT).contains("close");
-          default -> { }
+          default -> {}
         }
       }
       return new Request(parts[0], path, contentLength, chunked, close);

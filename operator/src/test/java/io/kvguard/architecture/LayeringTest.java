@@ -9,29 +9,39 @@ import io.kvguard.OperatorMain;
 import org.junit.jupiter.api.Test;
 
 /**
- * The functional core stays pure, and only the gate package reaches for pod writes. The classes checked are
- * exactly the shipped operator's (its own classes directory or jar): the test kit, the demo and the benchmark
- * are other modules and are not exempted here, they are simply not the operator.
+ * The functional core stays pure, and only the gate package reaches for pod writes. The classes
+ * checked are exactly the shipped operator's (its own classes directory or jar): the test kit, the
+ * demo and the benchmark are other modules and are not exempted here, they are simply not the
+ * operator.
  */
 class LayeringTest {
-  private static final JavaClasses MAIN = new ClassFileImporter()
-      .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-      .importUrl(OperatorMain.class.getProtectionDomain().getCodeSource().getLocation());
+  private static final JavaClasses MAIN =
+      new ClassFileImporter()
+          .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+          .importUrl(OperatorMain.class.getProtectionDomain().getCodeSource().getLocation());
 
   @Test
   void theOperatorShipsNoTestKitDemoOrBenchmark() {
     noClasses()
-      .should().resideInAnyPackage("io.kvguard.testkit..", "io.kvguard.demo..", "io.kvguard.bench..")
-      .orShould().dependOnClassesThat().resideInAnyPackage(
-          "io.fabric8.kubernetes.client.server.mock..", "io.fabric8.mockwebserver..", "okhttp3.mockwebserver..")
+        .should()
+        .resideInAnyPackage("io.kvguard.testkit..", "io.kvguard.demo..", "io.kvguard.bench..")
+        .orShould()
+        .dependOnClassesThat()
+        .resideInAnyPackage(
+            "io.fabric8.kubernetes.client.server.mock..",
+            "io.fabric8.mockwebserver..",
+            "okhttp3.mockwebserver..")
         .check(MAIN);
   }
 
   @Test
   void probesNeverImportTheGate() {
     noClasses()
-      .that().resideInAPackage("io.kvguard.probe..")
-      .should().dependOnClassesThat().resideInAPackage("io.kvguard.gate..")
+        .that()
+        .resideInAPackage("io.kvguard.probe..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage("io.kvguard.gate..")
         .check(MAIN);
   }
 
@@ -39,49 +49,72 @@ class LayeringTest {
   @Test
   void gateAndObserveNeverImportTheReconciler() {
     noClasses()
-      .that().resideInAnyPackage("io.kvguard.gate..", "io.kvguard.observe..")
-      .should().dependOnClassesThat().resideInAPackage("io.kvguard.reconciler..")
+        .that()
+        .resideInAnyPackage("io.kvguard.gate..", "io.kvguard.observe..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage("io.kvguard.reconciler..")
         .check(MAIN);
   }
 
   @Test
   void theApiClassesNeverImportTheReconciler() {
     noClasses()
-      .that().resideInAPackage("io.kvguard.customresource..")
-      .should().dependOnClassesThat().resideInAPackage("io.kvguard.reconciler..")
+        .that()
+        .resideInAPackage("io.kvguard.customresource..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage("io.kvguard.reconciler..")
         .check(MAIN);
   }
 
   @Test
   void verdictKnowsNoClusterNoEngineNoFramework() {
     noClasses()
-      .that().resideInAPackage("io.kvguard.verdict..")
-      .should().dependOnClassesThat().resideInAnyPackage(
-          "io.fabric8..", "io.javaoperatorsdk..", "java.net..", "io.micrometer..", "io.kvguard.probe..",
-          "io.kvguard.gate..", "io.kvguard.reconciler..", "io.kvguard.customresource..")
+        .that()
+        .resideInAPackage("io.kvguard.verdict..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(
+            "io.fabric8..",
+            "io.javaoperatorsdk..",
+            "java.net..",
+            "io.micrometer..",
+            "io.kvguard.probe..",
+            "io.kvguard.gate..",
+            "io.kvguard.reconciler..",
+            "io.kvguard.customresource..")
         .check(MAIN);
   }
 
   @Test
   void probesNeverTouchTheCluster() {
     noClasses()
-      .that().resideInAPackage("io.kvguard.probe..")
-      .should().dependOnClassesThat().resideInAnyPackage("io.fabric8.kubernetes.client..", "io.javaoperatorsdk..")
+        .that()
+        .resideInAPackage("io.kvguard.probe..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage("io.fabric8.kubernetes.client..", "io.javaoperatorsdk..")
         .check(MAIN);
   }
 
   /**
-   * Writing a pod takes the client's pod operations (pods(), a PodResource and its status subresource):
-   * outside the gate nothing of the operator (its {@code check} command included) may reach for them,
-   * whatever it would call on them. The operator reads pods from its informer. (A pod passed to the
-   * generic resource(...) is not caught here; the RBAC IT and the write counts of the ITs would show it.)
+   * Writing a pod takes the client's pod operations (pods(), a PodResource and its status
+   * subresource): outside the gate nothing of the operator (its {@code check} command included) may
+   * reach for them, whatever it would call on them. The operator reads pods from its informer. (A
+   * pod passed to the generic resource(...) is not caught here; the RBAC IT and the write counts of
+   * the ITs would show it.)
    */
   @Test
   void onlyTheGateReachesForPods() {
     noClasses()
-      .that().resideOutsideOfPackage("io.kvguard.gate..")
-      .should().callMethod(io.fabric8.kubernetes.client.KubernetesClient.class, "pods")
-      .orShould().dependOnClassesThat().areAssignableTo(io.fabric8.kubernetes.client.dsl.PodResource.class)
+        .that()
+        .resideOutsideOfPackage("io.kvguard.gate..")
+        .should()
+        .callMethod(io.fabric8.kubernetes.client.KubernetesClient.class, "pods")
+        .orShould()
+        .dependOnClassesThat()
+        .areAssignableTo(io.fabric8.kubernetes.client.dsl.PodResource.class)
         .check(MAIN);
   }
 }

@@ -1,15 +1,15 @@
 package io.kvguard.cli;
 
-import io.kvguard.testkit.FakeEngineOptions;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvguard.customresource.Engine;
+import io.kvguard.testing.EngineFixtures;
 import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testkit.FakeEngine;
 import io.kvguard.testkit.FakeEngine.Answer;
-import io.kvguard.testing.EngineFixtures;
+import io.kvguard.testkit.FakeEngineOptions;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -40,8 +40,12 @@ class CheckCommandTest {
   }
 
   private int check(String... args) {
-    return new CheckCommand(io.kvguard.probe.EngineProbes.standard(io.kvguard.probe.EngineHttp.createDefault()))
-        .run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new CheckCommand(
+            io.kvguard.probe.EngineProbes.standard(io.kvguard.probe.EngineHttp.createDefault()))
+        .run(
+            args,
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
   }
 
   private String out() {
@@ -59,9 +63,15 @@ class CheckCommandTest {
     int exit = check("--engine", "sglang", "--url", url, "--context-window", "1048576");
 
     assertThat(exit).isZero();
-    assertThat(out()).contains("Verified (PoolSufficient)", "KV pool         2040000 tokens",
-        "engine context  1048576 tokens", "engine version  0.5.22", "mode            prefill",
-        "pool is the smallest of 2 data-parallel ranks", "(exit 0)");
+    assertThat(out())
+        .contains(
+            "Verified (PoolSufficient)",
+            "KV pool         2040000 tokens",
+            "engine context  1048576 tokens",
+            "engine version  0.5.22",
+            "mode            prefill",
+            "pool is the smallest of 2 data-parallel ranks",
+            "(exit 0)");
     assertThat(err()).isEmpty();
   }
 
@@ -72,8 +82,12 @@ class CheckCommandTest {
     int exit = check("--engine", "sglang", "--url", url, "--context-window", "1048576");
 
     assertThat(exit).isEqualTo(1);
-    assertThat(out()).contains("Refused (PoolTooSmall)", "KV pool 681280 tokens < context window 1048576",
-        "REFUSED", "(exit 1)");
+    assertThat(out())
+        .contains(
+            "Refused (PoolTooSmall)",
+            "KV pool 681280 tokens < context window 1048576",
+            "REFUSED",
+            "(exit 1)");
     assertThat(out()).doesNotContain(EngineShapes.SECRET_API_KEY);
   }
 
@@ -82,7 +96,16 @@ class CheckCommandTest {
     String url = url(FakeEngineOptions.sglang(2_040_000, 2, WINDOW, null));
 
     // 2,040,000 < 2 x 1,048,576 = 2,097,152
-    assertThat(check("--engine", "sglang", "--url", url, "--context-window", "1048576", "--min-pool-ratio", "2"))
+    assertThat(
+            check(
+                "--engine",
+                "sglang",
+                "--url",
+                url,
+                "--context-window",
+                "1048576",
+                "--min-pool-ratio",
+                "2"))
         .isEqualTo(1);
     assertThat(out()).contains("PoolTooSmall", "× 2.0");
   }
@@ -91,12 +114,21 @@ class CheckCommandTest {
   void anEngineAdmittingMoreThanItsPoolIsRefusedUnlessTheRoleOptsOut() throws IOException {
     String url = url(FakeEngineOptions.sglang(2_040_000, 1, 4_000_000, null));
 
-    assertThat(check("--engine", "sglang", "--url", url, "--context-window", "1048576")).isEqualTo(1);
+    assertThat(check("--engine", "sglang", "--url", url, "--context-window", "1048576"))
+        .isEqualTo(1);
     assertThat(out()).contains("Refused (EngineContextExceedsPool)");
 
     out.reset();
-    assertThat(check("--engine", "sglang", "--url", url, "--context-window", "1048576",
-        "--allow-engine-context-above-pool")).isZero();
+    assertThat(
+            check(
+                "--engine",
+                "sglang",
+                "--url",
+                url,
+                "--context-window",
+                "1048576",
+                "--allow-engine-context-above-pool"))
+        .isZero();
     assertThat(out()).contains("engine context above the pool allowed");
   }
 
@@ -112,7 +144,16 @@ class CheckCommandTest {
   void jsonOutputCarriesTheSameFactsAndParses() throws IOException {
     String url = url(FakeEngineOptions.sglang(681_280, 2, WINDOW, "prefill"));
 
-    int exit = check("--engine", "sglang", "--url", url + "/", "--context-window", "1048576", "--output", "json");
+    int exit =
+        check(
+            "--engine",
+            "sglang",
+            "--url",
+            url + "/",
+            "--context-window",
+            "1048576",
+            "--output",
+            "json");
 
     JsonNode json = new ObjectMapper().readTree(out());
     assertThat(exit).isEqualTo(1);
@@ -127,7 +168,8 @@ class CheckCommandTest {
     assertThat(json.get("disaggregationMode").asText()).isEqualTo("prefill");
     assertThat(json.get("contextWindow").asLong()).isEqualTo(WINDOW);
     assertThat(json.get("minPoolRatio").asDouble()).isEqualTo(1.0);
-    assertThat(json.get("message").asText()).contains("KV pool 681280 tokens < context window 1048576");
+    assertThat(json.get("message").asText())
+        .contains("KV pool 681280 tokens < context window 1048576");
     List<String> notes = new ArrayList<>();
     json.get("notes").forEach(n -> notes.add(n.asText()));
     assertThat(notes).contains("pool is the smallest of 2 data-parallel ranks");
@@ -135,12 +177,22 @@ class CheckCommandTest {
 
   @Test
   void anEngineThatDoesNotAnswerIsAFailedProbeWithExitTwo() throws IOException {
-    FakeEngine engine = new FakeEngine().answer("/server_info", Answer.status(503)).answer("/get_server_info",
-        Answer.status(503));
+    FakeEngine engine =
+        new FakeEngine()
+            .answer("/server_info", Answer.status(503))
+            .answer("/get_server_info", Answer.status(503));
     engines.add(engine);
 
-    int exit = check("--engine", "sglang", "--url", "http://127.0.0.1:" + engine.port(), "--context-window", "1048576",
-        "--output", "json");
+    int exit =
+        check(
+            "--engine",
+            "sglang",
+            "--url",
+            "http://127.0.0.1:" + engine.port(),
+            "--context-window",
+            "1048576",
+            "--output",
+            "json");
 
     JsonNode json = new ObjectMapper().readTree(out());
     assertThat(exit).isEqualTo(2);
@@ -157,20 +209,40 @@ class CheckCommandTest {
       port = socket.getLocalPort();
     }
 
-    assertThat(check("--engine", "sglang", "--url", "http://127.0.0.1:" + port, "--context-window", "1048576"))
+    assertThat(
+            check(
+                "--engine",
+                "sglang",
+                "--url",
+                "http://127.0.0.1:" + port,
+                "--context-window",
+                "1048576"))
         .isEqualTo(2);
-    assertThat(out()).contains("Unknown (ProbeFailed)", "KV pool         unknown (the probe failed)", "PROBE FAILED");
+    assertThat(out())
+        .contains(
+            "Unknown (ProbeFailed)", "KV pool         unknown (the probe failed)", "PROBE FAILED");
   }
 
   @Test
   void aHungEngineFailsWithinTheTimeout() throws IOException {
-    FakeEngine engine = new FakeEngine().serve(FakeEngineOptions.sglang(2_040_000, 1, WINDOW, null).answers());
-    engine.answer("/server_info", new Answer(200, "application/json", "{}".getBytes(StandardCharsets.UTF_8), 10_000));
+    FakeEngine engine =
+        new FakeEngine().serve(FakeEngineOptions.sglang(2_040_000, 1, WINDOW, null).answers());
+    engine.answer(
+        "/server_info",
+        new Answer(200, "application/json", "{}".getBytes(StandardCharsets.UTF_8), 10_000));
     engines.add(engine);
     long started = System.nanoTime();
 
-    int exit = check("--engine", "sglang", "--url", "http://127.0.0.1:" + engine.port(), "--context-window", "1048576",
-        "--timeout-seconds", "1");
+    int exit =
+        check(
+            "--engine",
+            "sglang",
+            "--url",
+            "http://127.0.0.1:" + engine.port(),
+            "--context-window",
+            "1048576",
+            "--timeout-seconds",
+            "1");
 
     assertThat(exit).isEqualTo(2);
     assertThat(out()).contains("timed out");
@@ -180,26 +252,81 @@ class CheckCommandTest {
   @Test
   void usageErrorsExitTwoAndSayWhat() {
     assertUsageError("--engine is required", "--url", "http://h:1", "--context-window", "1");
-    assertUsageError("--engine must be one of " + String.join(", ",
-        Arrays.stream(Engine.values()).map(Engine::wireName).toList()), "--engine", "tgi-nope", "--url", "http://h:1",
-        "--context-window", "1");
+    assertUsageError(
+        "--engine must be one of "
+            + String.join(", ", Arrays.stream(Engine.values()).map(Engine::wireName).toList()),
+        "--engine",
+        "tgi-nope",
+        "--url",
+        "http://h:1",
+        "--context-window",
+        "1");
     assertUsageError("--url is required", "--engine", "sglang", "--context-window", "1");
-    assertUsageError("--url must be the engine's root", "--engine", "sglang", "--url", "http://h:1/v1",
-        "--context-window", "1");
-    assertUsageError("--url must start with http:// or https://", "--engine", "sglang", "--url", "ftp://h:1",
-        "--context-window", "1");
-    assertUsageError("--url must not carry credentials", "--engine", "sglang", "--url", "http://u:p@h:1",
-        "--context-window", "1");
+    assertUsageError(
+        "--url must be the engine's root",
+        "--engine",
+        "sglang",
+        "--url",
+        "http://h:1/v1",
+        "--context-window",
+        "1");
+    assertUsageError(
+        "--url must start with http:// or https://",
+        "--engine",
+        "sglang",
+        "--url",
+        "ftp://h:1",
+        "--context-window",
+        "1");
+    assertUsageError(
+        "--url must not carry credentials",
+        "--engine",
+        "sglang",
+        "--url",
+        "http://u:p@h:1",
+        "--context-window",
+        "1");
     assertUsageError("--context-window is required", "--engine", "sglang", "--url", "http://h:1");
-    assertUsageError("--context-window must be a whole number", "--engine", "sglang", "--url", "http://h:1",
-        "--context-window", "1M");
-    assertUsageError("--min-pool-ratio must be a finite number >= 1.0", "--engine", "sglang", "--url", "http://h:1",
-        "--context-window", "1", "--min-pool-ratio", "0.5");
-    assertUsageError("--timeout-seconds must be between 1 and 300", "--engine", "sglang", "--url", "http://h:1",
-        "--context-window", "1", "--timeout-seconds", "0");
-    assertUsageError("--output must be text or json", "--engine", "sglang", "--url", "http://h:1",
-        "--context-window", "1", "--output", "yaml");
-    assertUsageError("unknown option --window", "--engine", "sglang", "--url", "http://h:1", "--window", "1");
+    assertUsageError(
+        "--context-window must be a whole number",
+        "--engine",
+        "sglang",
+        "--url",
+        "http://h:1",
+        "--context-window",
+        "1M");
+    assertUsageError(
+        "--min-pool-ratio must be a finite number >= 1.0",
+        "--engine",
+        "sglang",
+        "--url",
+        "http://h:1",
+        "--context-window",
+        "1",
+        "--min-pool-ratio",
+        "0.5");
+    assertUsageError(
+        "--timeout-seconds must be between 1 and 300",
+        "--engine",
+        "sglang",
+        "--url",
+        "http://h:1",
+        "--context-window",
+        "1",
+        "--timeout-seconds",
+        "0");
+    assertUsageError(
+        "--output must be text or json",
+        "--engine",
+        "sglang",
+        "--url",
+        "http://h:1",
+        "--context-window",
+        "1",
+        "--output",
+        "yaml");
+    assertUsageError(
+        "unknown option --window", "--engine", "sglang", "--url", "http://h:1", "--window", "1");
     assertUsageError("--engine given twice", "--engine", "sglang", "--engine", "vllm");
     assertUsageError("--url needs a value", "--engine", "sglang", "--url");
     assertUsageError("unexpected argument 'sglang'", "sglang");
@@ -209,14 +336,19 @@ class CheckCommandTest {
     out.reset();
     err.reset();
     assertThat(check(args)).as(String.join(" ", args)).isEqualTo(2);
-    assertThat(err()).as(String.join(" ", args)).contains("kvguard check: " + message).contains("Usage:");
+    assertThat(err())
+        .as(String.join(" ", args))
+        .contains("kvguard check: " + message)
+        .contains("Usage:");
     assertThat(out()).isEmpty();
   }
 
   @Test
   void helpPrintsUsageAndExitsZero() {
     assertThat(check("--help")).isZero();
-    assertThat(out()).contains("Usage:", "--context-window", "Exit codes: 0 verified, 1 refused, 2 probe failed");
+    assertThat(out())
+        .contains(
+            "Usage:", "--context-window", "Exit codes: 0 verified, 1 refused, 2 probe failed");
   }
 
   private String url(java.util.Map<String, Answer> answers) throws IOException {
@@ -229,7 +361,8 @@ class CheckCommandTest {
     return engines.get(engines.size() - 1);
   }
 
-  private static java.util.Map<String, Answer> with(java.util.Map<String, Answer> shapes, String path, Answer answer) {
+  private static java.util.Map<String, Answer> with(
+      java.util.Map<String, Answer> shapes, String path, Answer answer) {
     java.util.Map<String, Answer> answers = new java.util.HashMap<>(shapes);
     answers.put(path, answer);
     return answers;
@@ -237,24 +370,47 @@ class CheckCommandTest {
 
   @Test
   void theRejectionProbeVerifiesAnEngineThatRefusesWithItsOwnError() throws IOException {
-    String url = url(with(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000), "/generate",
-        EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http")));
+    String url =
+        url(
+            with(
+                EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000),
+                "/generate",
+                EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http")));
 
-    int exit = check("--engine", "sglang", "--url", url, "--context-window", "1048576", "--rejection-probe");
+    int exit =
+        check(
+            "--engine", "sglang", "--url", url, "--context-window", "1048576", "--rejection-probe");
 
     assertThat(exit).isZero();
-    assertThat(out()).contains("rejection       a 1048577-token prompt was refused with HTTP 400 (context-length check)",
-        "VERIFIED: the pool holds the promised window and the engine refused the over-long prompt (exit 0)");
+    assertThat(out())
+        .contains(
+            "rejection       a 1048577-token prompt was refused with HTTP 400 (context-length check)",
+            "VERIFIED: the pool holds the promised window and the engine refused the over-long prompt (exit 0)");
     assertThat(last().hits("/generate")).isEqualTo(1);
   }
 
   @Test
   void marginTokensSizeThePromptAboveTheAdmissionLimit() throws IOException {
-    String url = url(with(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000), "/generate",
-        EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http")));
+    String url =
+        url(
+            with(
+                EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000),
+                "/generate",
+                EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http")));
 
-    int exit = check("--engine", "sglang", "--url", url, "--context-window", "1048576", "--rejection-probe",
-        "--margin-tokens", "64", "--output", "json");
+    int exit =
+        check(
+            "--engine",
+            "sglang",
+            "--url",
+            url,
+            "--context-window",
+            "1048576",
+            "--rejection-probe",
+            "--margin-tokens",
+            "64",
+            "--output",
+            "json");
 
     assertThat(exit).isZero();
     JsonNode json = new ObjectMapper().readTree(out());
@@ -262,70 +418,166 @@ class CheckCommandTest {
     assertThat(json.at("/rejectionProbe/promptTokens").asLong()).isEqualTo(1_048_640);
     assertThat(json.at("/rejectionProbe/refusalStatus").asInt()).isEqualTo(400);
     assertThat(json.at("/rejectionProbe/refusalError").asText()).isEqualTo("context-length check");
-    assertThat(new ObjectMapper().readTree(last().lastBody("/generate")).get("input_ids").size()).isEqualTo(1_048_640);
+    assertThat(new ObjectMapper().readTree(last().lastBody("/generate")).get("input_ids").size())
+        .isEqualTo(1_048_640);
   }
 
   @Test
   void tgisBodyLimitIsInconclusiveWithExitTwo() throws IOException {
-    String url = url(with(EngineShapes.tgi3(WINDOW, 2_040_000, "3.3.7"), "/generate",
-        EngineFixtures.answer("tgi-3.3.7/generate-413-payload-limit.http")));
+    String url =
+        url(
+            with(
+                EngineShapes.tgi3(WINDOW, 2_040_000, "3.3.7"),
+                "/generate",
+                EngineFixtures.answer("tgi-3.3.7/generate-413-payload-limit.http")));
 
-    int exit = check("--engine", "tgi", "--url", url, "--context-window", "1048576", "--rejection-probe",
-        "--output", "json");
+    int exit =
+        check(
+            "--engine",
+            "tgi",
+            "--url",
+            url,
+            "--context-window",
+            "1048576",
+            "--rejection-probe",
+            "--output",
+            "json");
 
     assertThat(exit).isEqualTo(2);
     JsonNode json = new ObjectMapper().readTree(out());
     assertThat(json.get("reason").asText()).isEqualTo("RejectionProbeInconclusive");
-    assertThat(json.get("message").asText()).endsWith("raise the engine's --payload-limit above 2097201 bytes");
+    assertThat(json.get("message").asText())
+        .endsWith("raise the engine's --payload-limit above 2097201 bytes");
     assertThat(json.at("/rejectionProbe/result").asText()).isEqualTo("inconclusive");
     assertThat(json.at("/rejectionProbe/refusalStatus").isNull()).isTrue();
   }
 
   @Test
-  void anEngineThatAnswersTheOverLongPromptIsRefusedWithExitOneAndItsAnswerIsNotPrinted() throws IOException {
-    String url = url(with(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000), "/generate",
-        EngineShapes.answersOverLong("CUSTOMER-B invoice 4471")));
+  void anEngineThatAnswersTheOverLongPromptIsRefusedWithExitOneAndItsAnswerIsNotPrinted()
+      throws IOException {
+    String url =
+        url(
+            with(
+                EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000),
+                "/generate",
+                EngineShapes.answersOverLong("CUSTOMER-B invoice 4471")));
 
-    int exit = check("--engine", "sglang", "--url", url, "--context-window", "1048576", "--rejection-probe");
+    int exit =
+        check(
+            "--engine", "sglang", "--url", url, "--context-window", "1048576", "--rejection-probe");
 
     assertThat(exit).isEqualTo(1);
-    assertThat(out()).contains("Refused (RejectionPathUnsafe)", "rejection       answered (see message)")
+    assertThat(out())
+        .contains("Refused (RejectionPathUnsafe)", "rejection       answered (see message)")
         .doesNotContain("CUSTOMER-B");
   }
 
   @Test
   void aPrefillServerIsProbedThroughItsRouterOnly() throws IOException {
-    // Context length 1,048,576 above the pool of 681,280 (allowed): the 681,281-token prompt passes SGLang's tokenizer.
-    java.util.Map<String, Answer> prefill = EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280);
-    String direct = url(with(prefill, "/generate", EngineFixtures.answer("sglang-0.5.6/generate-500-bootstrap-timeout.http")));
+    // Context length 1,048,576 above the pool of 681,280 (allowed): the 681,281-token prompt passes
+    // SGLang's tokenizer.
+    java.util.Map<String, Answer> prefill =
+        EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280);
+    String direct =
+        url(
+            with(
+                prefill,
+                "/generate",
+                EngineFixtures.answer("sglang-0.5.6/generate-500-bootstrap-timeout.http")));
 
-    int exit = check("--engine", "sglang", "--url", direct, "--context-window", "600000",
-        "--allow-engine-context-above-pool", "--rejection-probe");
+    int exit =
+        check(
+            "--engine",
+            "sglang",
+            "--url",
+            direct,
+            "--context-window",
+            "600000",
+            "--allow-engine-context-above-pool",
+            "--rejection-probe");
 
     assertThat(exit).isEqualTo(2);
-    assertThat(out()).contains("RejectionProbeInconclusive", "not sent: the engine runs in disaggregation mode prefill");
+    assertThat(out())
+        .contains(
+            "RejectionProbeInconclusive",
+            "not sent: the engine runs in disaggregation mode prefill");
     assertThat(last().hits("/generate")).isZero();
 
     out.reset();
-    // The router proxies /server_info and /v1/models to the first prefill worker and adds the bootstrap fields.
-    String router = url(with(prefill, "/generate",
-        EngineFixtures.answer("sglang-0.5.6/generate-400-validate-input-length.http")));
-    assertThat(check("--engine", "sglang", "--url", router, "--context-window", "600000",
-        "--allow-engine-context-above-pool", "--rejection-probe", "--pd-router")).isZero();
-    assertThat(out()).contains("a 681281-token prompt was refused with HTTP 400 (validate_input_length)");
+    // The router proxies /server_info and /v1/models to the first prefill worker and adds the
+    // bootstrap fields.
+    String router =
+        url(
+            with(
+                prefill,
+                "/generate",
+                EngineFixtures.answer("sglang-0.5.6/generate-400-validate-input-length.http")));
+    assertThat(
+            check(
+                "--engine",
+                "sglang",
+                "--url",
+                router,
+                "--context-window",
+                "600000",
+                "--allow-engine-context-above-pool",
+                "--rejection-probe",
+                "--pd-router"))
+        .isZero();
+    assertThat(out())
+        .contains("a 681281-token prompt was refused with HTTP 400 (validate_input_length)");
   }
 
   @Test
   void rejectionProbeOptionsAreChecked() {
-    assertUsageError("--margin-tokens needs --rejection-probe", "--engine", "sglang", "--url", "http://h:1",
-        "--context-window", "1", "--margin-tokens", "4");
-    assertUsageError("--pd-router needs --rejection-probe", "--engine", "sglang", "--url", "http://h:1",
-        "--context-window", "1", "--pd-router");
-    assertUsageError("--margin-tokens must be between 1 and 1048576", "--engine", "sglang", "--url", "http://h:1",
-        "--context-window", "1", "--rejection-probe", "--margin-tokens", "0");
-    assertUsageError("--rejection-probe on vllm needs --model", "--engine", "vllm", "--url", "http://h:1",
-        "--context-window", "1", "--rejection-probe");
-    assertUsageError("--pd-router is for SGLang's prefill/decode router", "--engine", "tgi", "--url", "http://h:1",
-        "--context-window", "1", "--rejection-probe", "--pd-router");
+    assertUsageError(
+        "--margin-tokens needs --rejection-probe",
+        "--engine",
+        "sglang",
+        "--url",
+        "http://h:1",
+        "--context-window",
+        "1",
+        "--margin-tokens",
+        "4");
+    assertUsageError(
+        "--pd-router needs --rejection-probe",
+        "--engine",
+        "sglang",
+        "--url",
+        "http://h:1",
+        "--context-window",
+        "1",
+        "--pd-router");
+    assertUsageError(
+        "--margin-tokens must be between 1 and 1048576",
+        "--engine",
+        "sglang",
+        "--url",
+        "http://h:1",
+        "--context-window",
+        "1",
+        "--rejection-probe",
+        "--margin-tokens",
+        "0");
+    assertUsageError(
+        "--rejection-probe on vllm needs --model",
+        "--engine",
+        "vllm",
+        "--url",
+        "http://h:1",
+        "--context-window",
+        "1",
+        "--rejection-probe");
+    assertUsageError(
+        "--pd-router is for SGLang's prefill/decode router",
+        "--engine",
+        "tgi",
+        "--url",
+        "http://h:1",
+        "--context-window",
+        "1",
+        "--rejection-probe",
+        "--pd-router");
   }
 }

@@ -16,35 +16,56 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The worst-case cost a real API server estimates for one x-kubernetes-validations rule before it admits a CRD
- * ({@code CompilationResult.MaxCost}). A re-statement, for the CEL forms kvguard's CRD uses, of
+ * The worst-case cost a real API server estimates for one x-kubernetes-validations rule before it
+ * admits a CRD ({@code CompilationResult.MaxCost}). A re-statement, for the CEL forms kvguard's CRD
+ * uses, of
+ *
  * <ul>
- *   <li>google/cel-go v0.26.0 (the version Kubernetes 1.36 builds with) {@code checker/cost.go}: the
- *       {@code coster}: identifiers and field selections cost 1, constants 0; a comprehension costs its range,
- *       its init and its result plus (range size × (loop condition + step)); {@code _==_}, {@code _!=_} and
- *       string orderings cost ⌈min(size of each side) × 0.1⌉; {@code matches} costs
- *       ⌈(size + 1) × 0.1⌉ × ⌈regex length × 0.25⌉; {@code &&}/{@code ||} their two sides; {@code ?:} its
- *       condition plus the dearer branch; everything else O(1), 1 plus its arguments;</li>
- *   <li>kubernetes/apiserver v0.36.3 {@code pkg/cel/environment/base.go}: {@code has()} costs nothing itself
- *       ({@code PresenceTestHasCost(false)}), and {@code pkg/cel/library/cost.go}, which adds costs only for
- *       Kubernetes' own library functions (none of which this estimator accepts);</li>
+ *   <li>google/cel-go v0.26.0 (the version Kubernetes 1.36 builds with) {@code checker/cost.go}:
+ *       the {@code coster}: identifiers and field selections cost 1, constants 0; a comprehension
+ *       costs its range, its init and its result plus (range size × (loop condition + step));
+ *       {@code _==_}, {@code _!=_} and string orderings cost ⌈min(size of each side) × 0.1⌉; {@code
+ *       matches} costs ⌈(size + 1) × 0.1⌉ × ⌈regex length × 0.25⌉; {@code &&}/{@code ||} their two
+ *       sides; {@code ?:} its condition plus the dearer branch; everything else O(1), 1 plus its
+ *       arguments;
+ *   <li>kubernetes/apiserver v0.36.3 {@code pkg/cel/environment/base.go}: {@code has()} costs
+ *       nothing itself ({@code PresenceTestHasCost(false)}), and {@code pkg/cel/library/cost.go},
+ *       which adds costs only for Kubernetes' own library functions (none of which this estimator
+ *       accepts);
  *   <li>kubernetes/apiextensions-apiserver v0.36.3 {@code pkg/apiserver/schema/cel/compilation.go}
- *       {@code sizeEstimator}: the size of a value reached from {@code self} is its schema node's MaxElements
- *       (CelDeclType), whatever the first path element is.</li>
+ *       {@code sizeEstimator}: the size of a value reached from {@code self} is its schema node's
+ *       MaxElements (CelDeclType), whatever the first path element is.
  * </ul>
- * A form it does not know (a function, a macro such as cel.bind, a map literal, a string format) fails the estimate
- * with {@link UnmodelledForm}, so a new rule cannot pass unmeasured.
+ *
+ * A form it does not know (a function, a macro such as cel.bind, a map literal, a string format)
+ * fails the estimate with {@link UnmodelledForm}, so a new rule cannot pass unmeasured.
  */
 final class CelCostEstimator {
   private static final double STRING_TRAVERSAL_COST_FACTOR = 0.1; // common/cost.go
   private static final double REGEX_STRING_LENGTH_COST_FACTOR = 0.25; // common/cost.go
   private static final long LIST_CREATE_BASE_COST = 10; // common/cost.go
   private static final Set<String> TYPE_NAMES =
-      Set.of("int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type", "dyn");
-  private static final CelCompiler PARSER = CelCompilerFactory.standardCelCompilerBuilder()
-      .setStandardMacros(CelStandardMacro.STANDARD_MACROS).addVar("self", SimpleType.DYN).build();
+      Set.of(
+          "int",
+          "uint",
+          "double",
+          "bool",
+          "string",
+          "bytes",
+          "list",
+          "map",
+          "null_type",
+          "type",
+          "dyn");
+  private static final CelCompiler PARSER =
+      CelCompilerFactory.standardCelCompilerBuilder()
+          .setStandardMacros(CelStandardMacro.STANDARD_MACROS)
+          .addVar("self", SimpleType.DYN)
+          .build();
 
-  /** A rule this estimator cannot price the way the API server would: the test must fail, not guess. */
+  /**
+   * A rule this estimator cannot price the way the API server would: the test must fail, not guess.
+   */
   static final class UnmodelledForm extends RuntimeException {
     UnmodelledForm(String message) {
       super(message);
@@ -87,7 +108,8 @@ final class CelCostEstimator {
     }
 
     static Cost ofSize(Size s, double factor) {
-      return new Cost(Uint64.multiplyByFactor(s.min, factor), Uint64.multiplyByFactor(s.max, factor));
+      return new Cost(
+          Uint64.multiplyByFactor(s.min, factor), Uint64.multiplyByFactor(s.max, factor));
     }
 
     static Cost sizeTimesCost(Size s, Cost c) {
@@ -96,7 +118,20 @@ final class CelCostEstimator {
   }
 
   /** The checker's type of an expression, as far as the cost rules read it. */
-  enum Kind { BOOL, INT, UINT, DOUBLE, STRING, BYTES, NULL, LIST, MAP, STRUCT, DYN, TYPE }
+  enum Kind {
+    BOOL,
+    INT,
+    UINT,
+    DOUBLE,
+    STRING,
+    BYTES,
+    NULL,
+    LIST,
+    MAP,
+    STRUCT,
+    DYN,
+    TYPE
+  }
 
   record Type(Kind kind, Type elem, CelDeclType decl) {
     static Type of(Kind kind) {
@@ -142,7 +177,10 @@ final class CelCostEstimator {
     this.root = root;
   }
 
-  /** The rule's estimated maximum cost when {@code self} (and {@code oldSelf}) has the given schema node's type. */
+  /**
+   * The rule's estimated maximum cost when {@code self} (and {@code oldSelf}) has the given schema
+   * node's type.
+   */
   static long maxCost(String rule, CelDeclType self) {
     CelExpr expr;
     try {
@@ -167,16 +205,19 @@ final class CelCostEstimator {
 
   private Cost constant(CelExpr e) {
     CelConstant c = e.constant();
-    types.put(e.id(), Type.of(switch (c.getKind()) {
-      case BOOLEAN_VALUE -> Kind.BOOL;
-      case INT64_VALUE -> Kind.INT;
-      case UINT64_VALUE -> Kind.UINT;
-      case DOUBLE_VALUE -> Kind.DOUBLE;
-      case STRING_VALUE -> Kind.STRING;
-      case BYTES_VALUE -> Kind.BYTES;
-      case NULL_VALUE -> Kind.NULL;
-      default -> throw new UnmodelledForm("constant " + c.getKind());
-    }));
+    types.put(
+        e.id(),
+        Type.of(
+            switch (c.getKind()) {
+              case BOOLEAN_VALUE -> Kind.BOOL;
+              case INT64_VALUE -> Kind.INT;
+              case UINT64_VALUE -> Kind.UINT;
+              case DOUBLE_VALUE -> Kind.DOUBLE;
+              case STRING_VALUE -> Kind.STRING;
+              case BYTES_VALUE -> Kind.BYTES;
+              case NULL_VALUE -> Kind.NULL;
+              default -> throw new UnmodelledForm("constant " + c.getKind());
+            }));
     return Cost.ZERO; // constCost
   }
 
@@ -190,7 +231,8 @@ final class CelCostEstimator {
       paths.put(e.id(), List.of(name));
       types.put(e.id(), Type.of(root));
     } else if (TYPE_NAMES.contains(name)) {
-      // A type name is an identifier too; its path [name] leads the sizeEstimator to the root node's size.
+      // A type name is an identifier too; its path [name] leads the sizeEstimator to the root
+      // node's size.
       paths.put(e.id(), List.of(name));
       types.put(e.id(), Type.of(Kind.TYPE));
     } else {
@@ -203,7 +245,8 @@ final class CelCostEstimator {
     var select = e.select();
     if (select.testOnly()) {
       types.put(e.id(), Type.of(Kind.BOOL));
-      return Cost.ZERO.add(cost(select.operand())); // has(): PresenceTestHasCost(false) in Kubernetes
+      return Cost.ZERO.add(
+          cost(select.operand())); // has(): PresenceTestHasCost(false) in Kubernetes
     }
     Cost sum = cost(select.operand());
     Type operand = types.get(select.operand().id());
@@ -213,7 +256,10 @@ final class CelCostEstimator {
         sum = sum.add(Cost.fixed(1));
         CelDeclType field = operand.decl().fields.get(select.field());
         if (field == null) {
-          throw new UnmodelledForm("field " + select.field() + " is not in the schema (the API server would not compile it)");
+          throw new UnmodelledForm(
+              "field "
+                  + select.field()
+                  + " is not in the schema (the API server would not compile it)");
         }
         result = Type.of(field);
       }
@@ -248,16 +294,23 @@ final class CelCostEstimator {
 
   private Cost comprehension(CelExpr e) {
     var c = e.comprehension();
-    if (c.iterRange().getKind() == CelExpr.ExprKind.Kind.LIST && c.iterRange().list().elements().isEmpty()
-        && !c.accuVar().equals("@result") && !c.accuVar().equals("__result__")) {
+    if (c.iterRange().getKind() == CelExpr.ExprKind.Kind.LIST
+        && c.iterRange().list().elements().isEmpty()
+        && !c.accuVar().equals("@result")
+        && !c.accuVar().equals("__result__")) {
       throw new UnmodelledForm("cel.bind");
     }
     if (c.iterVar2() != null && !c.iterVar2().isEmpty()) {
       throw new UnmodelledForm("two-variable comprehensions");
     }
     Cost sum = cost(c.iterRange()).add(cost(c.accuInit()));
-    push(c.accuVar(), new LocalVar(pathOf(c.accuInit()), computeSize(c.accuInit()), entrySizeOf(c.accuInit()),
-        types.get(c.accuInit().id())));
+    push(
+        c.accuVar(),
+        new LocalVar(
+            pathOf(c.accuInit()),
+            computeSize(c.accuInit()),
+            entrySizeOf(c.accuInit()),
+            types.get(c.accuInit().id())));
     Type range = types.get(c.iterRange().id());
     EntrySize entry = entrySizeOf(c.iterRange());
     List<String> iterPath = new ArrayList<>(pathOf(c.iterRange()));
@@ -292,7 +345,7 @@ final class CelCostEstimator {
         }
       }
       case LIST, MAP -> sizes.put(e.id(), rangeCount);
-      default -> { }
+      default -> {}
     }
     types.put(e.id(), types.get(c.result().id()));
     return sum;
@@ -316,7 +369,8 @@ final class CelCostEstimator {
     Cost fnCost;
     Kind result = Kind.BOOL;
     switch (fn) {
-      case "_&&_", "_||_" -> fnCost = new Cost(argCosts.get(0).min(), argCosts.get(0).add(argCosts.get(1)).max());
+      case "_&&_", "_||_" ->
+          fnCost = new Cost(argCosts.get(0).min(), argCosts.get(0).add(argCosts.get(1)).max());
       case "_?_:_" -> {
         fnCost = argCosts.get(0).add(argCosts.get(1).union(argCosts.get(2)));
         resultSize = sizeOrUnknown(args.get(1)).union(sizeOrUnknown(args.get(2)));
@@ -371,10 +425,12 @@ final class CelCostEstimator {
       }
       case "matches" -> {
         if (target == null) {
-          throw new UnmodelledForm("matches() in its global form (the API server prices it as O(1); write s.matches(re))");
+          throw new UnmodelledForm(
+              "matches() in its global form (the API server prices it as O(1); write s.matches(re))");
         }
         requireText(target, "matches");
-        Cost str = Cost.ofSize(sizeOrUnknown(target).add(Size.fixed(1)), STRING_TRAVERSAL_COST_FACTOR);
+        Cost str =
+            Cost.ofSize(sizeOrUnknown(target).add(Size.fixed(1)), STRING_TRAVERSAL_COST_FACTOR);
         Cost regex = Cost.ofSize(sizeOrUnknown(args.get(0)), REGEX_STRING_LENGTH_COST_FACTOR);
         fnCost = str.multiply(regex).add(argSum);
       }
@@ -430,7 +486,10 @@ final class CelCostEstimator {
     return sum.add(fnCost);
   }
 
-  /** Equality and string ordering: ⌈min(max size of each side) × 0.1⌉, at least 1 when both can be non-empty. */
+  /**
+   * Equality and string ordering: ⌈min(max size of each side) × 0.1⌉, at least 1 when both can be
+   * non-empty.
+   */
   private Cost sizeComparison(List<CelExpr> args) {
     Size lhs = sizeOrUnknown(args.get(0));
     Size rhs = sizeOrUnknown(args.get(1));
@@ -463,7 +522,10 @@ final class CelCostEstimator {
     return s == null ? Size.UNKNOWN : s;
   }
 
-  /** coster.computeSize: a computed size, a literal's size, the schema's size for the path, a scalar's 1. */
+  /**
+   * coster.computeSize: a computed size, a literal's size, the schema's size for the path, a
+   * scalar's 1.
+   */
   private Size computeSize(CelExpr e) {
     Size known = sizes.get(e.id());
     if (known != null) {
@@ -493,17 +555,25 @@ final class CelCostEstimator {
 
   private static Size literalSize(CelExpr e) {
     return switch (e.getKind()) {
-      case CONSTANT -> switch (e.constant().getKind()) {
-        case STRING_VALUE -> Size.fixed(e.constant().stringValue().codePointCount(0, e.constant().stringValue().length()));
-        case BYTES_VALUE -> Size.fixed(e.constant().bytesValue().size());
-        default -> Size.fixed(1);
-      };
+      case CONSTANT ->
+          switch (e.constant().getKind()) {
+            case STRING_VALUE ->
+                Size.fixed(
+                    e.constant()
+                        .stringValue()
+                        .codePointCount(0, e.constant().stringValue().length()));
+            case BYTES_VALUE -> Size.fixed(e.constant().bytesValue().size());
+            default -> Size.fixed(1);
+          };
       case LIST -> Size.fixed(e.list().elements().size());
       default -> null;
     };
   }
 
-  /** compilation.go sizeEstimator.EstimateSize: walk the path after its first element from the rule's node. */
+  /**
+   * compilation.go sizeEstimator.EstimateSize: walk the path after its first element from the
+   * rule's node.
+   */
   private Size schemaSize(List<String> path) {
     if (path.isEmpty()) {
       return null;

@@ -17,17 +17,19 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A real API server refuses a CRD whose x-kubernetes-validations rules could cost too much to evaluate (issue 17:
- * `helm install` failed on every cluster). The mock API server checks nothing of it, so this test re-states the
- * API server's static estimate (CrdCelCost, CelCostEstimator, CelDeclType; sources cited there and in
- * docs/reliability.md) and holds the generated CRD to both limits.
+ * A real API server refuses a CRD whose x-kubernetes-validations rules could cost too much to
+ * evaluate (issue 17: `helm install` failed on every cluster). The mock API server checks nothing
+ * of it, so this test re-states the API server's static estimate (CrdCelCost, CelCostEstimator,
+ * CelDeclType; sources cited there and in docs/reliability.md) and holds the generated CRD to both
+ * limits.
  */
 class CrdCelCostTest {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private static List<CrdCelCost.RuleCost> costs(Path crd) throws IOException {
-    return CrdCelCost.of(YAML.readTree(Files.readString(crd)).at("/spec/versions/0/schema/openAPIV3Schema"));
+    return CrdCelCost.of(
+        YAML.readTree(Files.readString(crd)).at("/spec/versions/0/schema/openAPIV3Schema"));
   }
 
   private static String table(List<CrdCelCost.RuleCost> costs) {
@@ -36,36 +38,47 @@ class CrdCelCostTest {
 
   @Test
   void everyRuleOfTheGeneratedCrdIsWithinThePerRuleLimit() throws IOException {
-    List<CrdCelCost.RuleCost> costs = costs(Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml"));
+    List<CrdCelCost.RuleCost> costs =
+        costs(Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml"));
     assertThat(costs).as("the CRD has rules to measure").hasSizeGreaterThanOrEqualTo(6);
-    assertThat(costs).as("StaticEstimatedCostLimit 10^7 per rule:\n%s", table(costs))
+    assertThat(costs)
+        .as("StaticEstimatedCostLimit 10^7 per rule:\n%s", table(costs))
         .noneMatch(CrdCelCost.RuleCost::overLimit);
   }
 
   @Test
   void theGeneratedCrdIsWithinTheWholeSchemaLimit() throws IOException {
-    List<CrdCelCost.RuleCost> costs = costs(Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml"));
+    List<CrdCelCost.RuleCost> costs =
+        costs(Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml"));
     long total = CrdCelCost.total(costs);
     assertThat(Uint64.greaterThan(total, CrdCelCost.STATIC_ESTIMATED_CRD_COST_LIMIT))
-        .as("StaticEstimatedCRDCostLimit 10^8, total %s:\n%s", Uint64.format(total), table(costs)).isFalse();
+        .as("StaticEstimatedCRDCostLimit 10^8, total %s:\n%s", Uint64.format(total), table(costs))
+        .isFalse();
   }
 
   /**
-   * Kubernetes before 1.34 ignores maxLength on an x-kubernetes-int-or-string node when it sizes it for CEL
-   * (kubernetes/apiserver v0.33.0 pkg/cel/common/schemas.go: MaxElements = estimateMaxStringLengthPerRequest;
-   * v0.34.0 added estimateMaxElementsFromMaxLength). The chart installs on Kubernetes 1.27 or later, so every rule
-   * must also fit when every int-or-string is priced as 3 MiB long.
+   * Kubernetes before 1.34 ignores maxLength on an x-kubernetes-int-or-string node when it sizes it
+   * for CEL (kubernetes/apiserver v0.33.0 pkg/cel/common/schemas.go: MaxElements =
+   * estimateMaxStringLengthPerRequest; v0.34.0 added estimateMaxElementsFromMaxLength). The chart
+   * installs on Kubernetes 1.27 or later, so every rule must also fit when every int-or-string is
+   * priced as 3 MiB long.
    */
   @Test
   void everyRuleFitsAnApiServerBefore134ThatIgnoresMaxLengthOnIntOrString() throws IOException {
-    com.fasterxml.jackson.databind.JsonNode schema = YAML.readTree(Files.readString(
-        Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml"))).at("/spec/versions/0/schema/openAPIV3Schema");
+    com.fasterxml.jackson.databind.JsonNode schema =
+        YAML.readTree(
+                Files.readString(
+                    Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml")))
+            .at("/spec/versions/0/schema/openAPIV3Schema");
     dropIntOrStringMaxLength(schema);
     List<CrdCelCost.RuleCost> costs = CrdCelCost.of(schema);
-    assertThat(costs).as("StaticEstimatedCostLimit 10^7 per rule:\n%s", table(costs))
+    assertThat(costs)
+        .as("StaticEstimatedCostLimit 10^7 per rule:\n%s", table(costs))
         .noneMatch(CrdCelCost.RuleCost::overLimit);
-    assertThat(Uint64.greaterThan(CrdCelCost.total(costs), CrdCelCost.STATIC_ESTIMATED_CRD_COST_LIMIT))
-        .as(table(costs)).isFalse();
+    assertThat(
+            Uint64.greaterThan(CrdCelCost.total(costs), CrdCelCost.STATIC_ESTIMATED_CRD_COST_LIMIT))
+        .as(table(costs))
+        .isFalse();
   }
 
   private static void dropIntOrStringMaxLength(com.fasterxml.jackson.databind.JsonNode node) {
@@ -78,28 +91,44 @@ class CrdCelCostTest {
 
   @Test
   void theCrdBeforeIssue17IsRefusedForItsTwoUnboundedRules() throws IOException {
-    List<CrdCelCost.RuleCost> costs = costs(Path.of("src/test/resources/crd-cost/modeldeployments-before-issue-17.yml"));
-    List<String> refused = costs.stream().filter(CrdCelCost.RuleCost::overLimit).map(CrdCelCost.RuleCost::rule).toList();
-    assertThat(refused).as(table(costs)).containsExactlyInAnyOrder(
-        "self.all(r, self.exists_one(s, s.name == r.name))",
-        "type(self) == int ? (self >= 1 && self <= 65535) : self.matches('^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$')");
-    // The port rule: matches on an unbounded int-or-string, ⌈3,145,727 × 0.1⌉ × ⌈36 × 0.25⌉, plus the type test
-    // (⌈3,145,726 × 0.1⌉ + 3) and the receiver; under an unbounded list it counts as many times as a port fits
+    List<CrdCelCost.RuleCost> costs =
+        costs(Path.of("src/test/resources/crd-cost/modeldeployments-before-issue-17.yml"));
+    List<String> refused =
+        costs.stream()
+            .filter(CrdCelCost.RuleCost::overLimit)
+            .map(CrdCelCost.RuleCost::rule)
+            .toList();
+    assertThat(refused)
+        .as(table(costs))
+        .containsExactlyInAnyOrder(
+            "self.all(r, self.exists_one(s, s.name == r.name))",
+            "type(self) == int ? (self >= 1 && self <= 65535) : self.matches('^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$')");
+    // The port rule: matches on an unbounded int-or-string, ⌈3,145,727 × 0.1⌉ × ⌈36 × 0.25⌉, plus
+    // the type test
+    // (⌈3,145,726 × 0.1⌉ + 3) and the receiver; under an unbounded list it counts as many times as
+    // a port fits
     // 3 MiB (at least 1 byte and a comma: 3,145,728 / 2).
-    CrdCelCost.RuleCost port = costs.stream().filter(c -> c.rule().startsWith("type(self)")).findFirst().orElseThrow();
+    CrdCelCost.RuleCost port =
+        costs.stream().filter(c -> c.rule().startsWith("type(self)")).findFirst().orElseThrow();
     assertThat(port.maxCost()).isEqualTo(3_145_734L);
     assertThat(port.cardinality()).isEqualTo(1_572_864L);
-    assertThat(Uint64.greaterThan(CrdCelCost.total(costs), CrdCelCost.STATIC_ESTIMATED_CRD_COST_LIMIT)).isTrue();
+    assertThat(
+            Uint64.greaterThan(CrdCelCost.total(costs), CrdCelCost.STATIC_ESTIMATED_CRD_COST_LIMIT))
+        .isTrue();
   }
 
   /**
-   * The estimator reproduces Kubernetes' own expectations: kubernetes/apiextensions-apiserver v0.36.3,
-   * pkg/apiserver/schema/cel/compilation_test.go TestCostEstimation (name; schema; rule; cost without a bound;
-   * bound; cost with it). Its schemas are re-written here as JSON; "B" stands for the bound (maxItems,
-   * maxProperties or maxLength of the node the rule sits on).
+   * The estimator reproduces Kubernetes' own expectations: kubernetes/apiextensions-apiserver
+   * v0.36.3, pkg/apiserver/schema/cel/compilation_test.go TestCostEstimation (name; schema; rule;
+   * cost without a bound; bound; cost with it). Its schemas are re-written here as JSON; "B" stands
+   * for the bound (maxItems, maxProperties or maxLength of the node the rule sits on).
    */
   @ParameterizedTest(name = "{0}")
-  @CsvSource(delimiter = ';', quoteCharacter = '`', textBlock = """
+  @CsvSource(
+      delimiter = ';',
+      quoteCharacter = '`',
+      textBlock =
+          """
       number array with all;             {"type":"array","items":{"type":"number"},"maxItems":B};  self.all(x, true); 4718591; 10; 32
       string array with all;             {"type":"array","items":{"type":"string"},"maxItems":B};  self.all(x, true); 3145727; 20; 62
       boolean array with all;            {"type":"array","items":{"type":"boolean"},"maxItems":B}; self.all(x, true); 1887437; 5; 17
@@ -123,36 +152,47 @@ class CrdCelCostTest {
       check cost of size call;           {"type":"object","additionalProperties":{"type":"integer"},"maxProperties":B}; oldSelf.size() == self.size(); 5; 10; 5
       enums with maxLength equals to the longest possible value; {"type":"string","enum":["A","B","C","LongValue"],"maxLength":B}; self.contains('A'); 2; 1000; 401
       """)
-  void theEstimatorReproducesKubernetesOwnCostTests(String name, String schema, String rule, long unbounded, long bound,
-      long bounded) throws IOException {
-    JsonNode withoutBound = JSON.readTree(schema.replaceAll(",?\"max(Items|Properties|Length)\":B", ""));
+  void theEstimatorReproducesKubernetesOwnCostTests(
+      String name, String schema, String rule, long unbounded, long bound, long bounded)
+      throws IOException {
+    JsonNode withoutBound =
+        JSON.readTree(schema.replaceAll(",?\"max(Items|Properties|Length)\":B", ""));
     JsonNode withBound = JSON.readTree(schema.replace(":B", ":" + bound));
     long calc = CelCostEstimator.maxCost(rule, CelDeclType.of(withoutBound, false));
     if (unbounded < 0) {
-      assertThat(Uint64.greaterThan(calc, CrdCelCost.STATIC_ESTIMATED_COST_LIMIT)).as("%s exceeds the limit", name).isTrue();
+      assertThat(Uint64.greaterThan(calc, CrdCelCost.STATIC_ESTIMATED_COST_LIMIT))
+          .as("%s exceeds the limit", name)
+          .isTrue();
     } else {
       assertThat(calc).as("%s without a bound", name).isEqualTo(unbounded);
     }
-    assertThat(CelCostEstimator.maxCost(rule, CelDeclType.of(withBound, false))).as("%s with %d", name, bound)
+    assertThat(CelCostEstimator.maxCost(rule, CelDeclType.of(withBound, false)))
+        .as("%s with %d", name, bound)
         .isEqualTo(bounded);
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {
-      "isQuantity(self)", // a Kubernetes library function: its cost is Kubernetes' own
-      "self.lowerAscii() == 'a'",
-      "cel.bind(x, self, x == 'a')",
-      "{'a': self}.size() == 1",
-      "self.exists(x, y, true)",
-      "matches(self, 'a')"})
+  @ValueSource(
+      strings = {
+        "isQuantity(self)", // a Kubernetes library function: its cost is Kubernetes' own
+        "self.lowerAscii() == 'a'",
+        "cel.bind(x, self, x == 'a')",
+        "{'a': self}.size() == 1",
+        "self.exists(x, y, true)",
+        "matches(self, 'a')"
+      })
   void aFormTheEstimatorDoesNotKnowFailsInsteadOfPassingUnmeasured(String rule) {
-    CelDeclType string = CelDeclType.of(JSON.createObjectNode().put("type", "string").put("maxLength", 10), false);
-    assertThatThrownBy(() -> CelCostEstimator.maxCost(rule, string)).isInstanceOf(CelCostEstimator.UnmodelledForm.class);
+    CelDeclType string =
+        CelDeclType.of(JSON.createObjectNode().put("type", "string").put("maxLength", 10), false);
+    assertThatThrownBy(() -> CelCostEstimator.maxCost(rule, string))
+        .isInstanceOf(CelCostEstimator.UnmodelledForm.class);
   }
 
   @Test
   void aRuleOnAFormattedStringIsNotGuessed() {
-    CelDeclType duration = CelDeclType.of(JSON.createObjectNode().put("type", "string").put("format", "duration"), false);
+    CelDeclType duration =
+        CelDeclType.of(
+            JSON.createObjectNode().put("type", "string").put("format", "duration"), false);
     assertThatThrownBy(() -> CelCostEstimator.maxCost("self == duration('1s')", duration))
         .isInstanceOf(CelCostEstimator.UnmodelledForm.class);
   }

@@ -23,15 +23,19 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What a real API server would reject, approximated without one: the generated CRD's openAPIV3Schema checked
- * with a JSON-schema validator (types, bounds, enums, required, patterns), every x-kubernetes-validations
- * rule evaluated with CEL against the value at its place, and list-map keys unique. Unknown fields are not caught (no pruning here).
+ * What a real API server would reject, approximated without one: the generated CRD's
+ * openAPIV3Schema checked with a JSON-schema validator (types, bounds, enums, required, patterns),
+ * every x-kubernetes-validations rule evaluated with CEL against the value at its place, and
+ * list-map keys unique. Unknown fields are not caught (no pruning here).
  */
 final class CrdRules {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final CelCompiler CEL = CelCompilerFactory.standardCelCompilerBuilder()
-      .setStandardMacros(dev.cel.parser.CelStandardMacro.STANDARD_MACROS).addVar("self", SimpleType.DYN).build();
+  private static final CelCompiler CEL =
+      CelCompilerFactory.standardCelCompilerBuilder()
+          .setStandardMacros(dev.cel.parser.CelStandardMacro.STANDARD_MACROS)
+          .addVar("self", SimpleType.DYN)
+          .build();
   private static final CelRuntime RUNTIME = CelRuntimeFactory.standardCelRuntimeBuilder().build();
 
   private final JsonNode openApiSchema;
@@ -40,20 +44,24 @@ final class CrdRules {
   CrdRules(Path crd) throws IOException {
     JsonNode root = YAML.readTree(Files.readString(crd));
     openApiSchema = root.at("/spec/versions/0/schema/openAPIV3Schema");
-    schema = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_4)
-        .getSchema(JSON.writeValueAsString(openApiSchema), InputFormat.JSON);
+    schema =
+        SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_4)
+            .getSchema(JSON.writeValueAsString(openApiSchema), InputFormat.JSON);
   }
 
   /** Every reason the document would be rejected; empty when it would be admitted. */
   List<String> violations(String yamlDocument) throws IOException {
     JsonNode document = YAML.readTree(yamlDocument);
     List<String> problems = new ArrayList<>();
-    schema.validate(JSON.writeValueAsString(document), InputFormat.JSON).forEach(e -> problems.add(e.toString()));
+    schema
+        .validate(JSON.writeValueAsString(document), InputFormat.JSON)
+        .forEach(e -> problems.add(e.toString()));
     celRules(openApiSchema, document, "", problems);
     return problems;
   }
 
-  private static void celRules(JsonNode schema, JsonNode value, String path, List<String> problems) {
+  private static void celRules(
+      JsonNode schema, JsonNode value, String path, List<String> problems) {
     if (value == null || value.isNull() || value.isMissingNode()) {
       return;
     }
@@ -75,7 +83,8 @@ final class CrdRules {
       Iterator<Map.Entry<String, JsonNode>> fields = schema.path("properties").fields();
       while (fields.hasNext()) {
         Map.Entry<String, JsonNode> field = fields.next();
-        celRules(field.getValue(), value.get(field.getKey()), path + "." + field.getKey(), problems);
+        celRules(
+            field.getValue(), value.get(field.getKey()), path + "." + field.getKey(), problems);
       }
     } else if (value.isArray()) {
       listMapKeys(schema, value, path, problems);
@@ -87,9 +96,11 @@ final class CrdRules {
 
   /**
    * A list-map admits each key tuple once: kubernetes/apiextensions-apiserver v0.36.3
-   * pkg/apiserver/schema/listtype/validation.go (validateListMap) answers "Duplicate value" for the second.
+   * pkg/apiserver/schema/listtype/validation.go (validateListMap) answers "Duplicate value" for the
+   * second.
    */
-  private static void listMapKeys(JsonNode schema, JsonNode list, String path, List<String> problems) {
+  private static void listMapKeys(
+      JsonNode schema, JsonNode list, String path, List<String> problems) {
     if (!schema.path("x-kubernetes-list-type").asText().equals("map")) {
       return;
     }

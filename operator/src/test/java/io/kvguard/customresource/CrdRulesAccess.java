@@ -12,7 +12,9 @@ public final class CrdRulesAccess {
 
   public static synchronized List<String> violations(String yaml) throws IOException {
     if (rules == null) {
-      rules = new CrdRules(Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml"));
+      rules =
+          new CrdRules(
+              Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml"));
     }
     return rules.violations(yaml);
   }

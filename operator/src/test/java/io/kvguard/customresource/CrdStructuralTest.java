@@ -12,12 +12,17 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
-/** A real API server stores only structural CRD schemas (StructuralSchema); the mock stores anything. */
+/**
+ * A real API server stores only structural CRD schemas (StructuralSchema); the mock stores
+ * anything.
+ */
 class CrdStructuralTest {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
   private static JsonNode schema() throws IOException {
-    return YAML.readTree(Files.readString(Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml")))
+    return YAML.readTree(
+            Files.readString(
+                Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml")))
         .at("/spec/versions/0/schema/openAPIV3Schema");
   }
 
@@ -41,9 +46,13 @@ class CrdStructuralTest {
     ((ArrayNode) roleItems.get("required")).removeAll();
     ((ObjectNode) roleItems.at("/properties/port/anyOf/1")).put("maxLength", 15);
     ((ObjectNode) broken.at("/properties/spec/properties/model")).remove("type");
-    assertThat(StructuralSchema.violations(broken)).hasSize(3)
+    assertThat(StructuralSchema.violations(broken))
+        .hasSize(3)
         .anyMatch(p -> p.startsWith(".spec.model: type must be specified"))
-        .anyMatch(p -> p.equals(".spec.roles: list-map key name must be required or have a default"))
-        .anyMatch(p -> p.startsWith(".spec.roles[].port: x-kubernetes-int-or-string needs exactly anyOf"));
+        .anyMatch(
+            p -> p.equals(".spec.roles: list-map key name must be required or have a default"))
+        .anyMatch(
+            p ->
+                p.startsWith(".spec.roles[].port: x-kubernetes-int-or-string needs exactly anyOf"));
   }
 }

@@ -21,7 +21,8 @@ class CrdValidationTest {
 
   @BeforeAll
   static void loadCrd() throws IOException {
-    rules = new CrdRules(Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml"));
+    rules =
+        new CrdRules(Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml"));
   }
 
   static Stream<Path> valid() throws IOException {
@@ -29,7 +30,9 @@ class CrdValidationTest {
   }
 
   static Stream<Path> invalid() throws IOException {
-    return Files.list(CASES).filter(p -> p.getFileName().toString().startsWith("invalid-")).sorted();
+    return Files.list(CASES)
+        .filter(p -> p.getFileName().toString().startsWith("invalid-"))
+        .sorted();
   }
 
   @ParameterizedTest(name = "{0}")

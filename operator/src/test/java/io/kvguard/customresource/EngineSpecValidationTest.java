@@ -21,18 +21,24 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The engine settings' validation as the API server applies it: the CEL rules and patterns of the generated
- * CRD, evaluated on sample specs (the mock API server validates nothing).
+ * The engine settings' validation as the API server applies it: the CEL rules and patterns of the
+ * generated CRD, evaluated on sample specs (the mock API server validates nothing).
  */
 class EngineSpecValidationTest {
-  private static final Cel CEL = CelFactory.standardCelBuilder()
-      .setStandardMacros(CelStandardMacro.STANDARD_MACROS).addVar("self", SimpleType.DYN).build();
+  private static final Cel CEL =
+      CelFactory.standardCelBuilder()
+          .setStandardMacros(CelStandardMacro.STANDARD_MACROS)
+          .addVar("self", SimpleType.DYN)
+          .build();
   private static JsonNode role;
 
   @BeforeAll
   static void loadCrd() throws Exception {
-    JsonNode crd = new ObjectMapper(new YAMLFactory())
-        .readTree(Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml").toFile());
+    JsonNode crd =
+        new ObjectMapper(new YAMLFactory())
+            .readTree(
+                Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml")
+                    .toFile());
     role = crd.at("/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/roles/items");
   }
 
@@ -41,7 +47,9 @@ class EngineSpecValidationTest {
     JsonNode rules = schema.get("x-kubernetes-validations");
     assertThat(rules).as("schema carries CEL rules").isNotNull();
     for (JsonNode rule : rules) {
-      Object result = CEL.createProgram(CEL.compile(rule.get("rule").asText()).getAst()).eval(Map.of("self", self));
+      Object result =
+          CEL.createProgram(CEL.compile(rule.get("rule").asText()).getAst())
+              .eval(Map.of("self", self));
       if (!Boolean.TRUE.equals(result)) {
         return false;
       }
@@ -54,8 +62,17 @@ class EngineSpecValidationTest {
   }
 
   private static Map<String, Object> role(String engine, boolean withGeneric) {
-    Map<String, Object> spec = new HashMap<>(Map.of("name", "serve", "engine", engine, "port", 8000L,
-        "selector", Map.of("matchLabels", Map.of("app", "m"))));
+    Map<String, Object> spec =
+        new HashMap<>(
+            Map.of(
+                "name",
+                "serve",
+                "engine",
+                engine,
+                "port",
+                8000L,
+                "selector",
+                Map.of("matchLabels", Map.of("app", "m"))));
     if (withGeneric) {
       spec.put("generic", Map.of("path", "/stats", "pool", Map.of("jsonPointer", "/kv")));
     }
@@ -68,8 +85,10 @@ class EngineSpecValidationTest {
     assertThat(rulesAccept(role, role("generic", false))).isFalse();
     assertThat(rulesAccept(role, role("sglang", true))).isFalse();
     assertThat(rulesAccept(role, role("ollama", false))).isTrue();
-    assertThat(role.at("/properties/engine/enum")).extracting(JsonNode::asText)
-        .containsExactlyInAnyOrder("sglang", "vllm", "tgi", "trtllm", "llamacpp", "ollama", "generic");
+    assertThat(role.at("/properties/engine/enum"))
+        .extracting(JsonNode::asText)
+        .containsExactlyInAnyOrder(
+            "sglang", "vllm", "tgi", "trtllm", "llamacpp", "ollama", "generic");
   }
 
   @Test
@@ -77,20 +96,26 @@ class EngineSpecValidationTest {
     for (String figure : List.of("pool", "engineContext")) {
       JsonNode source = role.at("/properties/generic/properties/" + figure);
       assertThat(rulesAccept(source, Map.of("jsonPointer", "/kv/tokens"))).isTrue();
-      assertThat(rulesAccept(source, Map.of("metric", "kv_tokens", "labels", Map.of("rank", "0")))).isTrue();
-      assertThat(rulesAccept(source, Map.of("jsonPointer", "/kv", "metric", "kv_tokens"))).isFalse();
+      assertThat(rulesAccept(source, Map.of("metric", "kv_tokens", "labels", Map.of("rank", "0"))))
+          .isTrue();
+      assertThat(rulesAccept(source, Map.of("jsonPointer", "/kv", "metric", "kv_tokens")))
+          .isFalse();
       assertThat(rulesAccept(source, Map.of("multiplier", 16L))).isFalse();
-      assertThat(rulesAccept(source, Map.of("jsonPointer", "/kv", "labels", Map.of("rank", "0")))).isFalse();
+      assertThat(rulesAccept(source, Map.of("jsonPointer", "/kv", "labels", Map.of("rank", "0"))))
+          .isFalse();
       assertThat(source.at("/properties/multiplier/minimum").asDouble()).isEqualTo(1.0);
     }
-    assertThat(role.at("/properties/generic/required")).extracting(JsonNode::asText).containsExactly("path", "pool");
+    assertThat(role.at("/properties/generic/required"))
+        .extracting(JsonNode::asText)
+        .containsExactly("path", "pool");
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"/metrics", "/", "/v1/stats?format=json", "/api/ps"})
   void pathsOnTheEngineAreAccepted(String path) {
     assertThat(matches(role.at("/properties/generic/properties/path"), path)).isTrue();
-    assertThat(matches(role.at("/properties/generic/properties/pool/properties/path"), path)).isTrue();
+    assertThat(matches(role.at("/properties/generic/properties/pool/properties/path"), path))
+        .isTrue();
   }
 
   @ParameterizedTest
@@ -122,11 +147,17 @@ class EngineSpecValidationTest {
 
   @Test
   void advisoriesAreOnByDefault() throws Exception {
-    JsonNode advisories = new ObjectMapper(new YAMLFactory())
-        .readTree(Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml").toFile())
-        .at("/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/engineAdvisories");
+    JsonNode advisories =
+        new ObjectMapper(new YAMLFactory())
+            .readTree(
+                Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml")
+                    .toFile())
+            .at(
+                "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/engineAdvisories");
     assertThat(advisories.get("default").asText()).isEqualTo("Enabled");
-    assertThat(advisories.get("enum")).extracting(JsonNode::asText).containsExactlyInAnyOrder("Enabled", "Disabled");
+    assertThat(advisories.get("enum"))
+        .extracting(JsonNode::asText)
+        .containsExactlyInAnyOrder("Enabled", "Disabled");
     assertThat(new ModelDeploymentSpec().effectiveEngineAdvisories()).isTrue();
   }
 }

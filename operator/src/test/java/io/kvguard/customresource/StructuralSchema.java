@@ -6,15 +6,17 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The structural-schema rules a real API server applies to a CRD before it stores it, for the parts kvguard's CRD
- * uses; re-stated from kubernetes/apiextensions-apiserver v0.36.3: {@code pkg/apiserver/schema/validation.go}
- * (validateStructuralInvariants: a type everywhere, the int-or-string form the only place anyOf may appear,
- * with nothing but a type inside it; metadata restricted to name and generateName) and
- * {@code pkg/apis/apiextensions/validation/validation.go} (list-type map: keys name scalar properties of object
- * items, each required or defaulted and not nullable; validateMapListKeysMapSet).
+ * The structural-schema rules a real API server applies to a CRD before it stores it, for the parts
+ * kvguard's CRD uses; re-stated from kubernetes/apiextensions-apiserver v0.36.3: {@code
+ * pkg/apiserver/schema/validation.go} (validateStructuralInvariants: a type everywhere, the
+ * int-or-string form the only place anyOf may appear, with nothing but a type inside it; metadata
+ * restricted to name and generateName) and {@code pkg/apis/apiextensions/validation/validation.go}
+ * (list-type map: keys name scalar properties of object items, each required or defaulted and not
+ * nullable; validateMapListKeysMapSet).
  */
 final class StructuralSchema {
-  private static final Set<String> TYPES = Set.of("object", "array", "string", "integer", "number", "boolean");
+  private static final Set<String> TYPES =
+      Set.of("object", "array", "string", "integer", "number", "boolean");
   private static final Set<String> JUNCTORS = Set.of("anyOf", "allOf", "oneOf", "not");
 
   private StructuralSchema() {}
@@ -31,10 +33,16 @@ final class StructuralSchema {
     boolean intOrString = s.path("x-kubernetes-int-or-string").asBoolean(false);
     if (intOrString) {
       JsonNode anyOf = s.path("anyOf");
-      boolean canonical = anyOf.size() == 2 && anyOf.get(0).size() == 1 && anyOf.get(1).size() == 1
-          && anyOf.get(0).path("type").asText().equals("integer") && anyOf.get(1).path("type").asText().equals("string");
+      boolean canonical =
+          anyOf.size() == 2
+              && anyOf.get(0).size() == 1
+              && anyOf.get(1).size() == 1
+              && anyOf.get(0).path("type").asText().equals("integer")
+              && anyOf.get(1).path("type").asText().equals("string");
       if (!canonical) {
-        problems.add(at + ": x-kubernetes-int-or-string needs exactly anyOf [{type: integer}, {type: string}]");
+        problems.add(
+            at
+                + ": x-kubernetes-int-or-string needs exactly anyOf [{type: integer}, {type: string}]");
       }
       if (s.has("type")) {
         problems.add(at + ": an int-or-string has no type of its own");
@@ -51,11 +59,17 @@ final class StructuralSchema {
       problems.add(at + ": nullable (kvguard's schema never needs it)");
     }
     if (root && s.path("properties").has("metadata")) {
-      s.path("properties").get("metadata").path("properties").fieldNames().forEachRemaining(name -> {
-        if (!name.equals("name") && !name.equals("generateName")) {
-          problems.add(at + ": metadata may restrict only name and generateName, not " + name);
-        }
-      });
+      s.path("properties")
+          .get("metadata")
+          .path("properties")
+          .fieldNames()
+          .forEachRemaining(
+              name -> {
+                if (!name.equals("name") && !name.equals("generateName")) {
+                  problems.add(
+                      at + ": metadata may restrict only name and generateName, not " + name);
+                }
+              });
     }
     if (s.has("properties") && s.has("additionalProperties")) {
       problems.add(at + ": properties and additionalProperties together");
@@ -67,8 +81,10 @@ final class StructuralSchema {
       problems.add(at + ": an array needs one items schema");
     }
     listMap(s, at, problems);
-    s.path("properties").fieldNames().forEachRemaining(name ->
-        check(s.path("properties").get(name), path + "." + name, false, problems));
+    s.path("properties")
+        .fieldNames()
+        .forEachRemaining(
+            name -> check(s.path("properties").get(name), path + "." + name, false, problems));
     if (s.path("additionalProperties").isObject()) {
       check(s.get("additionalProperties"), path + "[*]", false, problems);
     }

@@ -1,8 +1,9 @@
 package io.kvguard.customresource;
 
 /**
- * The unsigned, saturating arithmetic of cel-go's cost estimator (google/cel-go v0.26.0, checker/cost.go:
- * addUint64NoOverflow, multiplyUint64NoOverflow, multiplyByCostFactor), on Java longs read as uint64.
+ * The unsigned, saturating arithmetic of cel-go's cost estimator (google/cel-go v0.26.0,
+ * checker/cost.go: addUint64NoOverflow, multiplyUint64NoOverflow, multiplyByCostFactor), on Java
+ * longs read as uint64.
  */
 final class Uint64 {
   static final long MAX = -1L; // math.MaxUint64
@@ -48,7 +49,9 @@ final class Uint64 {
   }
 
   static String format(long x) {
-    return x == MAX ? "2^64-1 (saturated)" : String.format("%,d", new java.math.BigInteger(Long.toUnsignedString(x)));
+    return x == MAX
+        ? "2^64-1 (saturated)"
+        : String.format("%,d", new java.math.BigInteger(Long.toUnsignedString(x)));
   }
 
   private static double toDouble(long x) {

@@ -21,21 +21,30 @@ class DocsCoverageTest {
 
   @Test
   void everySpecFieldOfTheCrdIsInTheReference() throws IOException {
-    JsonNode crd = new ObjectMapper(new YAMLFactory())
-        .readTree(Files.readString(Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml")));
+    JsonNode crd =
+        new ObjectMapper(new YAMLFactory())
+            .readTree(
+                Files.readString(
+                    Path.of("target/classes/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml")));
     List<String> paths = new ArrayList<>();
     collect(crd.at("/spec/versions/0/schema/openAPIV3Schema/properties/spec"), "spec", paths);
     String reference = Files.readString(DOCS.resolve("reference.md"));
     assertThat(paths).hasSizeGreaterThan(10);
-    assertThat(paths).allSatisfy(path -> assertThat(reference).as("docs/reference.md documents %s", path)
-        .contains("`" + path + "`"));
+    assertThat(paths)
+        .allSatisfy(
+            path ->
+                assertThat(reference)
+                    .as("docs/reference.md documents %s", path)
+                    .contains("`" + path + "`"));
   }
 
   @Test
   void everyReasonHasARunbookSection() throws IOException {
     String runbook = Files.readString(DOCS.resolve("runbook.md"));
     for (GateReason reason : GateReason.values()) {
-      assertThat(runbook).as("docs/runbook.md has a section for %s", reason).contains("\n## " + reason.name() + "\n");
+      assertThat(runbook)
+          .as("docs/runbook.md has a section for %s", reason)
+          .contains("\n## " + reason.name() + "\n");
     }
   }
 

@@ -17,41 +17,57 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The examples users copy: each ModelDeployment is admitted by the generated CRD's schema and CEL rules, and
- * every workload whose pods a ModelDeployment selects declares the kvguard.io/pool-verified readiness gate in its pod
- * template (a router's own Deployment, a Service or an InferencePool in the same file is not such a workload).
+ * The examples users copy: each ModelDeployment is admitted by the generated CRD's schema and CEL
+ * rules, and every workload whose pods a ModelDeployment selects declares the
+ * kvguard.io/pool-verified readiness gate in its pod template (a router's own Deployment, a Service
+ * or an InferencePool in the same file is not such a workload).
  */
 class ExamplesTest {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
-  private static final java.util.Set<String> WORKLOADS = java.util.Set.of("Deployment", "LeaderWorkerSet", "LLMInferenceService");
+  private static final java.util.Set<String> WORKLOADS =
+      java.util.Set.of("Deployment", "LeaderWorkerSet", "LLMInferenceService");
 
   static Stream<Path> examples() throws IOException {
-    return Files.list(Path.of("../docs/examples")).filter(p -> p.toString().endsWith(".yaml")).sorted();
+    return Files.list(Path.of("../docs/examples"))
+        .filter(p -> p.toString().endsWith(".yaml"))
+        .sorted();
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("examples")
   void modelDeploymentsAreValidAndWorkloadsCarryTheReadinessGate(Path file) throws IOException {
     List<JsonNode> documents = new ArrayList<>();
-    YAML.readerFor(JsonNode.class).readValues(new YAMLFactory().createParser(file.toFile())).forEachRemaining(d -> documents.add((JsonNode) d));
+    YAML.readerFor(JsonNode.class)
+        .readValues(new YAMLFactory().createParser(file.toFile()))
+        .forEachRemaining(d -> documents.add((JsonNode) d));
     assertThat(documents).extracting(d -> d.path("kind").asText()).contains("ModelDeployment");
     List<JsonNode> roleSelectors = new ArrayList<>();
-    documents.stream().filter(d -> d.path("kind").asText().equals("ModelDeployment"))
-        .forEach(d -> d.at("/spec/roles").forEach(r -> roleSelectors.add(r.at("/selector/matchLabels"))));
+    documents.stream()
+        .filter(d -> d.path("kind").asText().equals("ModelDeployment"))
+        .forEach(
+            d ->
+                d.at("/spec/roles").forEach(r -> roleSelectors.add(r.at("/selector/matchLabels"))));
     int workloads = 0;
     for (JsonNode document : documents) {
       String kind = document.path("kind").asText();
       if (kind.equals("ModelDeployment")) {
-        assertThat(CrdRulesAccess.violations(new YAMLMapper().writeValueAsString(document))).as(file.toString()).isEmpty();
+        assertThat(CrdRulesAccess.violations(new YAMLMapper().writeValueAsString(document)))
+            .as(file.toString())
+            .isEmpty();
       } else if (WORKLOADS.contains(kind)) {
-        JsonNode podSpec = switch (kind) {
-          case "LeaderWorkerSet" -> document.at("/spec/leaderWorkerTemplate/leaderTemplate/spec");
-          case "LLMInferenceService" -> document.at("/spec/template");
-          default -> document.at("/spec/template/spec");
-        };
-        JsonNode labels = kind.equals("LeaderWorkerSet") ? document.at("/spec/leaderWorkerTemplate/leaderTemplate/metadata/labels")
-            : document.at("/spec/template/metadata/labels");
-        if (kind.equals("Deployment") && roleSelectors.stream().noneMatch(s -> selects(s, labels))) {
+        JsonNode podSpec =
+            switch (kind) {
+              case "LeaderWorkerSet" ->
+                  document.at("/spec/leaderWorkerTemplate/leaderTemplate/spec");
+              case "LLMInferenceService" -> document.at("/spec/template");
+              default -> document.at("/spec/template/spec");
+            };
+        JsonNode labels =
+            kind.equals("LeaderWorkerSet")
+                ? document.at("/spec/leaderWorkerTemplate/leaderTemplate/metadata/labels")
+                : document.at("/spec/template/metadata/labels");
+        if (kind.equals("Deployment")
+            && roleSelectors.stream().noneMatch(s -> selects(s, labels))) {
           continue; // not an engine kvguard guards (e.g. a router's own Deployment)
         }
         assertThat(podSpec.path("readinessGates").findValuesAsText("conditionType"))

@@ -15,8 +15,8 @@ import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kvguard.customresource.CrdRulesAccess;
-import io.kvguard.testkit.EmbeddedApiServer;
 import io.kvguard.gate.GatePatchPlanner;
+import io.kvguard.testkit.EmbeddedApiServer;
 import io.kvguard.verdict.GateDecision;
 import io.kvguard.verdict.GateReason;
 import java.io.IOException;
@@ -33,25 +33,31 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Every example under docs/examples applied to the embedded API server, as a user would apply it, and the traffic
- * each router in it would send, by the rule read in the router's source (docs/routing.md): before kvguard verified a
- * pod no router reaches it, after kvguard's own writes (the planner's condition and label patches) every router
- * reaches verified pods, and after a refusal none again.
+ * Every example under docs/examples applied to the embedded API server, as a user would apply it,
+ * and the traffic each router in it would send, by the rule read in the router's source
+ * (docs/routing.md): before kvguard verified a pod no router reaches it, after kvguard's own writes
+ * (the planner's condition and label patches) every router reaches verified pods, and after a
+ * refusal none again.
  */
 class RoutingExamplesIT {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
-  private static final GateDecision VERIFIED = new GateDecision(true, GateReason.PoolSufficient, "pool 262144 tokens");
-  private static final GateDecision REFUSED = new GateDecision(false, GateReason.PoolTooSmall, "pool 65536 tokens");
+  private static final GateDecision VERIFIED =
+      new GateDecision(true, GateReason.PoolSufficient, "pool 262144 tokens");
+  private static final GateDecision REFUSED =
+      new GateDecision(false, GateReason.PoolTooSmall, "pool 65536 tokens");
 
   static Stream<Path> examples() throws IOException {
-    return Files.list(Path.of("../docs/examples")).filter(p -> p.toString().endsWith(".yaml")).sorted();
+    return Files.list(Path.of("../docs/examples"))
+        .filter(p -> p.toString().endsWith(".yaml"))
+        .sorted();
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("examples")
   void appliesAndNoRouterReachesAPodKvguardHasNotVerified(Path file) throws IOException {
     List<JsonNode> documents = read(file);
-    try (EmbeddedApiServer api = new EmbeddedApiServer(); NamespacedKubernetesClient client = api.client()) {
+    try (EmbeddedApiServer api = new EmbeddedApiServer();
+        NamespacedKubernetesClient client = api.client()) {
       api.applyModelDeploymentCrd(client);
       List<ExampleRouters.Router> routers = new ArrayList<>();
       List<Pod> pods = new ArrayList<>();
@@ -60,14 +66,21 @@ class RoutingExamplesIT {
         apply(client, document);
         routers.addAll(ExampleRouters.of(document));
         for (ExampleWorkloads.TemplatePod template : ExampleWorkloads.pods(document)) {
-          pods.add(client.resource(ExampleWorkloads.running(namespace(document), template, pods.size())).create());
+          pods.add(
+              client
+                  .resource(ExampleWorkloads.running(namespace(document), template, pods.size()))
+                  .create());
         }
       }
       assertThat(pods).as("%s creates pods", file).isNotEmpty();
       Set<String> guarded = guarded(client, documents);
       Set<String> gated = new TreeSet<>();
-      pods.stream().filter(p -> !p.getSpec().getReadinessGates().isEmpty()).forEach(p -> gated.add(p.getMetadata().getName()));
-      assertThat(guarded).as("a pod with the gate that no role selects is never Ready").containsAll(gated);
+      pods.stream()
+          .filter(p -> !p.getSpec().getReadinessGates().isEmpty())
+          .forEach(p -> gated.add(p.getMetadata().getName()));
+      assertThat(guarded)
+          .as("a pod with the gate that no role selects is never Ready")
+          .containsAll(gated);
       if (file.getFileName().toString().startsWith("routing-")) {
         assertThat(routers).as("%s shows a router", file).isNotEmpty();
       }
@@ -78,7 +91,9 @@ class RoutingExamplesIT {
       for (ExampleRouters.Router router : routers) {
         Set<String> reached = routed(client, List.of(router));
         assertThat(reached).as("%s reaches verified pods", router.name()).isNotEmpty();
-        assertThat(guarded).as("%s reaches only pods kvguard guards", router.name()).containsAll(reached);
+        assertThat(guarded)
+            .as("%s reaches only pods kvguard guards", router.name())
+            .containsAll(reached);
       }
 
       write(client, guarded, REFUSED);
@@ -95,10 +110,15 @@ class RoutingExamplesIT {
       return ThirdPartyKinds.violations(document);
     }
     if (kind.equals("Deployment")) {
-      // apps/v1 validation: "selector does not match template labels" (a real API server refuses it).
-      Map<String, String> selector = YAML.convertValue(document.at("/spec/selector/matchLabels"), Map.class);
-      Map<String, String> labels = YAML.convertValue(document.at("/spec/template/metadata/labels"), Map.class);
-      return labels.entrySet().containsAll(selector.entrySet()) ? List.of() : List.of("selector does not match template labels");
+      // apps/v1 validation: "selector does not match template labels" (a real API server refuses
+      // it).
+      Map<String, String> selector =
+          YAML.convertValue(document.at("/spec/selector/matchLabels"), Map.class);
+      Map<String, String> labels =
+          YAML.convertValue(document.at("/spec/template/metadata/labels"), Map.class);
+      return labels.entrySet().containsAll(selector.entrySet())
+          ? List.of()
+          : List.of("selector does not match template labels");
     }
     return List.of();
   }
@@ -107,24 +127,39 @@ class RoutingExamplesIT {
     if (ThirdPartyKinds.known(document.path("kind").asText())) {
       ThirdPartyKinds.register(client, document);
     }
-    HasMetadata resource = client.getKubernetesSerialization().unmarshal(YAML.writeValueAsString(document));
+    HasMetadata resource =
+        client.getKubernetesSerialization().unmarshal(YAML.writeValueAsString(document));
     HasMetadata created = client.resource(resource).create();
     assertThat(created.getMetadata().getUid()).as("%s created", describe(document)).isNotNull();
     if (resource instanceof GenericKubernetesResource) {
-      assertThat(client.genericKubernetesResources(document.path("apiVersion").asText(), document.path("kind").asText())
-          .inNamespace(namespace(document)).withName(resource.getMetadata().getName()).get())
-          .as("%s can be read back", describe(document)).isNotNull();
+      assertThat(
+              client
+                  .genericKubernetesResources(
+                      document.path("apiVersion").asText(), document.path("kind").asText())
+                  .inNamespace(namespace(document))
+                  .withName(resource.getMetadata().getName())
+                  .get())
+          .as("%s can be read back", describe(document))
+          .isNotNull();
     }
   }
 
-  /** The pods some role of some ModelDeployment selects (the API server's own label-selector semantics). */
+  /**
+   * The pods some role of some ModelDeployment selects (the API server's own label-selector
+   * semantics).
+   */
   private static Set<String> guarded(KubernetesClient client, List<JsonNode> documents) {
     Set<String> names = new TreeSet<>();
     for (JsonNode document : documents) {
       if (document.path("kind").asText().equals("ModelDeployment")) {
         for (JsonNode role : document.at("/spec/roles")) {
           LabelSelector selector = YAML.convertValue(role.path("selector"), LabelSelector.class);
-          client.pods().inNamespace(namespace(document)).withLabelSelector(selector).list().getItems()
+          client
+              .pods()
+              .inNamespace(namespace(document))
+              .withLabelSelector(selector)
+              .list()
+              .getItems()
               .forEach(p -> names.add(p.getMetadata().getName()));
         }
       }
@@ -136,20 +171,30 @@ class RoutingExamplesIT {
     Set<String> names = new TreeSet<>();
     for (ExampleRouters.Router router : routers) {
       client.pods().inAnyNamespace().withLabels(router.selector()).list().getItems().stream()
-          .filter(router::routes).forEach(p -> names.add(p.getMetadata().getName()));
+          .filter(router::routes)
+          .forEach(p -> names.add(p.getMetadata().getName()));
     }
     return names;
   }
 
-  /** kvguard's writes for {@code decision} on every guarded pod: the planner's pods/status patch, then the label. */
+  /**
+   * kvguard's writes for {@code decision} on every guarded pod: the planner's pods/status patch,
+   * then the label.
+   */
   private static void write(KubernetesClient client, Set<String> guarded, GateDecision decision) {
     for (Pod pod : client.pods().inAnyNamespace().list().getItems()) {
       if (!guarded.contains(pod.getMetadata().getName())) {
         continue;
       }
-      var resource = client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName());
+      var resource =
+          client
+              .pods()
+              .inNamespace(pod.getMetadata().getNamespace())
+              .withName(pod.getMetadata().getName());
       GatePatchPlanner.conditionPatch(pod, decision, Instant.parse("2026-01-01T00:00:00Z"))
-          .ifPresent(patch -> resource.subresource("status").patch(PatchContext.of(PatchType.JSON), patch));
+          .ifPresent(
+              patch ->
+                  resource.subresource("status").patch(PatchContext.of(PatchType.JSON), patch));
       GatePatchPlanner.labelPatch(resource.get(), decision)
           .ifPresent(patch -> resource.patch(PatchContext.of(PatchType.JSON), patch));
     }
@@ -157,7 +202,8 @@ class RoutingExamplesIT {
 
   private static List<JsonNode> read(Path file) throws IOException {
     List<JsonNode> documents = new ArrayList<>();
-    YAML.readerFor(JsonNode.class).readValues(new YAMLFactory().createParser(file.toFile()))
+    YAML.readerFor(JsonNode.class)
+        .readValues(new YAMLFactory().createParser(file.toFile()))
         .forEachRemaining(d -> documents.add((JsonNode) d));
     return documents;
   }

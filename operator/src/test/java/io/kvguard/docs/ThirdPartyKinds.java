@@ -18,9 +18,10 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The routers' own kinds in the examples (InferencePool, LLMInferenceService, LeaderWorkerSet): registered with the
- * embedded API server so they can be created, and checked against the fields their projects define
- * (src/test/resources/router-schemas.yaml, restated from each project's API types at a tag).
+ * The routers' own kinds in the examples (InferencePool, LLMInferenceService, LeaderWorkerSet):
+ * registered with the embedded API server so they can be created, and checked against the fields
+ * their projects define (src/test/resources/router-schemas.yaml, restated from each project's API
+ * types at a tag).
  */
 final class ThirdPartyKinds {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
@@ -33,7 +34,10 @@ final class ThirdPartyKinds {
     return SCHEMAS.path("definitions").has(kind);
   }
 
-  /** What a real API server with the project's CRD installed would refuse in {@code document}; empty when none. */
+  /**
+   * What a real API server with the project's CRD installed would refuse in {@code document}; empty
+   * when none.
+   */
   static List<String> violations(JsonNode document) {
     String kind = document.path("kind").asText();
     ObjectNode root = SCHEMAS.deepCopy();
@@ -50,7 +54,10 @@ final class ThirdPartyKinds {
     return problems;
   }
 
-  /** Registers the kind of {@code document} (group and version from its apiVersion) with the API server. */
+  /**
+   * Registers the kind of {@code document} (group and version from its apiVersion) with the API
+   * server.
+   */
   static void register(KubernetesClient client, JsonNode document) {
     String kind = document.path("kind").asText();
     String[] groupVersion = document.path("apiVersion").asText().split("/");
@@ -59,14 +66,32 @@ final class ThirdPartyKinds {
     if (client.apiextensions().v1().customResourceDefinitions().withName(name).get() != null) {
       return;
     }
-    CustomResourceDefinition crd = new CustomResourceDefinitionBuilder()
-        .withNewMetadata().withName(name).endMetadata()
-        .withNewSpec().withGroup(groupVersion[0]).withScope("Namespaced")
-        .withNewNames().withKind(kind).withPlural(plural).withSingular(kind.toLowerCase(Locale.ROOT)).endNames()
-        .addNewVersion().withName(groupVersion[1]).withServed(true).withStorage(true)
-        .withNewSchema().withNewOpenAPIV3Schema().withType("object").withXKubernetesPreserveUnknownFields(true)
-        .endOpenAPIV3Schema().endSchema().endVersion()
-        .endSpec().build();
+    CustomResourceDefinition crd =
+        new CustomResourceDefinitionBuilder()
+            .withNewMetadata()
+            .withName(name)
+            .endMetadata()
+            .withNewSpec()
+            .withGroup(groupVersion[0])
+            .withScope("Namespaced")
+            .withNewNames()
+            .withKind(kind)
+            .withPlural(plural)
+            .withSingular(kind.toLowerCase(Locale.ROOT))
+            .endNames()
+            .addNewVersion()
+            .withName(groupVersion[1])
+            .withServed(true)
+            .withStorage(true)
+            .withNewSchema()
+            .withNewOpenAPIV3Schema()
+            .withType("object")
+            .withXKubernetesPreserveUnknownFields(true)
+            .endOpenAPIV3Schema()
+            .endSchema()
+            .endVersion()
+            .endSpec()
+            .build();
     client.apiextensions().v1().customResourceDefinitions().resource(crd).create();
   }
 

@@ -4,10 +4,10 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.kvguard.testkit.FakeEngineOptions;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.PodVerdictStatus;
 import io.kvguard.gate.GateNames;
+import io.kvguard.testkit.FakeEngineOptions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -15,9 +15,9 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A cluster the gate scenarios run on, with the operator watching it: the embedded API server in CI, or any
- * real cluster. Only creating engine pods and restarting engines differ between the two; everything else is
- * plain Kubernetes API calls, shared here.
+ * A cluster the gate scenarios run on, with the operator watching it: the embedded API server in
+ * CI, or any real cluster. Only creating engine pods and restarting engines differ between the two;
+ * everything else is plain Kubernetes API calls, shared here.
  */
 public interface ClusterDriver extends AutoCloseable {
 
@@ -26,19 +26,29 @@ public interface ClusterDriver extends AutoCloseable {
   /** The namespace the scenario's pods and ModelDeployments live in (the operator watches it). */
   String namespace();
 
-  /** How long a scenario waits for the operator to reach a state (pods on real clusters take a while). */
+  /**
+   * How long a scenario waits for the operator to reach a state (pods on real clusters take a
+   * while).
+   */
   Duration patience();
 
-  /** Whether a kubelet computes the pods' Ready condition from their readiness gates (real clusters only). */
+  /**
+   * Whether a kubelet computes the pods' Ready condition from their readiness gates (real clusters
+   * only).
+   */
   boolean kubeletComputesReadiness();
 
   /**
-   * A Running pod whose engine container (port named {@value #ENGINE_PORT}) serves a fake engine with these
-   * figures, and which declares the readiness gate. Returns once the engine container runs.
+   * A Running pod whose engine container (port named {@value #ENGINE_PORT}) serves a fake engine
+   * with these figures, and which declares the readiness gate. Returns once the engine container
+   * runs.
    */
   void createEnginePod(String name, Map<String, String> labels, FakeEngineOptions engine);
 
-  /** The pod's engine process restarts (a new container, restart count + 1) and comes back with these figures. */
+  /**
+   * The pod's engine process restarts (a new container, restart count + 1) and comes back with
+   * these figures.
+   */
   void restartEngine(String name, FakeEngineOptions engine);
 
   @Override
@@ -52,7 +62,11 @@ public interface ClusterDriver extends AutoCloseable {
   }
 
   default void delete(String modelDeployment) {
-    client().resources(ModelDeployment.class).inNamespace(namespace()).withName(modelDeployment).delete();
+    client()
+        .resources(ModelDeployment.class)
+        .inNamespace(namespace())
+        .withName(modelDeployment)
+        .delete();
   }
 
   default ModelDeployment modelDeployment(String name) {
@@ -68,12 +82,15 @@ public interface ClusterDriver extends AutoCloseable {
     if (pod == null || pod.getStatus() == null || pod.getStatus().getConditions() == null) {
       return Optional.empty();
     }
-    return pod.getStatus().getConditions().stream().filter(c -> GateNames.CONDITION_TYPE.equals(c.getType())).findFirst();
+    return pod.getStatus().getConditions().stream()
+        .filter(c -> GateNames.CONDITION_TYPE.equals(c.getType()))
+        .findFirst();
   }
 
   default boolean labelled(String podName) {
     Pod pod = pod(podName);
-    return pod != null && pod.getMetadata().getLabels() != null
+    return pod != null
+        && pod.getMetadata().getLabels() != null
         && "true".equals(pod.getMetadata().getLabels().get(GateNames.VERIFIED_LABEL));
   }
 
@@ -83,8 +100,10 @@ public interface ClusterDriver extends AutoCloseable {
     if (pod == null || pod.getStatus() == null || pod.getStatus().getConditions() == null) {
       return Optional.empty();
     }
-    return pod.getStatus().getConditions().stream().filter(c -> "Ready".equals(c.getType()))
-        .map(PodCondition::getStatus).findFirst();
+    return pod.getStatus().getConditions().stream()
+        .filter(c -> "Ready".equals(c.getType()))
+        .map(PodCondition::getStatus)
+        .findFirst();
   }
 
   default Optional<String> condition(String modelDeployment, String type) {
@@ -92,7 +111,10 @@ public interface ClusterDriver extends AutoCloseable {
     if (md == null || md.getStatus() == null || md.getStatus().conditions == null) {
       return Optional.empty();
     }
-    return md.getStatus().conditions.stream().filter(c -> type.equals(c.getType())).map(c -> c.getStatus()).findFirst();
+    return md.getStatus().conditions.stream()
+        .filter(c -> type.equals(c.getType()))
+        .map(c -> c.getStatus())
+        .findFirst();
   }
 
   default Optional<PodVerdictStatus> verdict(String modelDeployment, String podName) {

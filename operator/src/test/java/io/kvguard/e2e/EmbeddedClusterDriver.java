@@ -5,9 +5,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
 import io.kvguard.KvguardConfig;
 import io.kvguard.KvguardOperator;
-import io.kvguard.testkit.FakeEngineOptions;
 import io.kvguard.testkit.EmbeddedApiServer;
 import io.kvguard.testkit.FakeEngine;
+import io.kvguard.testkit.FakeEngineOptions;
 import io.kvguard.testkit.SimulatedPods;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -21,8 +21,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The scenarios' cluster in CI: the embedded API server, one fake engine per pod on loopback, SimulatedPods in
- * the kubelet's place, and the operator in-process as production wires it (leader election on).
+ * The scenarios' cluster in CI: the embedded API server, one fake engine per pod on loopback,
+ * SimulatedPods in the kubelet's place, and the operator in-process as production wires it (leader
+ * election on).
  */
 final class EmbeddedClusterDriver implements ClusterDriver {
   private static final String NAMESPACE = "inference";
@@ -37,12 +38,22 @@ final class EmbeddedClusterDriver implements ClusterDriver {
   EmbeddedClusterDriver() {
     api.applyModelDeploymentCrd(client);
     for (String namespace : List.of(NAMESPACE, OPERATOR_NAMESPACE)) {
-      client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
+      client
+          .namespaces()
+          .resource(
+              new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
           .create();
     }
-    KvguardConfig config = new KvguardConfig(Set.of(), 0, true, OPERATOR_NAMESPACE, 8, 4 * 1024 * 1024, "kvguard-e2e-0");
-    operator = KvguardOperator.create(client, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
-        Clock.systemUTC(), false);
+    KvguardConfig config =
+        new KvguardConfig(
+            Set.of(), 0, true, OPERATOR_NAMESPACE, 8, 4 * 1024 * 1024, "kvguard-e2e-0");
+    operator =
+        KvguardOperator.create(
+            client,
+            config,
+            new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+            Clock.systemUTC(),
+            false);
     operator.start();
   }
 

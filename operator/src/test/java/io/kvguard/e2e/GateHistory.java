@@ -10,12 +10,15 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Every state of one pod's gate as a watch delivers it, so a scenario can prove a gate closed and re-opened
- * even when the closed state lasts only milliseconds.
+ * Every state of one pod's gate as a watch delivers it, so a scenario can prove a gate closed and
+ * re-opened even when the closed state lasts only milliseconds.
  */
 final class GateHistory implements Watcher<Pod>, AutoCloseable {
 
-  /** One observed state: the condition's status and reason, and whether the routing label was present. */
+  /**
+   * One observed state: the condition's status and reason, and whether the routing label was
+   * present.
+   */
   record State(String status, String reason, boolean labelled) {
     boolean open() {
       return "True".equals(status);
@@ -34,9 +37,17 @@ final class GateHistory implements Watcher<Pod>, AutoCloseable {
     if (pod.getStatus() == null || pod.getStatus().getConditions() == null) {
       return;
     }
-    pod.getStatus().getConditions().stream().filter(c -> GateNames.CONDITION_TYPE.equals(c.getType())).findFirst()
-        .map(c -> new State(c.getStatus(), c.getReason(), pod.getMetadata().getLabels() != null
-            && "true".equals(pod.getMetadata().getLabels().get(GateNames.VERIFIED_LABEL))))
+    pod.getStatus().getConditions().stream()
+        .filter(c -> GateNames.CONDITION_TYPE.equals(c.getType()))
+        .findFirst()
+        .map(
+            c ->
+                new State(
+                    c.getStatus(),
+                    c.getReason(),
+                    pod.getMetadata().getLabels() != null
+                        && "true"
+                            .equals(pod.getMetadata().getLabels().get(GateNames.VERIFIED_LABEL))))
         .filter(state -> states.isEmpty() || !Objects.equals(states.get(states.size() - 1), state))
         .ifPresent(states::add);
   }
@@ -62,7 +73,8 @@ final class GateHistory implements Watcher<Pod>, AutoCloseable {
     if (closed < 0) {
       return false;
     }
-    return states.subList(closed, states.size()).stream().anyMatch(s -> s.open() && s.reason().equals("PoolSufficient"));
+    return states.subList(closed, states.size()).stream()
+        .anyMatch(s -> s.open() && s.reason().equals("PoolSufficient"));
   }
 
   @Override

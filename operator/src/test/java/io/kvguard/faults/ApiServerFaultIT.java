@@ -11,9 +11,9 @@ import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.WebSocket;
 import io.fabric8.mockwebserver.http.WebSocketListener;
 import io.kvguard.customresource.Engine;
+import io.kvguard.testing.OperatorHarness;
 import io.kvguard.testkit.EmbeddedApiServer;
 import io.kvguard.testkit.EngineShapes;
-import io.kvguard.testing.OperatorHarness;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,9 +28,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The API server misbehaves: conflicts, errors, throttling, a pod deleted under a running probe, a watch that
- * drops. The gate must still converge to the right value, with a bounded number of requests, and never
- * open on a guess.
+ * The API server misbehaves: conflicts, errors, throttling, a pod deleted under a running probe, a
+ * watch that drops. The gate must still converge to the right value, with a bounded number of
+ * requests, and never open on a guess.
  */
 class ApiServerFaultIT {
   private static final long WINDOW = 1_048_576;
@@ -47,15 +47,22 @@ class ApiServerFaultIT {
   }
 
   private void awaitGate(String pod, String status, String reason) {
-    await().atMost(Duration.ofSeconds(40)).untilAsserted(() ->
-        assertThat(h.gate(pod)).hasValueSatisfying(c -> {
-          assertThat(c.getReason()).isEqualTo(reason);
-          assertThat(c.getStatus()).isEqualTo(status);
-        }));
+    await()
+        .atMost(Duration.ofSeconds(40))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate(pod))
+                    .hasValueSatisfying(
+                        c -> {
+                          assertThat(c.getReason()).isEqualTo(reason);
+                          assertThat(c.getStatus()).isEqualTo(status);
+                        }));
   }
 
   private long count(String method, String pathPart) {
-    return h.api.requests().stream().filter(r -> r.method().equals(method) && r.path().contains(pathPart)).count();
+    return h.api.requests().stream()
+        .filter(r -> r.method().equals(method) && r.path().contains(pathPart))
+        .count();
   }
 
   private void createVerifiablePod() {
@@ -75,25 +82,39 @@ class ApiServerFaultIT {
   void conflictsOnPodStatusAndModelDeploymentStatusWritesAreRetriedUntilTheGateConverges() {
     h = new OperatorHarness();
     createVerifiablePod();
-    FaultBudget podConflicts = new FaultBudget(request("PATCH", "/pods/serve-0/status"), times(3, status(409, "Conflict")));
-    FaultBudget statusConflicts = new FaultBudget(request("PATCH", "/modeldeployments/glm/status"),
-        times(2, status(409, "Conflict")));
-    h.api.faults(r -> {
-      MockResponse answer = podConflicts.apply(r);
-      return answer != null ? answer : statusConflicts.apply(r);
-    });
+    FaultBudget podConflicts =
+        new FaultBudget(
+            request("PATCH", "/pods/serve-0/status"), times(3, status(409, "Conflict")));
+    FaultBudget statusConflicts =
+        new FaultBudget(
+            request("PATCH", "/modeldeployments/glm/status"), times(2, status(409, "Conflict")));
+    h.api.faults(
+        r -> {
+          MockResponse answer = podConflicts.apply(r);
+          return answer != null ? answer : statusConflicts.apply(r);
+        });
     h.start();
     createPolicy();
 
     awaitGate("serve-0", "True", "PoolSufficient");
-    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(h.status("glm").verified).isEqualTo("1/1"));
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(() -> assertThat(h.status("glm").verified).isEqualTo("1/1"));
     assertThat(podConflicts.spent()).isTrue();
     assertThat(statusConflicts.spent()).isTrue();
     await().untilAsserted(() -> assertThat(h.labelled("serve-0")).isTrue());
-    // Three conflicts, then the write that lands; a re-plan after a conflict may find nothing left to do.
-    System.out.println("api-faults conflicts: pod status patches=" + count("PATCH", "/pods/serve-0/status")
-        + " (409 injected " + podConflicts.injected() + "), modeldeployment status patches="
-        + count("PATCH", "/modeldeployments/glm/status") + " (409 injected " + statusConflicts.injected() + ")");
+    // Three conflicts, then the write that lands; a re-plan after a conflict may find nothing left
+    // to do.
+    System.out.println(
+        "api-faults conflicts: pod status patches="
+            + count("PATCH", "/pods/serve-0/status")
+            + " (409 injected "
+            + podConflicts.injected()
+            + "), modeldeployment status patches="
+            + count("PATCH", "/modeldeployments/glm/status")
+            + " (409 injected "
+            + statusConflicts.injected()
+            + ")");
     assertThat(count("PATCH", "/pods/serve-0/status")).isBetween(4L, 6L);
     assertThat(count("PATCH", "/modeldeployments/glm/status")).isLessThanOrEqualTo(8L);
   }
@@ -110,27 +131,44 @@ class ApiServerFaultIT {
     createPolicy();
 
     awaitGate("serve-0", "True", "PoolSufficient");
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(h.labelled("serve-0")).isTrue());
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(() -> assertThat(h.labelled("serve-0")).isTrue());
     assertThat(podErrors.injected()).isEqualTo(6);
     // Settled: no retry keeps going after success.
     long settled = count("PATCH", "/pods/serve-0");
-    System.out.println("api-faults errors: pod patches=" + settled + " (500 x3 and 429 x3 injected)");
-    // Six faults, two writes that land (condition, then label), and at most one re-planned retry per fault.
+    System.out.println(
+        "api-faults errors: pod patches=" + settled + " (500 x3 and 429 x3 injected)");
+    // Six faults, two writes that land (condition, then label), and at most one re-planned retry
+    // per fault.
     assertThat(settled).isLessThanOrEqualTo(6 + 2 + 6);
-    // Backoff: no retry follows its fault at once, and each waits longer than the one before (fabric8's
+    // Backoff: no retry follows its fault at once, and each waits longer than the one before
+    // (fabric8's
     // exponential backoff, from 100 ms).
-    List<EmbeddedApiServer.Request> patches = h.api.requests().stream()
-        .filter(r -> r.method().equals("PATCH") && r.path().split("\\?")[0].matches(".*/pods/serve-0(/status)?")).toList();
+    List<EmbeddedApiServer.Request> patches =
+        h.api.requests().stream()
+            .filter(
+                r ->
+                    r.method().equals("PATCH")
+                        && r.path().split("\\?")[0].matches(".*/pods/serve-0(/status)?"))
+            .toList();
     List<Long> gapsAfterFaultsMillis = new ArrayList<>();
     for (int i = 0; i + 1 < patches.size(); i++) {
       if (patches.get(i).status() >= 429) {
-        gapsAfterFaultsMillis.add((patches.get(i + 1).atNanos() - patches.get(i).atNanos()) / 1_000_000);
+        gapsAfterFaultsMillis.add(
+            (patches.get(i + 1).atNanos() - patches.get(i).atNanos()) / 1_000_000);
       }
     }
-    System.out.println("api-faults errors: ms from each fault to the next attempt " + gapsAfterFaultsMillis);
-    assertThat(gapsAfterFaultsMillis).hasSize(6).isSorted().allSatisfy(gap -> assertThat(gap).isGreaterThanOrEqualTo(50L));
-    await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).untilAsserted(() ->
-        assertThat(count("PATCH", "/pods/serve-0")).isEqualTo(settled));
+    System.out.println(
+        "api-faults errors: ms from each fault to the next attempt " + gapsAfterFaultsMillis);
+    assertThat(gapsAfterFaultsMillis)
+        .hasSize(6)
+        .isSorted()
+        .allSatisfy(gap -> assertThat(gap).isGreaterThanOrEqualTo(50L));
+    await()
+        .during(Duration.ofSeconds(3))
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(count("PATCH", "/pods/serve-0")).isEqualTo(settled));
   }
 
   @Test
@@ -138,45 +176,70 @@ class ApiServerFaultIT {
     h = new OperatorHarness();
     h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
     h.pod("serve-1", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
-    // An admission webhook that refuses every label change of serve-0, which comes first in each pass.
-    FaultBudget refusals = new FaultBudget(r -> r.getMethod().equals("PATCH")
-        && r.getPath().split("\\?")[0].endsWith("/pods/serve-0"), times(10_000, status(403, "Forbidden")));
+    // An admission webhook that refuses every label change of serve-0, which comes first in each
+    // pass.
+    FaultBudget refusals =
+        new FaultBudget(
+            r ->
+                r.getMethod().equals("PATCH")
+                    && r.getPath().split("\\?")[0].endsWith("/pods/serve-0"),
+            times(10_000, status(403, "Forbidden")));
     h.api.faults(refusals);
     h.start();
     createPolicy();
 
     awaitGate("serve-1", "True", "PoolSufficient");
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(h.labelled("serve-1")).isTrue());
-    // serve-0's condition landed (it is written before the label); its label never does, and the pass is retried.
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(() -> assertThat(h.labelled("serve-1")).isTrue());
+    // serve-0's condition landed (it is written before the label); its label never does, and the
+    // pass is retried.
     awaitGate("serve-0", "True", "PoolSufficient");
     assertThat(h.labelled("serve-0")).isFalse();
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(refusals.injected()).isGreaterThan(1));
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(() -> assertThat(refusals.injected()).isGreaterThan(1));
   }
 
   @Test
   void noPodIsWrittenUntilThePolicysFinalizerLands() {
     h = new OperatorHarness();
     createVerifiablePod();
-    java.util.function.BiPredicate<String, String> finalizerPatch = (method, path) -> method.equals("PATCH")
-        && path.split("\\?")[0].endsWith("/modeldeployments/glm");
-    FaultBudget finalizerErrors = new FaultBudget(r -> finalizerPatch.test(r.getMethod(), r.getPath()),
-        times(3, status(500, "InternalError")));
+    java.util.function.BiPredicate<String, String> finalizerPatch =
+        (method, path) ->
+            method.equals("PATCH") && path.split("\\?")[0].endsWith("/modeldeployments/glm");
+    FaultBudget finalizerErrors =
+        new FaultBudget(
+            r -> finalizerPatch.test(r.getMethod(), r.getPath()),
+            times(3, status(500, "InternalError")));
     h.api.faults(finalizerErrors);
     h.start();
     createPolicy();
 
     awaitGate("serve-0", "True", "PoolSufficient");
     assertThat(finalizerErrors.injected()).isEqualTo(3);
-    // Whatever kvguard wrote to the pod, deleting the policy can undo: the finalizer was in place first.
+    // Whatever kvguard wrote to the pod, deleting the policy can undo: the finalizer was in place
+    // first.
     List<EmbeddedApiServer.Request> requests = h.operatorRequests();
-    int finalizerLanded = java.util.stream.IntStream.range(0, requests.size())
-        .filter(i -> finalizerPatch.test(requests.get(i).method(), requests.get(i).path()) && requests.get(i).status() < 400)
-        .findFirst().orElseThrow();
-    int firstPodWrite = java.util.stream.IntStream.range(0, requests.size())
-        .filter(i -> !requests.get(i).method().equals("GET") && requests.get(i).path().contains("/pods/serve-0"))
-        .findFirst().orElseThrow();
+    int finalizerLanded =
+        java.util.stream.IntStream.range(0, requests.size())
+            .filter(
+                i ->
+                    finalizerPatch.test(requests.get(i).method(), requests.get(i).path())
+                        && requests.get(i).status() < 400)
+            .findFirst()
+            .orElseThrow();
+    int firstPodWrite =
+        java.util.stream.IntStream.range(0, requests.size())
+            .filter(
+                i ->
+                    !requests.get(i).method().equals("GET")
+                        && requests.get(i).path().contains("/pods/serve-0"))
+            .findFirst()
+            .orElseThrow();
     assertThat(finalizerLanded).isLessThan(firstPodWrite);
-    assertThat(h.get("glm").getMetadata().getFinalizers()).containsExactly("modeldeployments.kvguard.io/finalizer");
+    assertThat(h.get("glm").getMetadata().getFinalizers())
+        .containsExactly("modeldeployments.kvguard.io/finalizer");
   }
 
   @Test
@@ -185,39 +248,68 @@ class ApiServerFaultIT {
     CountDownLatch probing = new CountDownLatch(1);
     SglangFaultEngine shape = new SglangFaultEngine();
     try (RawEngine slow = new RawEngine().routes(shape.healthy())) {
-      slow.route("/server_info", (socket, out) -> {
-        probing.countDown();
-        RawEngine.drip("application/json", shape.poolBody(), 3).answer(socket, out); // about 2 s
-      });
+      slow.route(
+          "/server_info",
+          (socket, out) -> {
+            probing.countDown();
+            RawEngine.drip("application/json", shape.poolBody(), 3)
+                .answer(socket, out); // about 2 s
+          });
       h.pods.createRunning(OperatorHarness.NAMESPACE, "serve-0", SERVE, slow.port(), true);
       h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
       await().atMost(Duration.ofSeconds(20)).until(() -> probing.getCount() == 0);
       h.api.clearRequests();
       h.client.pods().inNamespace(OperatorHarness.NAMESPACE).withName("serve-0").delete();
 
-      await().atMost(Duration.ofSeconds(20)).until(() -> h.status("glm") != null
-          && h.status("glm").pods.isEmpty());
-      // Watch the operator's traffic (recorded locally, so watching adds none) for a few quiet seconds.
-      await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(6)).untilAsserted(() -> {
-        List<EmbeddedApiServer.Request> writes = h.api.requests().stream()
-            .filter(r -> r.path().contains("/pods") && !r.method().equals("GET") && !r.method().equals("DELETE")).toList();
-        assertThat(writes).as("writes to a deleted pod").allSatisfy(r -> assertThat(r.status()).isGreaterThanOrEqualTo(400))
-            .hasSizeLessThanOrEqualTo(2);
-        assertThat(h.api.requests().stream().filter(r -> r.status() >= 400)).as("no error storm").hasSizeLessThanOrEqualTo(4);
-      });
-      assertThat(h.api.requests()).noneMatch(r -> r.method().equals("POST") && r.path().contains("/pods"));
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> h.status("glm") != null && h.status("glm").pods.isEmpty());
+      // Watch the operator's traffic (recorded locally, so watching adds none) for a few quiet
+      // seconds.
+      await()
+          .during(Duration.ofSeconds(4))
+          .atMost(Duration.ofSeconds(6))
+          .untilAsserted(
+              () -> {
+                List<EmbeddedApiServer.Request> writes =
+                    h.api.requests().stream()
+                        .filter(
+                            r ->
+                                r.path().contains("/pods")
+                                    && !r.method().equals("GET")
+                                    && !r.method().equals("DELETE"))
+                        .toList();
+                assertThat(writes)
+                    .as("writes to a deleted pod")
+                    .allSatisfy(r -> assertThat(r.status()).isGreaterThanOrEqualTo(400))
+                    .hasSizeLessThanOrEqualTo(2);
+                assertThat(h.api.requests().stream().filter(r -> r.status() >= 400))
+                    .as("no error storm")
+                    .hasSizeLessThanOrEqualTo(4);
+              });
+      assertThat(h.api.requests())
+          .noneMatch(r -> r.method().equals("POST") && r.path().contains("/pods"));
       assertThat(h.getPod("serve-0")).as("not resurrected").isNull();
     }
   }
 
-  /** Opens the watch as asked, then closes it after {@code afterMillis}: a watch the server drops. */
+  /**
+   * Opens the watch as asked, then closes it after {@code afterMillis}: a watch the server drops.
+   */
   private Supplier<MockResponse> droppedWatch(long afterMillis) {
-    return () -> new MockResponse().withWebSocketUpgrade(new WebSocketListener() {
-      @Override
-      public void onOpen(WebSocket webSocket, io.fabric8.mockwebserver.http.Response response) {
-        timer.schedule(() -> webSocket.close(1000, "dropped by the test"), afterMillis, TimeUnit.MILLISECONDS);
-      }
-    });
+    return () ->
+        new MockResponse()
+            .withWebSocketUpgrade(
+                new WebSocketListener() {
+                  @Override
+                  public void onOpen(
+                      WebSocket webSocket, io.fabric8.mockwebserver.http.Response response) {
+                    timer.schedule(
+                        () -> webSocket.close(1000, "dropped by the test"),
+                        afterMillis,
+                        TimeUnit.MILLISECONDS);
+                  }
+                });
   }
 
   @Test
@@ -227,18 +319,25 @@ class ApiServerFaultIT {
     answers.add(droppedWatch(1_500));
     answers.add(status(500, "InternalError"));
     answers.add(droppedWatch(200));
-    FaultBudget watchFaults = new FaultBudget(r -> r.getMethod().equals("GET") && r.getPath().contains("pods")
-        && r.getPath().contains("watch=true"), answers);
+    FaultBudget watchFaults =
+        new FaultBudget(
+            r ->
+                r.getMethod().equals("GET")
+                    && r.getPath().contains("pods")
+                    && r.getPath().contains("watch=true"),
+            answers);
     h.api.faults(watchFaults);
     h.start();
-    // Pods are watched only in namespaces that hold a ModelDeployment (issue 18 §2): the policy starts the watch.
+    // Pods are watched only in namespaces that hold a ModelDeployment (issue 18 §2): the policy
+    // starts the watch.
     serveOneVerifiedPod();
     await().atMost(Duration.ofSeconds(30)).until(watchFaults::spent);
     awaitGate("serve-0", "True", "PoolSufficient");
     // A change after the reconnect must still arrive: the engine restarts with a pool too small.
     h.client.pods().inNamespace(OperatorHarness.NAMESPACE).withName("serve-0").delete();
     await().atMost(Duration.ofSeconds(10)).until(() -> h.getPod("serve-0") == null);
-    LatePods.add(h, "serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
+    LatePods.add(
+        h, "serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
     awaitGate("serve-0", "False", "PoolTooSmall");
     await().untilAsserted(() -> assertThat(h.labelled("serve-0")).isFalse());
   }

@@ -11,8 +11,9 @@ import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
- * An API-server fault hook: requests matching {@code which} get the queued answers one by one, then pass
- * through to the server. Counts how many it answered, so a test can say how many faults the operator met.
+ * An API-server fault hook: requests matching {@code which} get the queued answers one by one, then
+ * pass through to the server. Counts how many it answered, so a test can say how many faults the
+ * operator met.
  */
 final class FaultBudget implements Function<RecordedRequest, MockResponse> {
   private final Predicate<RecordedRequest> which;
@@ -26,8 +27,10 @@ final class FaultBudget implements Function<RecordedRequest, MockResponse> {
 
   static Supplier<MockResponse> status(int code, String reason) {
     return () -> {
-      MockResponse response = new MockResponse().setResponseCode(code)
-          .setBody(EmbeddedApiServer.status(code, reason, "injected by the test"));
+      MockResponse response =
+          new MockResponse()
+              .setResponseCode(code)
+              .setBody(EmbeddedApiServer.status(code, reason, "injected by the test"));
       if (code == 429) {
         response.setHeader("Retry-After", "1");
       }

@@ -9,7 +9,10 @@ import io.kvguard.verdict.Verdict;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Counts one engine's fuzz run and keeps the first few cases that broke an invariant, for the failure message. */
+/**
+ * Counts one engine's fuzz run and keeps the first few cases that broke an invariant, for the
+ * failure message.
+ */
 final class FuzzTally {
   final String engine;
   final long seed;
@@ -31,7 +34,13 @@ final class FuzzTally {
     this.seed = seed;
   }
 
-  void record(long truePool, long required, boolean wasMutated, ProbeOutcome outcome, PoolVerdict verdict, String answer) {
+  void record(
+      long truePool,
+      long required,
+      boolean wasMutated,
+      ProbeOutcome outcome,
+      PoolVerdict verdict,
+      String answer) {
     cases++;
     if (wasMutated) {
       mutated++;
@@ -50,29 +59,41 @@ final class FuzzTally {
       openedBelowWindow++;
       keep("gate opened, true pool " + truePool + " < " + required + ": " + answer);
     }
-    if (outcome instanceof ProbeOutcome.Observed seen && seen.observation().poolTokens() > truePool) {
+    if (outcome instanceof ProbeOutcome.Observed seen
+        && seen.observation().poolTokens() > truePool) {
       poolAboveTruth++;
-      keep("reported pool " + seen.observation().poolTokens() + " > true pool " + truePool + ": " + answer);
+      keep(
+          "reported pool "
+              + seen.observation().poolTokens()
+              + " > true pool "
+              + truePool
+              + ": "
+              + answer);
     }
   }
 
   /**
-   * An upper bound of the GPU pool (a summed or host-inclusive block count, a hybrid model's block product) may
-   * verify a pod as PoolSufficient only on the role's declaration, and never when the answer itself shows it is more
-   * than the pool.
+   * An upper bound of the GPU pool (a summed or host-inclusive block count, a hybrid model's block
+   * product) may verify a pod as PoolSufficient only on the role's declaration, and never when the
+   * answer itself shows it is more than the pool.
    */
   void checkBound(PoolPolicy policy, ProbeOutcome outcome, PoolVerdict verdict, String answer) {
-    if (!(outcome instanceof ProbeOutcome.Observed seen) || !seen.observation().upperBoundOnly()
+    if (!(outcome instanceof ProbeOutcome.Observed seen)
+        || !seen.observation().upperBoundOnly()
         || verdict.reason() != GateReason.PoolSufficient) {
       return;
     }
-    if (!policy.blockCountIsPool() || seen.observation().poolSource() == PoolObservation.PoolSource.UPPER_BOUND_SHOWN) {
+    if (!policy.blockCountIsPool()
+        || seen.observation().poolSource() == PoolObservation.PoolSource.UPPER_BOUND_SHOWN) {
       boundVerifiedAsPool++;
       keep("upper bound verified as PoolSufficient without a declaration: " + answer);
     }
   }
 
-  /** A planted secret reached what kvguard would write (failure cause, verdict message, notes or version). */
+  /**
+   * A planted secret reached what kvguard would write (failure cause, verdict message, notes or
+   * version).
+   */
   void leak(String answer) {
     payloadLeaks++;
     keep("planted secret echoed: " + answer);
@@ -86,15 +107,28 @@ final class FuzzTally {
 
   private void keep(String violation) {
     if (violations.size() < 5) {
-      violations.add(violation.length() > 2_000 ? violation.substring(0, 2_000) + "..." : violation);
+      violations.add(
+          violation.length() > 2_000 ? violation.substring(0, 2_000) + "..." : violation);
     }
   }
 
   String summary() {
-    return String.format("fuzz engine=%s seed=%d cases=%d mutated=%d verified=%d refused=%d failed=%d"
-        + " truePoolBelowWindow=%d gatesOpenedBelowWindow=%d poolAboveTruth=%d exceptions=%d payloadLeaks=%d"
-        + " boundVerifiedAsPool=%d",
-        engine, seed, cases, mutated, verified, refused, failed, truthBelowWindow, openedBelowWindow, poolAboveTruth,
-        exceptions, payloadLeaks, boundVerifiedAsPool);
+    return String.format(
+        "fuzz engine=%s seed=%d cases=%d mutated=%d verified=%d refused=%d failed=%d"
+            + " truePoolBelowWindow=%d gatesOpenedBelowWindow=%d poolAboveTruth=%d exceptions=%d payloadLeaks=%d"
+            + " boundVerifiedAsPool=%d",
+        engine,
+        seed,
+        cases,
+        mutated,
+        verified,
+        refused,
+        failed,
+        truthBelowWindow,
+        openedBelowWindow,
+        poolAboveTruth,
+        exceptions,
+        payloadLeaks,
+        boundVerifiedAsPool);
   }
 }

@@ -5,10 +5,10 @@ import static io.kvguard.faults.RawEngine.json;
 import io.kvguard.customresource.GenericProbeSpec;
 import io.kvguard.customresource.GenericValueSource;
 import io.kvguard.customresource.GenericVersionSource;
-import io.kvguard.testkit.EngineShapes;
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.EngineProbe;
 import io.kvguard.probe.GenericProbe;
+import io.kvguard.testkit.EngineShapes;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -76,9 +76,14 @@ final class GenericJsonFaultEngine implements FaultEngine {
 
   /** The engine's /stats; arguments are JSON literals, or {@link JsonLiterals#OMIT}. */
   static String stats(String capacityBlocks, String maxPrompt) {
-    return "{\"engine\":{\"version\":\"1.4.2\",\"kv\":{" + JsonLiterals.field("capacity_blocks", capacityBlocks)
-        + "\"block_size\":16},\"limits\":{" + JsonLiterals.field("max_prompt", maxPrompt) + "\"max_batch\":64}},"
-        + "\"api_key\":\"" + EngineShapes.SECRET_API_KEY + "\"}";
+    return "{\"engine\":{\"version\":\"1.4.2\",\"kv\":{"
+        + JsonLiterals.field("capacity_blocks", capacityBlocks)
+        + "\"block_size\":16},\"limits\":{"
+        + JsonLiterals.field("max_prompt", maxPrompt)
+        + "\"max_batch\":64}},"
+        + "\"api_key\":\""
+        + EngineShapes.SECRET_API_KEY
+        + "\"}";
   }
 
   private static Optional<Fault> withStats(String body, String cause) {
@@ -115,12 +120,16 @@ final class GenericJsonFaultEngine implements FaultEngine {
         return blocks("-Infinity", "malformed JSON");
       case DUPLICATE_SERIES_DISAGREE:
         return blocks("127500,\"capacity_blocks\":37500", "a key appears twice");
-      case TRUNCATED_CONTENT: {
-        String whole = stats("127500", "1048576");
-        return withStats(whole.substring(0, whole.indexOf("capacity_blocks") + 20), "malformed JSON");
-      }
+      case TRUNCATED_CONTENT:
+        {
+          String whole = stats("127500", "1048576");
+          return withStats(
+              whole.substring(0, whole.indexOf("capacity_blocks") + 20), "malformed JSON");
+        }
       case NO_MODELS:
-        return withStats(stats("127500", JsonLiterals.OMIT), "GET /stats JSON pointer /engine/limits/max_prompt matches nothing");
+        return withStats(
+            stats("127500", JsonLiterals.OMIT),
+            "GET /stats JSON pointer /engine/limits/max_prompt matches nothing");
       default:
         return Optional.empty();
     }

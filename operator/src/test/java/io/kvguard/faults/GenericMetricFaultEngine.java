@@ -5,10 +5,10 @@ import static io.kvguard.faults.RawEngine.prometheus;
 
 import io.kvguard.customresource.GenericProbeSpec;
 import io.kvguard.customresource.GenericValueSource;
-import io.kvguard.testkit.EngineShapes;
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.EngineProbe;
 import io.kvguard.probe.GenericProbe;
+import io.kvguard.testkit.EngineShapes;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -16,8 +16,8 @@ import java.util.Optional;
 
 /**
  * The generic probe reading a Prometheus metric in the fault table: pool = the smallest
- * inhouse_kv_capacity_blocks{model="m"} series on /metrics × 16 (one series per rank, a draft model's series
- * excluded by the matcher); engine context from /v1/models at /data/0/max_model_len.
+ * inhouse_kv_capacity_blocks{model="m"} series on /metrics × 16 (one series per rank, a draft
+ * model's series excluded by the matcher); engine context from /v1/models at /data/0/max_model_len.
  */
 final class GenericMetricFaultEngine implements FaultEngine {
   static final String METRIC = "inhouse_kv_capacity_blocks";
@@ -84,7 +84,10 @@ final class GenericMetricFaultEngine implements FaultEngine {
   }
 
   static String metrics(String rankSeries) {
-    return "# TYPE inhouse_kv_capacity_blocks gauge\n" + rankSeries + METRIC + "{model=\"draft\",rank=\"0\"} 256\n"
+    return "# TYPE inhouse_kv_capacity_blocks gauge\n"
+        + rankSeries
+        + METRIC
+        + "{model=\"draft\",rank=\"0\"} 256\n"
         + "# TYPE inhouse_requests_running gauge\ninhouse_requests_running{model=\"m\"} 0\n";
   }
 
@@ -109,7 +112,9 @@ final class GenericMetricFaultEngine implements FaultEngine {
     String series = "GET /metrics metric " + METRIC + "{model=m}";
     switch (fault) {
       case WRONG_JSON_TYPE:
-        return withModels("[{\"id\":\"m\",\"max_model_len\":1048576}]", "GET /v1/models JSON pointer /data/0/max_model_len matches nothing");
+        return withModels(
+            "[{\"id\":\"m\",\"max_model_len\":1048576}]",
+            "GET /v1/models JSON pointer /data/0/max_model_len matches nothing");
       case MISSING_POOL:
         return withMetrics("", series + " matches no series");
       case NULL_POOL:
@@ -129,15 +134,20 @@ final class GenericMetricFaultEngine implements FaultEngine {
       case NEGATIVE_INFINITY:
         return rankZero("-Inf", series + " is -Infinity");
       case DUPLICATE_SERIES_DISAGREE:
-        return withMetrics(rank("0", "127500") + rank("0", "37500") + rank("1", "131072"), series + " has duplicate series that disagree");
-      case TRUNCATED_CONTENT: {
-        Map<String, RawEngine.Behaviour> routes = healthy();
-        String whole = metrics(rank("0", "127500") + rank("1", "131072"));
-        routes.put("/metrics", prometheus(whole.substring(0, whole.indexOf("rank=\"1") + 7)));
-        return Optional.of(new Fault(routes, "malformed"));
-      }
+        return withMetrics(
+            rank("0", "127500") + rank("0", "37500") + rank("1", "131072"),
+            series + " has duplicate series that disagree");
+      case TRUNCATED_CONTENT:
+        {
+          Map<String, RawEngine.Behaviour> routes = healthy();
+          String whole = metrics(rank("0", "127500") + rank("1", "131072"));
+          routes.put("/metrics", prometheus(whole.substring(0, whole.indexOf("rank=\"1") + 7)));
+          return Optional.of(new Fault(routes, "malformed"));
+        }
       case NO_MODELS:
-        return withModels("{\"object\":\"list\",\"data\":[]}", "GET /v1/models JSON pointer /data/0/max_model_len matches nothing");
+        return withModels(
+            "{\"object\":\"list\",\"data\":[]}",
+            "GET /v1/models JSON pointer /data/0/max_model_len matches nothing");
       default:
         return Optional.empty();
     }

@@ -1,6 +1,9 @@
 package io.kvguard.faults;
 
-/** Builds engine JSON from literals dropped in verbatim, so a fault row can put any token where a figure belongs. */
+/**
+ * Builds engine JSON from literals dropped in verbatim, so a fault row can put any token where a
+ * figure belongs.
+ */
 final class JsonLiterals {
   /** Passed instead of a literal to leave the field out. */
   static final String OMIT = "<omit>";

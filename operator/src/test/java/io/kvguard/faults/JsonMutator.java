@@ -13,19 +13,41 @@ import java.util.Map;
 import java.util.Random;
 
 /**
- * Corrupts a JSON engine answer without rewriting what it means: values replaced by hostile ones, fields and
- * rank entries dropped, types changed, keys duplicated, text truncated or garbled. None of these can turn an
- * answer into a coherent claim of a bigger pool, so a probe must never report more than the truth after one.
+ * Corrupts a JSON engine answer without rewriting what it means: values replaced by hostile ones,
+ * fields and rank entries dropped, types changed, keys duplicated, text truncated or garbled. None
+ * of these can turn an answer into a coherent claim of a bigger pool, so a probe must never report
+ * more than the truth after one.
  */
 final class JsonMutator {
   private static final ObjectMapper MAPPER = new ObjectMapper();
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
   /** Literal tokens, valid JSON or not, that a broken engine could put where a number belongs. */
   private static final String[] HOSTILE_TOKENS = {
-    "null", "0", "-1", "-681280", "1.5", "681280.0", "6.8128e5", "\"681280\"", "true", "[]", "{}", "\"\"",
-    "9223372036854775808", "18446744073709551616", "1e400", "-0", "NaN", "Infinity", "-Infinity", "0x10",
-    "[681280]", "{\"value\":681280}"
+    "null",
+    "0",
+    "-1",
+    "-681280",
+    "1.5",
+    "681280.0",
+    "6.8128e5",
+    "\"681280\"",
+    "true",
+    "[]",
+    "{}",
+    "\"\"",
+    "9223372036854775808",
+    "18446744073709551616",
+    "1e400",
+    "-0",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "0x10",
+    "[681280]",
+    "{\"value\":681280}"
   };
+
   private static final char[] NOISE = "{}[],:\" ax\\-.eE+\n".toCharArray();
 
   private final Random random;
@@ -170,10 +192,17 @@ final class JsonMutator {
       return garble(json);
     }
     String key = json.substring(open, colon + 2);
-    return json.substring(0, open) + key + HOSTILE_TOKENS[random.nextInt(HOSTILE_TOKENS.length)] + "," + json.substring(open);
+    return json.substring(0, open)
+        + key
+        + HOSTILE_TOKENS[random.nextInt(HOSTILE_TOKENS.length)]
+        + ","
+        + json.substring(open);
   }
 
-  /** Replaces one character with structural noise; never with a digit, which would be a coherent new figure. */
+  /**
+   * Replaces one character with structural noise; never with a digit, which would be a coherent new
+   * figure.
+   */
   private String garble(String json) {
     if (json.isEmpty()) {
       return "{";
@@ -185,9 +214,13 @@ final class JsonMutator {
         : json.substring(0, at) + noise + json.substring(at);
   }
 
-  /** Swaps one number token in the text for a hostile token (including the non-JSON NaN and Infinity). */
+  /**
+   * Swaps one number token in the text for a hostile token (including the non-JSON NaN and
+   * Infinity).
+   */
   private String replaceNumberToken(String json) {
-    java.util.regex.Matcher numbers = java.util.regex.Pattern.compile("(?<=[:\\[,])-?[0-9][0-9.eE+-]*").matcher(json);
+    java.util.regex.Matcher numbers =
+        java.util.regex.Pattern.compile("(?<=[:\\[,])-?[0-9][0-9.eE+-]*").matcher(json);
     List<int[]> spans = new ArrayList<>();
     while (numbers.find()) {
       spans.add(new int[] {numbers.start(), numbers.end()});
@@ -196,6 +229,8 @@ final class JsonMutator {
       return garble(json);
     }
     int[] span = spans.get(random.nextInt(spans.size()));
-    return json.substring(0, span[0]) + HOSTILE_TOKENS[random.nextInt(HOSTILE_TOKENS.length)] + json.substring(span[1]);
+    return json.substring(0, span[0])
+        + HOSTILE_TOKENS[random.nextInt(HOSTILE_TOKENS.length)]
+        + json.substring(span[1]);
   }
 }

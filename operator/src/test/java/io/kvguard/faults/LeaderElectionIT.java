@@ -9,8 +9,8 @@ import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.kvguard.KvguardConfig;
 import io.kvguard.KvguardOperator;
 import io.kvguard.customresource.Engine;
-import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testing.OperatorHarness;
+import io.kvguard.testkit.EngineShapes;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
@@ -21,9 +21,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Two replicas on one API server, as the chart runs them with replicas: 2. The follower writes nothing while
- * the leader lives; when the leader stops, the follower takes the lease and keeps every gate as it was.
- * Writers are told apart by the reportingInstance of the events each replica emits.
+ * Two replicas on one API server, as the chart runs them with replicas: 2. The follower writes
+ * nothing while the leader lives; when the leader stops, the follower takes the lease and keeps
+ * every gate as it was. Writers are told apart by the reportingInstance of the events each replica
+ * emits.
  */
 class LeaderElectionIT {
   private static final long WINDOW = 1_048_576;
@@ -47,8 +48,15 @@ class LeaderElectionIT {
   }
 
   private Optional<String> holder() {
-    Lease lease = h.client.leases().inNamespace(OperatorHarness.OPERATOR_NAMESPACE).withName(KvguardConfig.LEASE_NAME).get();
-    return lease == null || lease.getSpec() == null ? Optional.empty() : Optional.ofNullable(lease.getSpec().getHolderIdentity());
+    Lease lease =
+        h.client
+            .leases()
+            .inNamespace(OperatorHarness.OPERATOR_NAMESPACE)
+            .withName(KvguardConfig.LEASE_NAME)
+            .get();
+    return lease == null || lease.getSpec() == null
+        ? Optional.empty()
+        : Optional.ofNullable(lease.getSpec().getHolderIdentity());
   }
 
   private long eventsFrom(String instance) {
@@ -56,19 +64,39 @@ class LeaderElectionIT {
   }
 
   private void awaitGate(String pod, String status) {
-    await().atMost(Duration.ofSeconds(40)).untilAsserted(() ->
-        assertThat(h.gate(pod)).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo(status)));
+    await()
+        .atMost(Duration.ofSeconds(40))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate(pod))
+                    .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo(status)));
   }
 
   private long podWrites(java.util.Set<String> pods) {
-    return h.api.requests().stream().filter(r -> (r.method().equals("PATCH") || r.method().equals("PUT"))
-        && pods.stream().anyMatch(pod -> r.path().split("\\?")[0].matches(".*/pods/" + pod + "(/status)?"))).count();
+    return h.api.requests().stream()
+        .filter(
+            r ->
+                (r.method().equals("PATCH") || r.method().equals("PUT"))
+                    && pods.stream()
+                        .anyMatch(
+                            pod ->
+                                r.path().split("\\?")[0].matches(".*/pods/" + pod + "(/status)?")))
+        .count();
   }
 
-  /** Writes (anything but GET) the follower's client sent, leases aside: its User-Agent tells them apart. */
+  /**
+   * Writes (anything but GET) the follower's client sent, leases aside: its User-Agent tells them
+   * apart.
+   */
   private long followerWrites() {
-    return h.api.requests().stream().filter(r -> FOLLOWER_AGENT.equals(r.userAgent()) && !r.method().equals("GET")
-        && !r.path().contains("/leases") && !r.path().contains("selfsubjectrulesreviews")).count();
+    return h.api.requests().stream()
+        .filter(
+            r ->
+                FOLLOWER_AGENT.equals(r.userAgent())
+                    && !r.method().equals("GET")
+                    && !r.path().contains("/leases")
+                    && !r.path().contains("selfsubjectrulesreviews"))
+        .count();
   }
 
   @Test
@@ -82,82 +110,159 @@ class LeaderElectionIT {
     await().atMost(Duration.ofSeconds(20)).until(() -> holder().equals(Optional.of(LEADER)));
 
     KvguardConfig production = OperatorHarness.productionConfig();
-    KvguardConfig second = new KvguardConfig(production.namespaces(), production.metricsPort(), true,
-        production.leaseNamespace(), production.probeConcurrency(), production.probeMaxBodyBytes(), FOLLOWER);
-    followerClient = new io.fabric8.kubernetes.client.KubernetesClientBuilder().withConfig(
-        new io.fabric8.kubernetes.client.ConfigBuilder(io.fabric8.kubernetes.client.Config.empty())
-            .withMasterUrl(h.api.url()).withNamespace(OperatorHarness.NAMESPACE).withHttp2Disable(true)
-            .withUserAgent(FOLLOWER_AGENT).build())
-        .build();
-    follower = KvguardOperator.create(followerClient, second,
-        new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC(), false);
+    KvguardConfig second =
+        new KvguardConfig(
+            production.namespaces(),
+            production.metricsPort(),
+            true,
+            production.leaseNamespace(),
+            production.probeConcurrency(),
+            production.probeMaxBodyBytes(),
+            FOLLOWER);
+    followerClient =
+        new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+            .withConfig(
+                new io.fabric8.kubernetes.client.ConfigBuilder(
+                        io.fabric8.kubernetes.client.Config.empty())
+                    .withMasterUrl(h.api.url())
+                    .withNamespace(OperatorHarness.NAMESPACE)
+                    .withHttp2Disable(true)
+                    .withUserAgent(FOLLOWER_AGENT)
+                    .build())
+            .build();
+    follower =
+        KvguardOperator.create(
+            followerClient,
+            second,
+            new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+            Clock.systemUTC(),
+            false);
     follower.start();
 
     // While the leader lives, a new pod is gated by the leader alone.
-    LatePods.add(h, "serve-2", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    LatePods.add(
+        h, "serve-2", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
     awaitGate("serve-2", "True");
-    await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-      assertThat(holder()).contains(LEADER);
-      assertThat(eventsFrom(FOLLOWER)).isZero();
-      assertThat(followerWrites()).as("the follower writes nothing while the leader lives").isZero();
-    });
+    await()
+        .during(Duration.ofSeconds(3))
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(
+            () -> {
+              assertThat(holder()).contains(LEADER);
+              assertThat(eventsFrom(FOLLOWER)).isZero();
+              assertThat(followerWrites())
+                  .as("the follower writes nothing while the leader lives")
+                  .isZero();
+            });
     assertThat(eventsFrom(LEADER)).isPositive();
-    // The follower was there (its informers read under its own User-Agent), so "wrote nothing" means something.
+    // The follower was there (its informers read under its own User-Agent), so "wrote nothing"
+    // means something.
     assertThat(h.api.requests()).anyMatch(r -> FOLLOWER_AGENT.equals(r.userAgent()));
 
     h.api.clearRequests();
     h.stopOperator();
     await().atMost(Duration.ofSeconds(40)).until(() -> holder().equals(Optional.of(FOLLOWER)));
     // The new leader reads the recorded verdicts and leaves every gate where it was.
-    await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(8)).untilAsserted(() -> {
-      assertThat(h.gate("serve-0")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
-      assertThat(h.gate("serve-2")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
-      assertThat(h.gate("serve-1")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False"));
-      assertThat(h.labelled("serve-0")).isTrue();
-    });
+    await()
+        .during(Duration.ofSeconds(4))
+        .atMost(Duration.ofSeconds(8))
+        .untilAsserted(
+            () -> {
+              assertThat(h.gate("serve-0"))
+                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+              assertThat(h.gate("serve-2"))
+                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+              assertThat(h.gate("serve-1"))
+                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False"));
+              assertThat(h.labelled("serve-0")).isTrue();
+            });
 
     // And it is the writer now: a new pod is gated, and the event says by whom.
-    LatePods.add(h, "serve-3", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
+    LatePods.add(
+        h, "serve-3", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
     awaitGate("serve-3", "False");
-    // Checked once the new leader has surely acted (it gated serve-3): it wrote none of the pods it inherited.
-    assertThat(podWrites(java.util.Set.of("serve-0", "serve-1", "serve-2"))).as("failover writes no pod").isZero();
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(h.events()).anySatisfy((Event e) -> {
-      assertThat(e.getReportingInstance()).isEqualTo(FOLLOWER);
-      assertThat(e.getMessage()).contains("serve-3");
-    }));
+    // Checked once the new leader has surely acted (it gated serve-3): it wrote none of the pods it
+    // inherited.
+    assertThat(podWrites(java.util.Set.of("serve-0", "serve-1", "serve-2")))
+        .as("failover writes no pod")
+        .isZero();
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(h.events())
+                    .anySatisfy(
+                        (Event e) -> {
+                          assertThat(e.getReportingInstance()).isEqualTo(FOLLOWER);
+                          assertThat(e.getMessage()).contains("serve-3");
+                        }));
   }
 
   @Test
   void stoppingGivesTheLeaseUpQuietlyAndOnlyALeaseLostWhileRunningStepsDown() {
     KvguardConfig production = OperatorHarness.productionConfig();
-    KvguardConfig config = new KvguardConfig(production.namespaces(), production.metricsPort(), true,
-        production.leaseNamespace(), production.probeConcurrency(), production.probeMaxBodyBytes(), FOLLOWER);
+    KvguardConfig config =
+        new KvguardConfig(
+            production.namespaces(),
+            production.metricsPort(),
+            true,
+            production.leaseNamespace(),
+            production.probeConcurrency(),
+            production.probeMaxBodyBytes(),
+            FOLLOWER);
     followerClient = h.api.client();
-    java.util.concurrent.atomic.AtomicInteger stepDowns = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger stepDowns =
+        new java.util.concurrent.atomic.AtomicInteger();
 
     // A replica stopped while leading (SIGTERM in a rollout) does not react to its own step-down.
-    KvguardOperator first = KvguardOperator.create(followerClient, config,
-        new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC(), stepDowns::incrementAndGet);
+    KvguardOperator first =
+        KvguardOperator.create(
+            followerClient,
+            config,
+            new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+            Clock.systemUTC(),
+            stepDowns::incrementAndGet);
     first.start();
     await().atMost(Duration.ofSeconds(20)).until(() -> holder().equals(Optional.of(FOLLOWER)));
     first.close();
     assertThat(stepDowns).hasValue(0);
-    // And it hands the lease back: the next replica takes over within its retry period, not the lease's 15 s.
+    // And it hands the lease back: the next replica takes over within its retry period, not the
+    // lease's 15 s.
     assertThat(holder()).isEmpty();
-    KvguardConfig next = new KvguardConfig(config.namespaces(), config.metricsPort(), true, config.leaseNamespace(),
-        config.probeConcurrency(), config.probeMaxBodyBytes(), "kvguard-test-2");
-    follower = KvguardOperator.create(followerClient, next,
-        new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC(), stepDowns::incrementAndGet);
+    KvguardConfig next =
+        new KvguardConfig(
+            config.namespaces(),
+            config.metricsPort(),
+            true,
+            config.leaseNamespace(),
+            config.probeConcurrency(),
+            config.probeMaxBodyBytes(),
+            "kvguard-test-2");
+    follower =
+        KvguardOperator.create(
+            followerClient,
+            next,
+            new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+            Clock.systemUTC(),
+            stepDowns::incrementAndGet);
     follower.start();
-    await().atMost(Duration.ofSeconds(8)).until(() -> holder().equals(Optional.of("kvguard-test-2")));
+    await()
+        .atMost(Duration.ofSeconds(8))
+        .until(() -> holder().equals(Optional.of("kvguard-test-2")));
 
-    // One whose lease someone else takes while it runs steps down (production: exits, Kubernetes restarts it).
-    h.client.leases().inNamespace(OperatorHarness.OPERATOR_NAMESPACE).withName(KvguardConfig.LEASE_NAME).edit(lease -> {
-      lease.getSpec().setHolderIdentity("another-operator");
-      lease.getSpec().setRenewTime(java.time.ZonedDateTime.now());
-      lease.getSpec().setAcquireTime(java.time.ZonedDateTime.now());
-      return lease;
-    });
+    // One whose lease someone else takes while it runs steps down (production: exits, Kubernetes
+    // restarts it).
+    h.client
+        .leases()
+        .inNamespace(OperatorHarness.OPERATOR_NAMESPACE)
+        .withName(KvguardConfig.LEASE_NAME)
+        .edit(
+            lease -> {
+              lease.getSpec().setHolderIdentity("another-operator");
+              lease.getSpec().setRenewTime(java.time.ZonedDateTime.now());
+              lease.getSpec().setAcquireTime(java.time.ZonedDateTime.now());
+              return lease;
+            });
     await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(stepDowns).hasValue(1));
   }
 }

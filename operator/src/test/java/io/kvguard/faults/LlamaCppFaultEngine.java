@@ -10,7 +10,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 
-/** llama.cpp server in the fault table: /props default_generation_settings.n_ctx is pool and context of one slot. */
+/**
+ * llama.cpp server in the fault table: /props default_generation_settings.n_ctx is pool and context
+ * of one slot.
+ */
 final class LlamaCppFaultEngine implements FaultEngine {
 
   @Override
@@ -48,16 +51,23 @@ final class LlamaCppFaultEngine implements FaultEngine {
     return "text/html; charset=utf-8";
   }
 
-  /** default_generation_settings with the given n_ctx JSON literal ({@link JsonLiterals#OMIT} leaves it out). */
+  /**
+   * default_generation_settings with the given n_ctx JSON literal ({@link JsonLiterals#OMIT} leaves
+   * it out).
+   */
   static String settings(String nCtx) {
-    return "{\"id\":0,\"id_task\":-1," + JsonLiterals.field("n_ctx", nCtx) + "\"speculative\":false,"
+    return "{\"id\":0,\"id_task\":-1,"
+        + JsonLiterals.field("n_ctx", nCtx)
+        + "\"speculative\":false,"
         + "\"is_processing\":false,\"params\":{\"n_predict\":-1,\"seed\":4294967295,\"temperature\":0.8,\"top_k\":40},"
         + "\"prompt\":\"\",\"next_token\":{\"has_next_token\":true,\"n_remain\":-1,\"n_decoded\":0}}";
   }
 
   /** A 2025 build's /props around the given default_generation_settings JSON literal. */
   static String props(String settings) {
-    return "{\"default_generation_settings\":" + settings + ",\"total_slots\":4,"
+    return "{\"default_generation_settings\":"
+        + settings
+        + ",\"total_slots\":4,"
         + "\"model_path\":\"/models/Qwen3-8B-Q4_K_M.gguf\",\"modalities\":{\"vision\":false,\"audio\":false},"
         + "\"chat_template\":\"{%- for message in messages %}{{ message.content }}{%- endfor %}\","
         + "\"bos_token\":\"<|endoftext|>\",\"eos_token\":\"<|im_end|>\",\"build_info\":\"b6123-4f1c9e2\"}";
@@ -97,10 +107,11 @@ final class LlamaCppFaultEngine implements FaultEngine {
         return nCtx("-Infinity", "malformed JSON");
       case DUPLICATE_SERIES_DISAGREE:
         return nCtx("2040000,\"n_ctx\":600000", "a key appears twice");
-      case TRUNCATED_CONTENT: {
-        String whole = props(settings("2040000"));
-        return withProps(whole.substring(0, whole.indexOf("n_ctx") + 10), "malformed JSON");
-      }
+      case TRUNCATED_CONTENT:
+        {
+          String whole = props(settings("2040000"));
+          return withProps(whole.substring(0, whole.indexOf("n_ctx") + 10), "malformed JSON");
+        }
       case NO_MODELS:
         // No settings object: neither the slot's context nor its pool is known.
         return withProps(props("null"), "/props has no default_generation_settings object");

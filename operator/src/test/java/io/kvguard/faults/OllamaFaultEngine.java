@@ -13,8 +13,8 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
- * Ollama in the fault table: no pool, so the bound under test is /api/ps models[].context_length (the smallest
- * of the loaded models), judged as context-length-only.
+ * Ollama in the fault table: no pool, so the bound under test is /api/ps models[].context_length
+ * (the smallest of the loaded models), judged as context-length-only.
  */
 final class OllamaFaultEngine implements FaultEngine {
 
@@ -66,7 +66,11 @@ final class OllamaFaultEngine implements FaultEngine {
   }
 
   static String ps(String... contextLengths) {
-    return "{\"models\":[" + Arrays.stream(contextLengths).map(OllamaFaultEngine::model).collect(Collectors.joining(",")) + "]}";
+    return "{\"models\":["
+        + Arrays.stream(contextLengths)
+            .map(OllamaFaultEngine::model)
+            .collect(Collectors.joining(","))
+        + "]}";
   }
 
   private Optional<Fault> withPs(String body, String cause) {
@@ -106,11 +110,13 @@ final class OllamaFaultEngine implements FaultEngine {
       case DUPLICATE_SERIES_DISAGREE:
         return length("2040000,\"context_length\":600000", "a key appears twice");
       case RANK_MISSING_CAPACITY:
-        return withPs(ps("2040000", JsonLiterals.OMIT), "/api/ps models[1] reports no context_length");
-      case TRUNCATED_CONTENT: {
-        String whole = ps("2040000");
-        return withPs(whole.substring(0, whole.indexOf("context_length") + 20), "malformed JSON");
-      }
+        return withPs(
+            ps("2040000", JsonLiterals.OMIT), "/api/ps models[1] reports no context_length");
+      case TRUNCATED_CONTENT:
+        {
+          String whole = ps("2040000");
+          return withPs(whole.substring(0, whole.indexOf("context_length") + 20), "malformed JSON");
+        }
       case NO_MODELS:
         return withPs("{\"models\":[]}", "/api/ps lists no loaded model");
       default:

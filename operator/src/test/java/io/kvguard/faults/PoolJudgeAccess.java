@@ -9,7 +9,9 @@ final class PoolJudgeAccess {
   private PoolJudgeAccess() {}
 
   static long required(PoolPolicy policy) {
-    return BigDecimal.valueOf(policy.contextWindow()).multiply(BigDecimal.valueOf(policy.minPoolRatio()))
-        .setScale(0, RoundingMode.CEILING).longValueExact();
+    return BigDecimal.valueOf(policy.contextWindow())
+        .multiply(BigDecimal.valueOf(policy.minPoolRatio()))
+        .setScale(0, RoundingMode.CEILING)
+        .longValueExact();
   }
 }

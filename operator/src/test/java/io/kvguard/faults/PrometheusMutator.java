@@ -9,22 +9,44 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Corrupts a vLLM /metrics answer: hostile label values and sample values, dropped labels, duplicated series
- * that disagree, truncated or garbled cache_config_info lines, shuffled lines and junk lines. It never deletes
- * a whole cache_config_info series nor the kv_cache_size_tokens label of every series: such an answer is a
- * coherent claim of fewer engines or of an older vLLM build (see docs/reliability.md, known limits). For the
- * same reason an engine is only ever renumbered to an unused index, never merged into another.
+ * Corrupts a vLLM /metrics answer: hostile label values and sample values, dropped labels,
+ * duplicated series that disagree, truncated or garbled cache_config_info lines, shuffled lines and
+ * junk lines. It never deletes a whole cache_config_info series nor the kv_cache_size_tokens label
+ * of every series: such an answer is a coherent claim of fewer engines or of an older vLLM build
+ * (see docs/reliability.md, known limits). For the same reason an engine is only ever renumbered to
+ * an unused index, never merged into another.
  */
 final class PrometheusMutator {
   static final String CACHE = "vllm:cache_config_info";
   private static final String[] HOSTILE_LABELS = {
-    "None", "", "0", "-1", "-2040000", "1.5", "2040000.0", "NaN", "+Inf", "-Inf", "1e6", "0x10", " 2040000",
-    "2040000 ", "9223372036854775808", "99999999999999999999", "\u0661\u0662\u0663", "2,040,000", "true"
+    "None",
+    "",
+    "0",
+    "-1",
+    "-2040000",
+    "1.5",
+    "2040000.0",
+    "NaN",
+    "+Inf",
+    "-Inf",
+    "1e6",
+    "0x10",
+    " 2040000",
+    "2040000 ",
+    "9223372036854775808",
+    "99999999999999999999",
+    "\u0661\u0662\u0663",
+    "2,040,000",
+    "true"
   };
-  private static final String[] HOSTILE_VALUES = {"NaN", "+Inf", "-Inf", "0", "2", "1e-9", "-1", "0.999", "Inf", "1x"};
+  private static final String[] HOSTILE_VALUES = {
+    "NaN", "+Inf", "-Inf", "0", "2", "1e-9", "-1", "0.999", "Inf", "1x"
+  };
   private static final String[] JUNK = {
-    "", "# HELP something else", "# TYPE vllm:cache_config_info counter", "vllm:gpu_cache_usage_perc{engine=\"0\"} NaN",
-    "vllm:num_requests_waiting{engine=\"0\",model_name=\"m\"} +Inf", "# EOF", "   ", "process_cpu_seconds_total 12.5"
+    "", "# HELP something else", "# TYPE vllm:cache_config_info counter",
+        "vllm:gpu_cache_usage_perc{engine=\"0\"} NaN",
+    "vllm:num_requests_waiting{engine=\"0\",model_name=\"m\"} +Inf", "# EOF", "   ",
+        "process_cpu_seconds_total 12.5"
   };
   private static final Pattern LABEL = Pattern.compile("([a-z_]+)=\"([^\"]*)\"");
   private static final char[] NOISE = "{}\",= #\\abc.-+\t".toCharArray();
@@ -47,7 +69,11 @@ final class PrometheusMutator {
     switch (random.nextInt(9)) {
       case 0 -> lines.set(at, replaceLabelValue(line, false));
       case 1 -> lines.set(at, dropLabel(line, cache.size() == 1));
-      case 2 -> lines.set(at, line.substring(0, line.lastIndexOf(' ') + 1) + HOSTILE_VALUES[random.nextInt(HOSTILE_VALUES.length)]);
+      case 2 ->
+          lines.set(
+              at,
+              line.substring(0, line.lastIndexOf(' ') + 1)
+                  + HOSTILE_VALUES[random.nextInt(HOSTILE_VALUES.length)]);
       case 3 -> lines.add(at + 1, replaceLabelValue(line, true));
       case 4 -> lines.set(at, line.substring(0, 1 + random.nextInt(line.length() - 1)));
       case 5 -> lines.set(at, garble(line));
@@ -79,7 +105,10 @@ final class PrometheusMutator {
     return line;
   }
 
-  /** A hostile value for one label; the engine label only on a copied series (the original keeps its engine). */
+  /**
+   * A hostile value for one label; the engine label only on a copied series (the original keeps its
+   * engine).
+   */
   private String replaceLabelValue(String line, boolean mayTouchEngine) {
     List<int[]> values = new ArrayList<>();
     Matcher labels = LABEL.matcher(line);
@@ -92,12 +121,15 @@ final class PrometheusMutator {
       return garble(line);
     }
     int[] span = values.get(random.nextInt(values.size()));
-    return line.substring(0, span[0]) + HOSTILE_LABELS[random.nextInt(HOSTILE_LABELS.length)] + line.substring(span[1]);
+    return line.substring(0, span[0])
+        + HOSTILE_LABELS[random.nextInt(HOSTILE_LABELS.length)]
+        + line.substring(span[1]);
   }
 
   /** Drops one label; kv_cache_size_tokens only when another series still carries it. */
   private String dropLabel(String line, boolean onlySeries) {
-    List<String> droppable = new ArrayList<>(List.of("num_gpu_blocks", "block_size", "cache_dtype"));
+    List<String> droppable =
+        new ArrayList<>(List.of("num_gpu_blocks", "block_size", "cache_dtype"));
     if (!onlySeries) {
       droppable.add("kv_cache_size_tokens");
     }
@@ -106,8 +138,9 @@ final class PrometheusMutator {
   }
 
   /**
-   * One character replaced by or prefixed with noise; never a digit (a coherent new figure) and never inside
-   * the engine label's name (an engine merged into engine 0 is a coherent claim of one engine fewer).
+   * One character replaced by or prefixed with noise; never a digit (a coherent new figure) and
+   * never inside the engine label's name (an engine merged into engine 0 is a coherent claim of one
+   * engine fewer).
    */
   private String garble(String line) {
     int engine = line.indexOf("engine=");

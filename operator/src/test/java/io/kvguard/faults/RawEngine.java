@@ -20,9 +20,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * An engine on a raw socket (127.0.0.1), for faults an HTTP server library cannot produce: a reset in the
- * middle of a body, a body that drips, headers that never come, a plain-text answer to a TLS handshake.
- * Every connection gets one answer and is closed, so each request is seen (and counted) here.
+ * An engine on a raw socket (127.0.0.1), for faults an HTTP server library cannot produce: a reset
+ * in the middle of a body, a body that drips, headers that never come, a plain-text answer to a TLS
+ * handshake. Every connection gets one answer and is closed, so each request is seen (and counted)
+ * here.
  */
 final class RawEngine implements AutoCloseable {
 
@@ -35,11 +36,13 @@ final class RawEngine implements AutoCloseable {
   static final String NOT_HTTP = "<not an HTTP request>";
 
   private final ServerSocket server;
-  private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
-    Thread thread = new Thread(r, "raw-engine");
-    thread.setDaemon(true);
-    return thread;
-  });
+  private final ExecutorService threads =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread thread = new Thread(r, "raw-engine");
+            thread.setDaemon(true);
+            return thread;
+          });
   private final Map<String, Behaviour> routes = new ConcurrentHashMap<>();
   private final List<String> requested = new CopyOnWriteArrayList<>();
   private final Set<Socket> open = ConcurrentHashMap.newKeySet();
@@ -68,7 +71,10 @@ final class RawEngine implements AutoCloseable {
     return this;
   }
 
-  /** Paths in the order they were requested ({@link #NOT_HTTP} for a connection that spoke something else). */
+  /**
+   * Paths in the order they were requested ({@link #NOT_HTTP} for a connection that spoke something
+   * else).
+   */
   List<String> requested() {
     return List.copyOf(requested);
   }
@@ -91,9 +97,15 @@ final class RawEngine implements AutoCloseable {
       String path = readRequestPath(socket.getInputStream());
       requested.add(path);
       OutputStream out = socket.getOutputStream();
-      Behaviour behaviour = NOT_HTTP.equals(path)
-          ? answer(400, "text/plain", "plain HTTP here".getBytes(StandardCharsets.US_ASCII))
-          : routes.getOrDefault(path, answer(404, "application/json", "{\"detail\":\"Not Found\"}".getBytes(StandardCharsets.UTF_8)));
+      Behaviour behaviour =
+          NOT_HTTP.equals(path)
+              ? answer(400, "text/plain", "plain HTTP here".getBytes(StandardCharsets.US_ASCII))
+              : routes.getOrDefault(
+                  path,
+                  answer(
+                      404,
+                      "application/json",
+                      "{\"detail\":\"Not Found\"}".getBytes(StandardCharsets.UTF_8)));
       behaviour.answer(socket, out);
       out.flush();
     } catch (IOException e) {
@@ -103,7 +115,10 @@ final class RawEngine implements AutoCloseable {
     }
   }
 
-  /** The path of the request line, or {@link #NOT_HTTP}; reads up to the blank line that ends the headers. */
+  /**
+   * The path of the request line, or {@link #NOT_HTTP}; reads up to the blank line that ends the
+   * headers.
+   */
   private static String readRequestPath(InputStream in) throws IOException {
     ByteArrayOutputStream head = new ByteArrayOutputStream();
     int matched = 0;
@@ -140,10 +155,13 @@ final class RawEngine implements AutoCloseable {
     for (String header : extra) {
       head.append(header).append("\r\n");
     }
-    return head.append("Connection: close\r\n\r\n").toString().getBytes(StandardCharsets.ISO_8859_1);
+    return head.append("Connection: close\r\n\r\n")
+        .toString()
+        .getBytes(StandardCharsets.ISO_8859_1);
   }
 
-  // ---- behaviours -------------------------------------------------------------------------------------
+  // ---- behaviours
+  // -------------------------------------------------------------------------------------
 
   static Behaviour answer(int status, String contentType, byte[] body) {
     return (socket, out) -> {
@@ -157,7 +175,8 @@ final class RawEngine implements AutoCloseable {
   }
 
   static Behaviour prometheus(String body) {
-    return answer(200, "text/plain; version=0.0.4; charset=utf-8", body.getBytes(StandardCharsets.UTF_8));
+    return answer(
+        200, "text/plain; version=0.0.4; charset=utf-8", body.getBytes(StandardCharsets.UTF_8));
   }
 
   static Behaviour of(FakeEngine.Answer answer) {
@@ -186,7 +205,10 @@ final class RawEngine implements AutoCloseable {
     };
   }
 
-  /** Promises {@code body.length} bytes, sends {@code sent} of them, then resets the connection (RST). */
+  /**
+   * Promises {@code body.length} bytes, sends {@code sent} of them, then resets the connection
+   * (RST).
+   */
   static Behaviour resetMidBody(String contentType, byte[] body, int sent) {
     return (socket, out) -> {
       out.write(head(200, contentType, body.length));
@@ -222,7 +244,10 @@ final class RawEngine implements AutoCloseable {
     return (socket, out) -> out.write(head(status, "text/plain", 0, "Location: " + location));
   }
 
-  /** A chunked body of {@code bytes} spaces, produced as it is sent; {@code sent} counts what got out. */
+  /**
+   * A chunked body of {@code bytes} spaces, produced as it is sent; {@code sent} counts what got
+   * out.
+   */
   static Behaviour huge(String contentType, long bytes, AtomicLong sent) {
     return (socket, out) -> {
       out.write(head(200, contentType, -1, "Transfer-Encoding: chunked"));
@@ -230,7 +255,8 @@ final class RawEngine implements AutoCloseable {
       java.util.Arrays.fill(chunk, (byte) ' ');
       try {
         for (long written = 0; written < bytes; written += chunk.length) {
-          out.write((Integer.toHexString(chunk.length) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+          out.write(
+              (Integer.toHexString(chunk.length) + "\r\n").getBytes(StandardCharsets.US_ASCII));
           out.write(chunk);
           out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
           sent.addAndGet(chunk.length);

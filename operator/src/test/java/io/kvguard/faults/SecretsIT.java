@@ -12,11 +12,11 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.PodVerdictStatus;
+import io.kvguard.probe.EngineText;
+import io.kvguard.testing.OperatorHarness;
 import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testkit.FakeEngine;
 import io.kvguard.testkit.FakeEngine.Answer;
-import io.kvguard.probe.EngineText;
-import io.kvguard.testing.OperatorHarness;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -28,10 +28,10 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 /**
- * Secrets planted where engines really put them (server arguments) and where kvguard echoes engine text
- * (version strings, disaggregation modes, content types, Prometheus label values): none may reach a log
- * line, the ModelDeployment status, a pod condition, an event or a metric. The redaction placeholder must
- * appear instead, which proves the echo paths were exercised.
+ * Secrets planted where engines really put them (server arguments) and where kvguard echoes engine
+ * text (version strings, disaggregation modes, content types, Prometheus label values): none may
+ * reach a log line, the ModelDeployment status, a pod condition, an event or a metric. The
+ * redaction placeholder must appear instead, which proves the echo paths were exercised.
  */
 class SecretsIT {
   private static final long WINDOW = 1_048_576;
@@ -64,11 +64,22 @@ class SecretsIT {
   }
 
   private static Map<String, Answer> sglangWithOddSecrets() {
-    String info = "{\"model_path\":\"hf://user:" + PLANTED + "-modelpath@host/m\",\"context_length\":1048576,"
-        + "\"disaggregation_mode\":\"prefill-token-" + PLANTED + "-mode\",\"dp_size\":1,\"api_key\":\""
-        + EngineShapes.SECRET_API_KEY + "\",\"admin_api_key\":\"" + PLANTED + "-admin\",\"hf_token\":\"hf_" + PLANTED
-        + "\",\"max_total_num_tokens\":2040000,\"version\":\"0.5.22+api_key=sk-" + PLANTED + "-version\","
-        + "\"internal_states\":[{\"memory_usage\":{\"token_capacity\":2040000}}]}";
+    String info =
+        "{\"model_path\":\"hf://user:"
+            + PLANTED
+            + "-modelpath@host/m\",\"context_length\":1048576,"
+            + "\"disaggregation_mode\":\"prefill-token-"
+            + PLANTED
+            + "-mode\",\"dp_size\":1,\"api_key\":\""
+            + EngineShapes.SECRET_API_KEY
+            + "\",\"admin_api_key\":\""
+            + PLANTED
+            + "-admin\",\"hf_token\":\"hf_"
+            + PLANTED
+            + "\",\"max_total_num_tokens\":2040000,\"version\":\"0.5.22+api_key=sk-"
+            + PLANTED
+            + "-version\","
+            + "\"internal_states\":[{\"memory_usage\":{\"token_capacity\":2040000}}]}";
     Map<String, Answer> answers = new LinkedHashMap<>();
     answers.put("/server_info", json(info));
     answers.put("/v1/models", EngineShapes.models(WINDOW));
@@ -76,28 +87,47 @@ class SecretsIT {
   }
 
   private static Map<String, Answer> vllmWithSecretLabels(String engineLabel, boolean disagree) {
-    String series = "vllm:cache_config_info{block_size=\"64\",engine=\"" + engineLabel + "\",hf_token=\"hf_" + PLANTED
-        + "-label\",kv_cache_size_tokens=\"2040000\",num_gpu_blocks=\"31875\"} 1.0\n";
-    String metrics = series + (disagree ? series.replace("2040000", "600000") : "")
-        + "vllm:num_requests_running{engine=\"" + engineLabel + "\",api_key=\"" + PLANTED + "-running\"} 0.0\n";
+    String series =
+        "vllm:cache_config_info{block_size=\"64\",engine=\""
+            + engineLabel
+            + "\",hf_token=\"hf_"
+            + PLANTED
+            + "-label\",kv_cache_size_tokens=\"2040000\",num_gpu_blocks=\"31875\"} 1.0\n";
+    String metrics =
+        series
+            + (disagree ? series.replace("2040000", "600000") : "")
+            + "vllm:num_requests_running{engine=\""
+            + engineLabel
+            + "\",api_key=\""
+            + PLANTED
+            + "-running\"} 0.0\n";
     Map<String, Answer> answers = new LinkedHashMap<>();
     answers.put("/metrics", Answer.prometheus(metrics));
     answers.put("/v1/models", EngineShapes.models(WINDOW));
-    answers.put("/version", json("{\"version\":\"password=" + PLANTED + "-vversion\",\"token\":\"" + PLANTED + "\"}"));
+    answers.put(
+        "/version",
+        json("{\"version\":\"password=" + PLANTED + "-vversion\",\"token\":\"" + PLANTED + "\"}"));
     return answers;
   }
 
   private static Map<String, Answer> sglangWithSecretContentType() {
     Map<String, Answer> answers = sglangWithOddSecrets();
     Answer info = answers.get("/server_info");
-    answers.put("/server_info", new Answer(200, "application/x-token-" + PLANTED + "-ct", info.body(), 0));
+    answers.put(
+        "/server_info", new Answer(200, "application/x-token-" + PLANTED + "-ct", info.body(), 0));
     return answers;
   }
 
   private static Map<String, Answer> sglangFailingWithSecretBody() {
     Map<String, Answer> answers = sglangWithOddSecrets();
-    answers.put("/server_info", new Answer(500, "application/json",
-        ("{\"error\":\"bad key " + EngineShapes.SECRET_API_KEY + " " + PLANTED + "-500\"}").getBytes(StandardCharsets.UTF_8), 0));
+    answers.put(
+        "/server_info",
+        new Answer(
+            500,
+            "application/json",
+            ("{\"error\":\"bad key " + EngineShapes.SECRET_API_KEY + " " + PLANTED + "-500\"}")
+                .getBytes(StandardCharsets.UTF_8),
+            0));
     return answers;
   }
 
@@ -113,29 +143,39 @@ class SecretsIT {
     pod("vfail-0", vllmWithSecretLabels("token-" + PLANTED + "-dup", true));
     pod("sct-0", sglangWithSecretContentType());
     pod("s500-0", sglangFailingWithSecretBody());
-    h.create(h.modelDeployment("glm", WINDOW,
-        role("prefill", Engine.SGLANG, Map.of("secret-case", "prefill-0")),
-        role("vlabel", Engine.VLLM, Map.of("secret-case", "vlabel-0")),
-        role("vfail", Engine.VLLM, Map.of("secret-case", "vfail-0")),
-        role("sct", Engine.SGLANG, Map.of("secret-case", "sct-0")),
-        role("s500", Engine.SGLANG, Map.of("secret-case", "s500-0"))));
+    h.create(
+        h.modelDeployment(
+            "glm",
+            WINDOW,
+            role("prefill", Engine.SGLANG, Map.of("secret-case", "prefill-0")),
+            role("vlabel", Engine.VLLM, Map.of("secret-case", "vlabel-0")),
+            role("vfail", Engine.VLLM, Map.of("secret-case", "vfail-0")),
+            role("sct", Engine.SGLANG, Map.of("secret-case", "sct-0")),
+            role("s500", Engine.SGLANG, Map.of("secret-case", "s500-0"))));
 
-    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-      assertThat(h.status("glm")).isNotNull();
-      Map<String, PodVerdictStatus> pods = h.status("glm").pods.stream()
-          .collect(Collectors.toMap(p -> p.name, p -> p));
-      assertThat(pods).hasSize(5);
-      // The pool passes, but a redacted version cannot rule out the SGLang < 0.5.22 advisory: refused.
-      assertThat(pods.get("prefill-0").reason).isEqualTo("EngineVersionUnknown");
-      assertThat(pods.get("prefill-0").poolTokens).isEqualTo(2_040_000L);
-      assertThat(pods.get("prefill-0").engineVersion).isEqualTo(EngineText.REDACTED);
-      assertThat(pods.get("vlabel-0").engineVersion).isEqualTo(EngineText.REDACTED);
-      assertThat(pods.get("vfail-0").message).contains("disagreeing series for engine " + EngineText.REDACTED);
-      assertThat(pods.get("sct-0").message).contains("answered content type " + EngineText.REDACTED);
-      assertThat(pods.get("s500-0").message).contains("answered HTTP 500");
-    });
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> {
+              assertThat(h.status("glm")).isNotNull();
+              Map<String, PodVerdictStatus> pods =
+                  h.status("glm").pods.stream().collect(Collectors.toMap(p -> p.name, p -> p));
+              assertThat(pods).hasSize(5);
+              // The pool passes, but a redacted version cannot rule out the SGLang < 0.5.22
+              // advisory: refused.
+              assertThat(pods.get("prefill-0").reason).isEqualTo("EngineVersionUnknown");
+              assertThat(pods.get("prefill-0").poolTokens).isEqualTo(2_040_000L);
+              assertThat(pods.get("prefill-0").engineVersion).isEqualTo(EngineText.REDACTED);
+              assertThat(pods.get("vlabel-0").engineVersion).isEqualTo(EngineText.REDACTED);
+              assertThat(pods.get("vfail-0").message)
+                  .contains("disagreeing series for engine " + EngineText.REDACTED);
+              assertThat(pods.get("sct-0").message)
+                  .contains("answered content type " + EngineText.REDACTED);
+              assertThat(pods.get("s500-0").message).contains("answered HTTP 500");
+            });
     // The mode is echoed in a note for a prefill role; it is redacted there too.
-    assertThat(Serialization.asJson(h.status("glm"))).contains("disaggregation mode " + EngineText.REDACTED);
+    assertThat(Serialization.asJson(h.status("glm")))
+        .contains("disaggregation mode " + EngineText.REDACTED);
 
     ModelDeployment md = h.get("glm");
     StringBuilder written = new StringBuilder(Serialization.asJson(md));
@@ -146,10 +186,13 @@ class SecretsIT {
     h.events().forEach(e -> written.append(Serialization.asJson(e)));
     written.append(h.registry.scrape());
     logs.list.forEach(e -> written.append(e.getFormattedMessage()).append('\n'));
-    assertThat(logs.list).as("the DEBUG probe-failure lines were captured").anySatisfy(e ->
-        assertThat(e.getFormattedMessage()).contains("probe failed"));
+    assertThat(logs.list)
+        .as("the DEBUG probe-failure lines were captured")
+        .anySatisfy(e -> assertThat(e.getFormattedMessage()).contains("probe failed"));
 
-    assertThat(written.toString()).doesNotContain(PLANTED).doesNotContain(EngineShapes.SECRET_API_KEY)
+    assertThat(written.toString())
+        .doesNotContain(PLANTED)
+        .doesNotContain(EngineShapes.SECRET_API_KEY)
         .doesNotContain("sk-" + PLANTED);
   }
 }

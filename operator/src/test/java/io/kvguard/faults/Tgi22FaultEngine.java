@@ -12,7 +12,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 
-/** TGI 2.2 and older in the fault table: pool and engine context both in /info JSON; no /metrics gauge. */
+/**
+ * TGI 2.2 and older in the fault table: pool and engine context both in /info JSON; no /metrics
+ * gauge.
+ */
 final class Tgi22FaultEngine implements FaultEngine {
 
   @Override
@@ -53,13 +56,17 @@ final class Tgi22FaultEngine implements FaultEngine {
     return "text/html; charset=utf-8";
   }
 
-  /** TGI 2.2's /info; arguments are JSON literals dropped in verbatim, or {@link JsonLiterals#OMIT}. */
+  /**
+   * TGI 2.2's /info; arguments are JSON literals dropped in verbatim, or {@link JsonLiterals#OMIT}.
+   */
   static String info(String maxTotalTokens, String maxBatchTotalTokens) {
     return "{\"model_id\":\"meta-llama/Llama-3.1-8B-Instruct\",\"model_sha\":\"0e9e39f2\",\"model_dtype\":\"torch.float16\","
         + "\"model_device_type\":\"cuda\",\"model_pipeline_tag\":\"text-generation\",\"max_concurrent_requests\":128,"
         + "\"max_best_of\":2,\"max_stop_sequences\":4,\"max_input_tokens\":1048575,"
-        + field("max_total_tokens", maxTotalTokens) + "\"waiting_served_ratio\":0.3,"
-        + field("max_batch_total_tokens", maxBatchTotalTokens) + "\"max_waiting_tokens\":20,\"max_batch_size\":null,"
+        + field("max_total_tokens", maxTotalTokens)
+        + "\"waiting_served_ratio\":0.3,"
+        + field("max_batch_total_tokens", maxBatchTotalTokens)
+        + "\"max_waiting_tokens\":20,\"max_batch_size\":null,"
         + "\"validation_workers\":2,\"max_client_batch_size\":4,\"router\":\"text-generation-router\","
         + "\"version\":\"2.2.0\",\"sha\":\"6d7e3d6\",\"docker_label\":\"sha-6d7e3d6\"}";
   }
@@ -80,14 +87,21 @@ final class Tgi22FaultEngine implements FaultEngine {
       case WRONG_JSON_TYPE:
         return pool("\"2040000\"", "/info.max_batch_total_tokens is not a number (string)");
       case MISSING_POOL:
-        // Without the 2.2 field the probe looks for the 2.3.1 gauge, which a 2.2 server does not serve.
-        return pool(OMIT, "/info reports no max_batch_total_tokens (TGI 2.2 and older) and GET /metrics answered HTTP 404");
+        // Without the 2.2 field the probe looks for the 2.3.1 gauge, which a 2.2 server does not
+        // serve.
+        return pool(
+            OMIT,
+            "/info reports no max_batch_total_tokens (TGI 2.2 and older) and GET /metrics answered HTTP 404");
       case NULL_POOL:
-        return pool("null", "/info reports no max_batch_total_tokens (TGI 2.2 and older) and GET /metrics answered HTTP 404");
+        return pool(
+            "null",
+            "/info reports no max_batch_total_tokens (TGI 2.2 and older) and GET /metrics answered HTTP 404");
       case ZERO_POOL:
         return pool("0", "/info.max_batch_total_tokens is 0, expected a positive token count");
       case NEGATIVE_POOL:
-        return pool("-2040000", "/info.max_batch_total_tokens is -2040000, expected a positive token count");
+        return pool(
+            "-2040000",
+            "/info.max_batch_total_tokens is -2040000, expected a positive token count");
       case FRACTIONAL_POOL:
         return pool("2040000.5", "/info.max_batch_total_tokens is not a whole number");
       case POOL_PAST_2_63:
@@ -100,10 +114,12 @@ final class Tgi22FaultEngine implements FaultEngine {
         return pool("-Infinity", "malformed JSON");
       case DUPLICATE_SERIES_DISAGREE:
         return pool("2040000,\"max_batch_total_tokens\":600000", "a key appears twice");
-      case TRUNCATED_CONTENT: {
-        String whole = info("1048576", "2040000");
-        return withInfo(whole.substring(0, whole.indexOf("max_batch_total_tokens") + 26), "malformed JSON");
-      }
+      case TRUNCATED_CONTENT:
+        {
+          String whole = info("1048576", "2040000");
+          return withInfo(
+              whole.substring(0, whole.indexOf("max_batch_total_tokens") + 26), "malformed JSON");
+        }
       case NO_MODELS:
         return withInfo(info(OMIT, "2040000"), "/info reports no max_total_tokens");
       default:

@@ -11,8 +11,10 @@ import org.junit.jupiter.api.Test;
 class GateArbiterTest {
   private static final ResourceID SERVE = new ResourceID("glm-serve", "inference");
   private static final ResourceID BATCH = new ResourceID("glm-batch", "inference");
-  private static final GateDecision OPEN = new GateDecision(true, GateReason.PoolSufficient, "pool ok");
-  private static final GateDecision SHUT = new GateDecision(false, GateReason.PoolTooSmall, "pool 600000");
+  private static final GateDecision OPEN =
+      new GateDecision(true, GateReason.PoolSufficient, "pool ok");
+  private static final GateDecision SHUT =
+      new GateDecision(false, GateReason.PoolTooSmall, "pool 600000");
 
   private final GateArbiter arbiter = new GateArbiter();
 
@@ -34,7 +36,8 @@ class GateArbiterTest {
 
     assertThat(arbiter.arbitrate("uid-gone", SERVE, OPEN, Set.of(BATCH)).decision().reason())
         .isEqualTo(GateReason.AwaitingProbe);
-    assertThat(arbiter.arbitrate("uid-kept", SERVE, OPEN, Set.of(BATCH)).decision().open()).isTrue();
+    assertThat(arbiter.arbitrate("uid-kept", SERVE, OPEN, Set.of(BATCH)).decision().open())
+        .isTrue();
   }
 
   @Test

@@ -28,17 +28,19 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Golden files of exactly what kvguard writes to a pod. Each folder under golden/gate holds in-pod.yaml and
- * decision.properties, and out-condition-patch.json / out-label-patch.json where a write is expected (no
- * file: no write). decision.properties without {@code open} leaves condition and label alone; with {@code
- * policy} the write also brings that policy's verdict record to record.json (no record.json: removes it). Run
- * with -Dkvguard.golden.update=true to rewrite the out- files, then review the diff.
+ * Golden files of exactly what kvguard writes to a pod. Each folder under golden/gate holds
+ * in-pod.yaml and decision.properties, and out-condition-patch.json / out-label-patch.json where a
+ * write is expected (no file: no write). decision.properties without {@code open} leaves condition
+ * and label alone; with {@code policy} the write also brings that policy's verdict record to
+ * record.json (no record.json: removes it). Run with -Dkvguard.golden.update=true to rewrite the
+ * out- files, then review the diff.
  */
 class GatePatchGoldenTest {
   private static final Path ROOT = Path.of("src/test/resources/golden/gate");
   private static final Instant NOW = Instant.parse("2026-12-02T12:00:00Z");
   private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
-  private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  private static final ObjectMapper JSON =
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
   private static final boolean UPDATE = Boolean.getBoolean("kvguard.golden.update");
 
   static Stream<Path> cases() throws IOException {
@@ -51,12 +53,17 @@ class GatePatchGoldenTest {
     Set<String> used = new HashSet<>(List.of("in-pod.yaml", "decision.properties"));
     Pod pod = SERIALIZATION.unmarshal(Files.readString(folder.resolve("in-pod.yaml")), Pod.class);
     Properties props = new Properties();
-    try (Reader reader = Files.newBufferedReader(folder.resolve("decision.properties"), StandardCharsets.UTF_8)) {
+    try (Reader reader =
+        Files.newBufferedReader(folder.resolve("decision.properties"), StandardCharsets.UTF_8)) {
       props.load(reader);
     }
-    GateDecision decision = props.getProperty("open") == null ? null
-        : new GateDecision(Boolean.parseBoolean(props.getProperty("open")),
-            GateReason.valueOf(props.getProperty("reason")), props.getProperty("message"));
+    GateDecision decision =
+        props.getProperty("open") == null
+            ? null
+            : new GateDecision(
+                Boolean.parseBoolean(props.getProperty("open")),
+                GateReason.valueOf(props.getProperty("reason")),
+                props.getProperty("message"));
     RecordUpdate update = null;
     if (props.getProperty("policy") != null) {
       Path recordFile = folder.resolve("record.json");
@@ -69,18 +76,26 @@ class GatePatchGoldenTest {
     }
 
     Optional<String> conditionPatch = GatePatchPlanner.conditionPatch(pod, decision, update, NOW);
-    Optional<String> labelPatch = decision == null ? Optional.empty() : GatePatchPlanner.labelPatch(pod, decision);
+    Optional<String> labelPatch =
+        decision == null ? Optional.empty() : GatePatchPlanner.labelPatch(pod, decision);
     check(folder, "out-condition-patch.json", conditionPatch, used);
     check(folder, "out-label-patch.json", labelPatch, used);
-    // The patches must apply to the pod as the API server holds it (its JSON, not fabric8's reading of it,
-    // which turns an absent list into an empty one) and leave the gate saying what the decision says.
-    JsonNode stored = SERIALIZATION.unmarshal(Files.readString(folder.resolve("in-pod.yaml")), JsonNode.class);
-    JsonNode afterCondition = conditionPatch.isPresent()
-        ? JsonPatch.apply(JSON.readTree(conditionPatch.get()), stored) : stored;
+    // The patches must apply to the pod as the API server holds it (its JSON, not fabric8's reading
+    // of it,
+    // which turns an absent list into an empty one) and leave the gate saying what the decision
+    // says.
+    JsonNode stored =
+        SERIALIZATION.unmarshal(Files.readString(folder.resolve("in-pod.yaml")), JsonNode.class);
+    JsonNode afterCondition =
+        conditionPatch.isPresent()
+            ? JsonPatch.apply(JSON.readTree(conditionPatch.get()), stored)
+            : stored;
     if (update != null) {
-      // The record the pod carries after the write is exactly the one asked for, and the other policies' stay.
+      // The record the pod carries after the write is exactly the one asked for, and the other
+      // policies' stay.
       Pod written = SERIALIZATION.convertValue(afterCondition, Pod.class);
-      assertThat(VerdictRecords.of(written, update.modelDeployment())).as("%s: record after the write", folder)
+      assertThat(VerdictRecords.of(written, update.modelDeployment()))
+          .as("%s: record after the write", folder)
           .isEqualTo(update.record());
       Map<String, VerdictRecord> others = new java.util.TreeMap<>(VerdictRecords.of(pod));
       others.remove(update.modelDeployment());
@@ -91,13 +106,18 @@ class GatePatchGoldenTest {
     if (conditionPatch.isPresent() && decision != null) {
       JsonNode patched = afterCondition;
       List<JsonNode> gates = new ArrayList<>();
-      patched.path("status").path("conditions").forEach(c -> {
-        if (GateNames.CONDITION_TYPE.equals(c.path("type").asText())) {
-          gates.add(c);
-        }
-      });
+      patched
+          .path("status")
+          .path("conditions")
+          .forEach(
+              c -> {
+                if (GateNames.CONDITION_TYPE.equals(c.path("type").asText())) {
+                  gates.add(c);
+                }
+              });
       assertThat(gates).as("%s: one gate condition after the patch", folder).hasSize(1);
-      assertThat(gates.get(0).path("status").asText()).isEqualTo(decision.open() ? "True" : "False");
+      assertThat(gates.get(0).path("status").asText())
+          .isEqualTo(decision.open() ? "True" : "False");
       assertThat(gates.get(0).path("reason").asText()).isEqualTo(decision.reason().name());
     }
     if (labelPatch.isPresent()) {
@@ -111,12 +131,14 @@ class GatePatchGoldenTest {
     }
 
     try (Stream<Path> files = Files.list(folder)) {
-      assertThat(files.map(p -> p.getFileName().toString())).as("unused golden files in %s", folder)
+      assertThat(files.map(p -> p.getFileName().toString()))
+          .as("unused golden files in %s", folder)
           .allMatch(used::contains);
     }
   }
 
-  private static void check(Path folder, String name, Optional<String> patch, Set<String> used) throws IOException {
+  private static void check(Path folder, String name, Optional<String> patch, Set<String> used)
+      throws IOException {
     Path file = folder.resolve(name);
     Optional<String> pretty = patch.map(GatePatchGoldenTest::pretty);
     if (UPDATE) {

@@ -14,12 +14,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * PodGate against the API server, on the pod as it changes under a pass: a decision to open is written only
- * onto the containers it was made for.
+ * PodGate against the API server, on the pod as it changes under a pass: a decision to open is
+ * written only onto the containers it was made for.
  */
 class PodGateIT {
   private static final String NS = "inference";
-  private static final GateDecision OPEN = new GateDecision(true, GateReason.PoolSufficient, "pool 2040000 tokens");
+  private static final GateDecision OPEN =
+      new GateDecision(true, GateReason.PoolSufficient, "pool 2040000 tokens");
 
   private final EmbeddedApiServer api = new EmbeddedApiServer();
   private final KubernetesClient client = api.client();
@@ -36,7 +37,7 @@ class PodGateIT {
     Pod judged = pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
     pods.restartEngine(NS, "serve-0");
 
-    PodGate.Outcome outcome = gate.apply(judged, OPEN, () -> { }, (written, previous) -> { });
+    PodGate.Outcome outcome = gate.apply(judged, OPEN, () -> {}, (written, previous) -> {});
 
     assertThat(outcome.conditionWritten()).isFalse();
     assertThat(outcome.labelWritten()).isFalse();
@@ -47,17 +48,23 @@ class PodGateIT {
   @Test
   void theLabelDoesNotFollowAnOpenConditionOntoAContainerThatRestartedBetweenTheWrites() {
     Pod created = pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
-    // The condition is already open for this container; only the label is missing when the pass reads the pod.
-    PodGate.Outcome first = gate.apply(created, OPEN, () -> { }, (written, previous) -> { });
+    // The condition is already open for this container; only the label is missing when the pass
+    // reads the pod.
+    PodGate.Outcome first = gate.apply(created, OPEN, () -> {}, (written, previous) -> {});
     assertThat(first.labelWritten()).isTrue();
-    client.pods().inNamespace(NS).withName("serve-0").edit(p -> {
-      p.getMetadata().getLabels().remove(GateNames.VERIFIED_LABEL);
-      return p;
-    });
+    client
+        .pods()
+        .inNamespace(NS)
+        .withName("serve-0")
+        .edit(
+            p -> {
+              p.getMetadata().getLabels().remove(GateNames.VERIFIED_LABEL);
+              return p;
+            });
     Pod judged = client.pods().inNamespace(NS).withName("serve-0").get();
     pods.restartEngine(NS, "serve-0");
 
-    PodGate.Outcome outcome = gate.apply(judged, OPEN, () -> { }, (written, previous) -> { });
+    PodGate.Outcome outcome = gate.apply(judged, OPEN, () -> {}, (written, previous) -> {});
 
     assertThat(outcome.labelWritten()).isFalse();
     assertThat(labels()).doesNotContainKey(GateNames.VERIFIED_LABEL);
@@ -67,12 +74,16 @@ class PodGateIT {
   void aClosingDecisionIsWrittenWhateverTheContainersDid() {
     Pod created = pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
     Pod open = client.pods().inNamespace(NS).withName("serve-0").get();
-    gate.apply(open, OPEN, () -> { }, (written, previous) -> { });
+    gate.apply(open, OPEN, () -> {}, (written, previous) -> {});
     Pod judged = client.pods().inNamespace(NS).withName("serve-0").get();
     pods.restartEngine(NS, "serve-0");
 
-    PodGate.Outcome outcome = gate.apply(judged, new GateDecision(false, GateReason.PoolTooSmall, "pool 600000 tokens"),
-        () -> { }, (written, previous) -> { });
+    PodGate.Outcome outcome =
+        gate.apply(
+            judged,
+            new GateDecision(false, GateReason.PoolTooSmall, "pool 600000 tokens"),
+            () -> {},
+            (written, previous) -> {});
 
     assertThat(outcome.conditionWritten()).isTrue();
     assertThat(gateCondition().getStatus()).isEqualTo("False");
@@ -83,13 +94,17 @@ class PodGateIT {
   @Test
   void handingAPodBackTakesItsLabelWhateverItsContainersDidSince() {
     Pod created = pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
-    gate.apply(created, OPEN, () -> { }, (written, previous) -> { });
+    gate.apply(created, OPEN, () -> {}, (written, previous) -> {});
     Pod judged = client.pods().inNamespace(NS).withName("serve-0").get();
     assertThat(labels()).containsKey(GateNames.VERIFIED_LABEL);
     pods.restartEngine(NS, "serve-0");
 
-    PodGate.Outcome outcome = gate.apply(judged, GateDecision.released("no longer selected by ModelDeployment glm"),
-        () -> { }, (written, previous) -> { });
+    PodGate.Outcome outcome =
+        gate.apply(
+            judged,
+            GateDecision.released("no longer selected by ModelDeployment glm"),
+            () -> {},
+            (written, previous) -> {});
 
     assertThat(outcome.labelWritten()).isTrue();
     assertThat(labels()).doesNotContainKey(GateNames.VERIFIED_LABEL);
@@ -99,22 +114,32 @@ class PodGateIT {
   @Test
   void aStaleWriterCannotPutTheLabelBackOnAPodANewerDecisionShut() {
     Pod created = pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
-    gate.apply(created, OPEN, () -> { }, (written, previous) -> { });
-    // A replica that still believes it leads read the pod between an earlier pass's condition and label writes:
+    gate.apply(created, OPEN, () -> {}, (written, previous) -> {});
+    // A replica that still believes it leads read the pod between an earlier pass's condition and
+    // label writes:
     // condition open, no label yet.
-    client.pods().inNamespace(NS).withName("serve-0").edit(p -> {
-      p.getMetadata().getLabels().remove(GateNames.VERIFIED_LABEL);
-      return p;
-    });
+    client
+        .pods()
+        .inNamespace(NS)
+        .withName("serve-0")
+        .edit(
+            p -> {
+              p.getMetadata().getLabels().remove(GateNames.VERIFIED_LABEL);
+              return p;
+            });
     Pod staleRead = client.pods().inNamespace(NS).withName("serve-0").get();
     // The new leader shuts the pod (its engine was re-probed and refused).
     Pod current = client.pods().inNamespace(NS).withName("serve-0").get();
-    gate.apply(current, new GateDecision(false, GateReason.PoolTooSmall, "pool 600000 tokens"), () -> { },
-        (written, previous) -> { });
+    gate.apply(
+        current,
+        new GateDecision(false, GateReason.PoolTooSmall, "pool 600000 tokens"),
+        () -> {},
+        (written, previous) -> {});
     api.clearRequests();
 
-    // The deposed leader writes the decision it made from its old read: the label it would add is refused.
-    PodGate.Outcome outcome = gate.apply(staleRead, OPEN, () -> { }, (written, previous) -> { });
+    // The deposed leader writes the decision it made from its old read: the label it would add is
+    // refused.
+    PodGate.Outcome outcome = gate.apply(staleRead, OPEN, () -> {}, (written, previous) -> {});
     java.util.List<EmbeddedApiServer.Request> sent = api.requests();
 
     assertThat(outcome.labelWritten()).isFalse();
@@ -130,15 +155,27 @@ class PodGateIT {
   @Test
   void aStaleWriterCannotOverwriteANewerConditionDecision() {
     Pod created = pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
-    gate.apply(created, new GateDecision(false, GateReason.PoolTooSmall, "pool 600000 tokens"), () -> { },
-        (written, previous) -> { });
+    gate.apply(
+        created,
+        new GateDecision(false, GateReason.PoolTooSmall, "pool 600000 tokens"),
+        () -> {},
+        (written, previous) -> {});
     Pod staleRead = client.pods().inNamespace(NS).withName("serve-0").get();
-    // A newer decision, made on a newer read: the pod was re-probed after an engine change and passed.
-    gate.apply(client.pods().inNamespace(NS).withName("serve-0").get(), OPEN, () -> { }, (written, previous) -> { });
+    // A newer decision, made on a newer read: the pod was re-probed after an engine change and
+    // passed.
+    gate.apply(
+        client.pods().inNamespace(NS).withName("serve-0").get(),
+        OPEN,
+        () -> {},
+        (written, previous) -> {});
 
     // The stale writer's decision (shut, for another reason) was made without seeing it.
-    PodGate.Outcome outcome = gate.apply(staleRead,
-        new GateDecision(false, GateReason.ProbeFailed, "GET /server_info timed out"), () -> { }, (written, previous) -> { });
+    PodGate.Outcome outcome =
+        gate.apply(
+            staleRead,
+            new GateDecision(false, GateReason.ProbeFailed, "GET /server_info timed out"),
+            () -> {},
+            (written, previous) -> {});
 
     assertThat(outcome.conditionWritten()).isFalse();
     assertThat(outcome.superseded()).isTrue();
@@ -150,35 +187,60 @@ class PodGateIT {
   @Test
   void aWriteOnAPodThatChangedOnlyElsewhereIsPlannedAgainAndMade() {
     Pod judged = pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
-    // The kubelet touches the pod after the read (another condition): not a decision about the gate.
-    client.pods().inNamespace(NS).withName("serve-0").editStatus(p -> {
-      p.getStatus().getConditions().get(0).setStatus("True");
-      return p;
-    });
+    // The kubelet touches the pod after the read (another condition): not a decision about the
+    // gate.
+    client
+        .pods()
+        .inNamespace(NS)
+        .withName("serve-0")
+        .editStatus(
+            p -> {
+              p.getStatus().getConditions().get(0).setStatus("True");
+              return p;
+            });
 
-    PodGate.Outcome outcome = gate.apply(judged, OPEN, () -> { }, (written, previous) -> { });
+    PodGate.Outcome outcome = gate.apply(judged, OPEN, () -> {}, (written, previous) -> {});
 
     assertThat(outcome.conditionWritten()).isTrue();
     assertThat(outcome.labelWritten()).isTrue();
     assertThat(gateCondition().getStatus()).isEqualTo("True");
-    assertThat(client.pods().inNamespace(NS).withName("serve-0").get().getStatus().getConditions().get(0).getStatus())
-        .as("the kubelet's condition is kept").isEqualTo("True");
+    assertThat(
+            client
+                .pods()
+                .inNamespace(NS)
+                .withName("serve-0")
+                .get()
+                .getStatus()
+                .getConditions()
+                .get(0)
+                .getStatus())
+        .as("the kubelet's condition is kept")
+        .isEqualTo("True");
   }
 
   @Test
   void aTerminatingPodIsNeverWritten() {
     pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
-    client.pods().inNamespace(NS).withName("serve-0").edit(p -> {
-      p.getMetadata().setFinalizers(java.util.List.of("example.com/hold"));
-      return p;
-    });
+    client
+        .pods()
+        .inNamespace(NS)
+        .withName("serve-0")
+        .edit(
+            p -> {
+              p.getMetadata().setFinalizers(java.util.List.of("example.com/hold"));
+              return p;
+            });
     client.pods().inNamespace(NS).withName("serve-0").delete();
     Pod terminating = client.pods().inNamespace(NS).withName("serve-0").get();
     assertThat(terminating.getMetadata().getDeletionTimestamp()).isNotNull();
     api.clearRequests();
 
-    PodGate.Outcome outcome = gate.apply(terminating, new GateDecision(false, GateReason.AwaitingProbe, "pod is terminating"),
-        () -> { }, (written, previous) -> { });
+    PodGate.Outcome outcome =
+        gate.apply(
+            terminating,
+            new GateDecision(false, GateReason.AwaitingProbe, "pod is terminating"),
+            () -> {},
+            (written, previous) -> {});
 
     assertThat(outcome.conditionWritten()).isFalse();
     assertThat(outcome.labelWritten()).isFalse();
@@ -186,12 +248,22 @@ class PodGateIT {
   }
 
   private io.fabric8.kubernetes.api.model.PodCondition gateCondition() {
-    return client.pods().inNamespace(NS).withName("serve-0").get().getStatus().getConditions().stream()
-        .filter(c -> GateNames.CONDITION_TYPE.equals(c.getType())).findFirst().orElse(null);
+    return client
+        .pods()
+        .inNamespace(NS)
+        .withName("serve-0")
+        .get()
+        .getStatus()
+        .getConditions()
+        .stream()
+        .filter(c -> GateNames.CONDITION_TYPE.equals(c.getType()))
+        .findFirst()
+        .orElse(null);
   }
 
   private Map<String, String> labels() {
-    Map<String, String> labels = client.pods().inNamespace(NS).withName("serve-0").get().getMetadata().getLabels();
+    Map<String, String> labels =
+        client.pods().inNamespace(NS).withName("serve-0").get().getMetadata().getLabels();
     return labels == null ? Map.of() : labels;
   }
 }

@@ -8,14 +8,31 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
-/** What a signature binds a record to: the key, the pod's UID, the policy's name and every field of the record. */
+/**
+ * What a signature binds a record to: the key, the pod's UID, the policy's name and every field of
+ * the record.
+ */
 class RecordSignerTest {
   private static final byte[] KEY = new byte[RecordSigner.KEY_BYTES];
   private static final RecordSigner SIGNER = RecordSigner.withKey(KEY);
   private static final Pod POD = pod("serve-0", "3f1c0d52-0000-4000-8000-000000000001");
-  private static final VerdictRecord RECORD = new VerdictRecord("serve", "Verified", "PoolSufficient",
-      "containerd://abc", 0, 2_040_000L, null, 1_048_576L, "0.5.22", null, "containerd://abc", 1_048_577L, 400,
-      "ContextLengthExceeded", "2026-12-04T00:00:00Z");
+  private static final VerdictRecord RECORD =
+      new VerdictRecord(
+          "serve",
+          "Verified",
+          "PoolSufficient",
+          "containerd://abc",
+          0,
+          2_040_000L,
+          null,
+          1_048_576L,
+          "0.5.22",
+          null,
+          "containerd://abc",
+          1_048_577L,
+          400,
+          "ContextLengthExceeded",
+          "2026-12-04T00:00:00Z");
 
   private static Pod pod(String name, String uid) {
     return new PodBuilder().withNewMetadata().withName(name).withUid(uid).endMetadata().build();
@@ -29,7 +46,9 @@ class RecordSignerTest {
     assertThat(SIGNER.verifies(POD, "glm", signed)).isTrue();
     assertThat(SIGNER.trusted(POD, "glm", signed)).isEqualTo(signed);
     // Same name, new pod (another UID): not this pod's record.
-    assertThat(SIGNER.verifies(pod("serve-0", "3f1c0d52-0000-4000-8000-000000000002"), "glm", signed)).isFalse();
+    assertThat(
+            SIGNER.verifies(pod("serve-0", "3f1c0d52-0000-4000-8000-000000000002"), "glm", signed))
+        .isFalse();
     assertThat(SIGNER.verifies(POD, "other", signed)).isFalse();
     // Signing is deterministic: an unchanged record is the same text, so rewriting it is no write.
     assertThat(SIGNER.sign(POD, "glm", signed)).isEqualTo(signed);
@@ -38,16 +57,33 @@ class RecordSignerTest {
   @Test
   void anAlteredUnsignedOrForeignRecordDoesNotVerify() {
     VerdictRecord signed = SIGNER.sign(POD, "glm", RECORD);
-    VerdictRecord altered = new VerdictRecord("serve", "Verified", "PoolSufficient", "containerd://abc", 0,
-        4_000_000L, null, 1_048_576L, "0.5.22", null, "containerd://abc", 1_048_577L, 400, "ContextLengthExceeded",
-        "2026-12-04T00:00:00Z", signed.sig());
+    VerdictRecord altered =
+        new VerdictRecord(
+            "serve",
+            "Verified",
+            "PoolSufficient",
+            "containerd://abc",
+            0,
+            4_000_000L,
+            null,
+            1_048_576L,
+            "0.5.22",
+            null,
+            "containerd://abc",
+            1_048_577L,
+            400,
+            "ContextLengthExceeded",
+            "2026-12-04T00:00:00Z",
+            signed.sig());
     assertThat(SIGNER.verifies(POD, "glm", altered)).isFalse();
     assertThat(SIGNER.verifies(POD, "glm", RECORD)).isFalse();
     assertThat(SIGNER.verifies(POD, "glm", RECORD.withSig("not base64 !"))).isFalse();
     assertThat(SIGNER.trusted(POD, "glm", RECORD)).isNull();
     byte[] otherKey = Arrays.copyOf(KEY, KEY.length);
     otherKey[0] = 1;
-    assertThat(RecordSigner.withKey(otherKey).verifies(POD, "glm", signed)).as("after a key rotation").isFalse();
+    assertThat(RecordSigner.withKey(otherKey).verifies(POD, "glm", signed))
+        .as("after a key rotation")
+        .isFalse();
   }
 
   @Test
@@ -56,6 +92,7 @@ class RecordSignerTest {
     assertThat(keyless.sign(POD, "glm", RECORD).sig()).isNull();
     assertThat(keyless.verifies(POD, "glm", SIGNER.sign(POD, "glm", RECORD))).isFalse();
     assertThat(keyless.toString()).doesNotContain("0");
-    assertThatThrownBy(() -> RecordSigner.withKey(new byte[16])).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> RecordSigner.withKey(new byte[16]))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 }

@@ -23,9 +23,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The alert rules and the dashboard parse as PromQL, and every metric and label they name is one the operator
- * really exports: the names are checked against a scrape of {@link KvguardMetrics} after every kind of series
- * was recorded, and against {@link KvguardMetrics#ALL}.
+ * The alert rules and the dashboard parse as PromQL, and every metric and label they name is one
+ * the operator really exports: the names are checked against a scrape of {@link KvguardMetrics}
+ * after every kind of series was recorded, and against {@link KvguardMetrics#ALL}.
  */
 class AlertsAndDashboardTest {
   private static Set<String> scrapedMetrics;
@@ -38,11 +38,15 @@ class AlertsAndDashboardTest {
   static void collect() throws Exception {
     scrapeTheOperatorsMetrics();
     alertExpressions = new LinkedHashMap<>();
-    RenderedChart chart = RenderedChart.render(RenderedChart.MONITORING_API + "metrics: {prometheusRule: {enabled: true}}");
+    RenderedChart chart =
+        RenderedChart.render(
+            RenderedChart.MONITORING_API + "metrics: {prometheusRule: {enabled: true}}");
     for (JsonNode alert : ChartHaCombinationTest.alerts(chart.kind("PrometheusRule").get(0))) {
       alertExpressions.put(alert.get("alert").asText(), alert.get("expr").asText());
     }
-    dashboard = new ObjectMapper().readTree(Files.readString(RenderedChart.CHART.resolve("dashboards/kvguard.json")));
+    dashboard =
+        new ObjectMapper()
+            .readTree(Files.readString(RenderedChart.CHART.resolve("dashboards/kvguard.json")));
     panelExpressions = new LinkedHashMap<>();
     for (JsonNode panel : dashboard.get("panels")) {
       List<String> expressions = new ArrayList<>();
@@ -51,15 +55,24 @@ class AlertsAndDashboardTest {
     }
   }
 
-  /** Records one series of every kvguard metric, as the operator does, and reads back what Prometheus would scrape. */
+  /**
+   * Records one series of every kvguard metric, as the operator does, and reads back what
+   * Prometheus would scrape.
+   */
   private static void scrapeTheOperatorsMetrics() {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     KvguardMetrics metrics = new KvguardMetrics(registry);
     metrics.contextWindow("inference", "glm", 1_048_576);
-    metrics.pod(KvguardMetrics.podTags("inference", "glm", "prefill", "glm-prefill-0"), 681_280, false);
+    metrics.pod(
+        KvguardMetrics.podTags("inference", "glm", "prefill", "glm-prefill-0"), 681_280, false);
     metrics.gateTransition(KvguardMetrics.roleTags("inference", "glm", "prefill"), false);
-    metrics.probe(KvguardMetrics.roleTags("inference", "glm", "prefill"), "sglang", Duration.ofMillis(40), true);
-    metrics.rejectionProbe(KvguardMetrics.roleTags("inference", "glm", "prefill"), "sglang", "answered");
+    metrics.probe(
+        KvguardMetrics.roleTags("inference", "glm", "prefill"),
+        "sglang",
+        Duration.ofMillis(40),
+        true);
+    metrics.rejectionProbe(
+        KvguardMetrics.roleTags("inference", "glm", "prefill"), "sglang", "answered");
     metrics.gateWriteFailure("inference", "glm", "handback");
     metrics.eventWrite("inference", "glm", "dropped");
     metrics.advisoryWarning("inference", "glm", "prefill", "sglang-pd-admission-abort", 2);
@@ -83,9 +96,15 @@ class AlertsAndDashboardTest {
     }
   }
 
-  /** Grafana's interval variables stand for a duration; label values such as $namespace sit inside strings. */
+  /**
+   * Grafana's interval variables stand for a duration; label values such as $namespace sit inside
+   * strings.
+   */
   private static String withGrafanaVariables(String expression) {
-    return expression.replace("$__rate_interval", "5m").replace("$__interval", "1m").replace("$__range", "1h");
+    return expression
+        .replace("$__rate_interval", "5m")
+        .replace("$__interval", "1m")
+        .replace("$__range", "1h");
   }
 
   private static String baseName(String metric) {
@@ -99,21 +118,29 @@ class AlertsAndDashboardTest {
 
   @Test
   void theScrapeHoldsEveryMetricTheOperatorDeclares() {
-    assertThat(scrapedMetrics.stream().map(AlertsAndDashboardTest::baseName).collect(Collectors.toSet()))
+    assertThat(
+            scrapedMetrics.stream()
+                .map(AlertsAndDashboardTest::baseName)
+                .collect(Collectors.toSet()))
         .containsExactlyInAnyOrderElementsOf(KvguardMetrics.ALL);
   }
 
   @Test
   void everyAlertExpressionParsesAndNamesOnlyExportedMetricsAndLabels() {
     assertThat(alertExpressions).hasSize(5);
-    alertExpressions.forEach((alert, expression) -> {
-      PromQl.Names names = PromQl.parse(expression);
-      assertThat(names.metrics()).as(alert).isNotEmpty().allSatisfy(metric -> {
-        assertThat(scrapedMetrics).as("%s uses %s", alert, metric).contains(metric);
-        assertThat(KvguardMetrics.ALL).contains(baseName(metric));
-      });
-      assertThat(scrapedLabels).as("labels of %s", alert).containsAll(names.labels());
-    });
+    alertExpressions.forEach(
+        (alert, expression) -> {
+          PromQl.Names names = PromQl.parse(expression);
+          assertThat(names.metrics())
+              .as(alert)
+              .isNotEmpty()
+              .allSatisfy(
+                  metric -> {
+                    assertThat(scrapedMetrics).as("%s uses %s", alert, metric).contains(metric);
+                    assertThat(KvguardMetrics.ALL).contains(baseName(metric));
+                  });
+          assertThat(scrapedLabels).as("labels of %s", alert).containsAll(names.labels());
+        });
   }
 
   @Test
@@ -122,9 +149,11 @@ class AlertsAndDashboardTest {
         .containsExactly(KvguardMetrics.POD_VERIFIED);
     assertThat(alertExpressions.get("KvguardPodRefused")).contains("== 0");
     assertThat(PromQl.parse(alertExpressions.get("KvguardModelNotReady")).metrics())
-        .containsExactlyInAnyOrder(KvguardMetrics.POD_VERIFIED, KvguardMetrics.CONTEXT_WINDOW_TOKENS);
+        .containsExactlyInAnyOrder(
+            KvguardMetrics.POD_VERIFIED, KvguardMetrics.CONTEXT_WINDOW_TOKENS);
     assertThat(PromQl.parse(alertExpressions.get("KvguardProbesFailing")).metrics())
-        .containsExactlyInAnyOrder(KvguardMetrics.PROBE_FAILURES_TOTAL, KvguardMetrics.PROBE_DURATION_SECONDS + "_count");
+        .containsExactlyInAnyOrder(
+            KvguardMetrics.PROBE_FAILURES_TOTAL, KvguardMetrics.PROBE_DURATION_SECONDS + "_count");
     assertThat(alertExpressions.get("KvguardProbesFailing")).contains("rate(").contains("> 0.25");
     assertThat(PromQl.parse(alertExpressions.get("KvguardMetricsAbsent")).metrics())
         .containsExactly(KvguardMetrics.BUILD_INFO);
@@ -134,13 +163,17 @@ class AlertsAndDashboardTest {
   void theDashboardIsGrafanaJsonWithUniquePanelsOnAPrometheusDataSource() {
     assertThat(dashboard.get("uid").asText()).isEqualTo("kvguard-overview");
     assertThat(dashboard.get("title").asText()).isNotBlank();
-    List<Integer> ids = StreamSupport.stream(dashboard.get("panels").spliterator(), false)
-        .map(p -> p.get("id").asInt()).toList();
+    List<Integer> ids =
+        StreamSupport.stream(dashboard.get("panels").spliterator(), false)
+            .map(p -> p.get("id").asInt())
+            .toList();
     assertThat(ids).doesNotHaveDuplicates();
-    assertThat(dashboard.get("templating").get("list")).anySatisfy(v -> {
-      assertThat(v.get("type").asText()).isEqualTo("datasource");
-      assertThat(v.get("query").asText()).isEqualTo("prometheus");
-    });
+    assertThat(dashboard.get("templating").get("list"))
+        .anySatisfy(
+            v -> {
+              assertThat(v.get("type").asText()).isEqualTo("datasource");
+              assertThat(v.get("query").asText()).isEqualTo("prometheus");
+            });
     for (JsonNode panel : dashboard.get("panels")) {
       assertThat(panel.get("datasource").get("uid").asText()).isEqualTo("${datasource}");
       assertThat(panel.get("gridPos").get("w").asInt()).isBetween(1, 24);
@@ -152,7 +185,9 @@ class AlertsAndDashboardTest {
         String query = variable.get("query").get("query").asText();
         Matcher m = Pattern.compile("^label_values\\((.*), *([a-z_]+)\\)$").matcher(query);
         assertThat(m.matches()).as(query).isTrue();
-        assertThat(PromQl.parse(m.group(1)).metrics()).as(query).isNotEmpty()
+        assertThat(PromQl.parse(m.group(1)).metrics())
+            .as(query)
+            .isNotEmpty()
             .allSatisfy(metric -> assertThat(scrapedMetrics).contains(metric));
         assertThat(scrapedLabels).contains(m.group(2));
       }
@@ -163,36 +198,50 @@ class AlertsAndDashboardTest {
 
   @Test
   void everyDashboardQueryParsesAndNamesOnlyExportedMetricsAndLabels() {
-    panelExpressions.forEach((panel, expressions) -> {
-      assertThat(expressions).as(panel).isNotEmpty();
-      for (String expression : expressions) {
-        PromQl.Names names = PromQl.parse(withGrafanaVariables(expression));
-        assertThat(names.metrics()).as("%s: %s", panel, expression).isNotEmpty()
-            .allSatisfy(metric -> assertThat(scrapedMetrics).as(panel).contains(metric));
-        assertThat(scrapedLabels).as("labels of %s", panel).containsAll(names.labels());
-      }
-    });
+    panelExpressions.forEach(
+        (panel, expressions) -> {
+          assertThat(expressions).as(panel).isNotEmpty();
+          for (String expression : expressions) {
+            PromQl.Names names = PromQl.parse(withGrafanaVariables(expression));
+            assertThat(names.metrics())
+                .as("%s: %s", panel, expression)
+                .isNotEmpty()
+                .allSatisfy(metric -> assertThat(scrapedMetrics).as(panel).contains(metric));
+            assertThat(scrapedLabels).as("labels of %s", panel).containsAll(names.labels());
+          }
+        });
   }
 
   @Test
   void theDashboardShowsPoolVersusWindowVerifiedPodsTransitionsAndProbeLatency() {
     assertThat(metricsOf("KV pool vs context window"))
         .contains(KvguardMetrics.POD_KV_POOL_TOKENS, KvguardMetrics.CONTEXT_WINDOW_TOKENS);
-    assertThat(panelExpressions.get("KV pool vs context window").get(0)).contains("by (namespace, modeldeployment, role)");
+    assertThat(panelExpressions.get("KV pool vs context window").get(0))
+        .contains("by (namespace, modeldeployment, role)");
     assertThat(metricsOf("Verified / selected pods")).containsExactly(KvguardMetrics.POD_VERIFIED);
-    assertThat(String.join(" ", panelExpressions.get("Verified / selected pods"))).contains("sum by").contains("count by");
-    assertThat(metricsOf("Gate transitions")).containsExactly(KvguardMetrics.GATE_TRANSITIONS_TOTAL);
-    assertThat(metricsOf("Probe latency")).contains(KvguardMetrics.PROBE_DURATION_SECONDS + "_sum",
-        KvguardMetrics.PROBE_DURATION_SECONDS + "_count", KvguardMetrics.PROBE_DURATION_SECONDS + "_max");
-    Set<String> everything = panelExpressions.values().stream().flatMap(List::stream)
-        .flatMap(e -> PromQl.parse(withGrafanaVariables(e)).metrics().stream())
-        .map(AlertsAndDashboardTest::baseName).collect(Collectors.toSet());
+    assertThat(String.join(" ", panelExpressions.get("Verified / selected pods")))
+        .contains("sum by")
+        .contains("count by");
+    assertThat(metricsOf("Gate transitions"))
+        .containsExactly(KvguardMetrics.GATE_TRANSITIONS_TOTAL);
+    assertThat(metricsOf("Probe latency"))
+        .contains(
+            KvguardMetrics.PROBE_DURATION_SECONDS + "_sum",
+            KvguardMetrics.PROBE_DURATION_SECONDS + "_count",
+            KvguardMetrics.PROBE_DURATION_SECONDS + "_max");
+    Set<String> everything =
+        panelExpressions.values().stream()
+            .flatMap(List::stream)
+            .flatMap(e -> PromQl.parse(withGrafanaVariables(e)).metrics().stream())
+            .map(AlertsAndDashboardTest::baseName)
+            .collect(Collectors.toSet());
     assertThat(everything).containsExactlyInAnyOrderElementsOf(KvguardMetrics.ALL);
   }
 
   private static Set<String> metricsOf(String panel) {
     assertThat(panelExpressions).containsKey(panel);
-    return panelExpressions.get(panel).stream().flatMap(e -> PromQl.parse(withGrafanaVariables(e)).metrics().stream())
+    return panelExpressions.get(panel).stream()
+        .flatMap(e -> PromQl.parse(withGrafanaVariables(e)).metrics().stream())
         .collect(Collectors.toCollection(TreeSet::new));
   }
 }

@@ -18,7 +18,10 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** `helm template` with the chart's default values: what a platform team reviews before the first install. */
+/**
+ * `helm template` with the chart's default values: what a platform team reviews before the first
+ * install.
+ */
 class ChartDefaultsTest {
   private static RenderedChart chart;
   private static Deployment deployment;
@@ -32,15 +35,31 @@ class ChartDefaultsTest {
   }
 
   static Map<String, String> env(Container container) {
-    return container.getEnv().stream().filter(e -> e.getValue() != null)
+    return container.getEnv().stream()
+        .filter(e -> e.getValue() != null)
         .collect(Collectors.toMap(EnvVar::getName, EnvVar::getValue));
   }
 
   @Test
   void rendersOnlyTheCoreObjects() {
-    assertThat(chart.kinds().sorted().toList()).containsExactly("ClusterRole", "ClusterRole", "ClusterRoleBinding",
-        "ClusterRoleBinding", "Deployment", "MutatingWebhookConfiguration", "PodDisruptionBudget", "Role", "Role",
-        "Role", "RoleBinding", "RoleBinding", "RoleBinding", "Service", "Service", "ServiceAccount");
+    assertThat(chart.kinds().sorted().toList())
+        .containsExactly(
+            "ClusterRole",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "ClusterRoleBinding",
+            "Deployment",
+            "MutatingWebhookConfiguration",
+            "PodDisruptionBudget",
+            "Role",
+            "Role",
+            "Role",
+            "RoleBinding",
+            "RoleBinding",
+            "RoleBinding",
+            "Service",
+            "Service",
+            "ServiceAccount");
   }
 
   @Test
@@ -48,26 +67,34 @@ class ChartDefaultsTest {
     assertThat(deployment.getSpec().getReplicas()).isEqualTo(2);
     assertThat(deployment.getMetadata().getNamespace()).isEqualTo(RenderedChart.NAMESPACE);
     Map<String, String> env = env(operator);
-    assertThat(env).containsEntry("KVGUARD_LEADER_ELECTION", "true")
+    assertThat(env)
+        .containsEntry("KVGUARD_LEADER_ELECTION", "true")
         .containsEntry("KVGUARD_LEADER_ELECTION_NAMESPACE", RenderedChart.NAMESPACE);
-    EnvVar podName = operator.getEnv().stream().filter(e -> e.getName().equals("POD_NAME")).findFirst().orElseThrow();
+    EnvVar podName =
+        operator.getEnv().stream()
+            .filter(e -> e.getName().equals("POD_NAME"))
+            .findFirst()
+            .orElseThrow();
     assertThat(podName.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.name");
     // The configuration the operator reads from this environment is the one the chart means.
-    KvguardConfig config = KvguardConfig.fromEnvironment(Map.of(
-        "KVGUARD_NAMESPACES", env.get("KVGUARD_NAMESPACES"),
-        "KVGUARD_METRICS_PORT", env.get("KVGUARD_METRICS_PORT"),
-        "KVGUARD_LEADER_ELECTION", env.get("KVGUARD_LEADER_ELECTION"),
-        "KVGUARD_LEADER_ELECTION_NAMESPACE", env.get("KVGUARD_LEADER_ELECTION_NAMESPACE"),
-        "KVGUARD_PROBE_CONCURRENCY", env.get("KVGUARD_PROBE_CONCURRENCY"),
-        "KVGUARD_PROBE_MAX_BODY_BYTES", env.get("KVGUARD_PROBE_MAX_BODY_BYTES"),
-        "KVGUARD_VERDICT_KEY_SECRET", env.get("KVGUARD_VERDICT_KEY_SECRET"),
-        "POD_NAME", "kvguard-7d9f-abcde"));
+    KvguardConfig config =
+        KvguardConfig.fromEnvironment(
+            Map.of(
+                "KVGUARD_NAMESPACES", env.get("KVGUARD_NAMESPACES"),
+                "KVGUARD_METRICS_PORT", env.get("KVGUARD_METRICS_PORT"),
+                "KVGUARD_LEADER_ELECTION", env.get("KVGUARD_LEADER_ELECTION"),
+                "KVGUARD_LEADER_ELECTION_NAMESPACE", env.get("KVGUARD_LEADER_ELECTION_NAMESPACE"),
+                "KVGUARD_PROBE_CONCURRENCY", env.get("KVGUARD_PROBE_CONCURRENCY"),
+                "KVGUARD_PROBE_MAX_BODY_BYTES", env.get("KVGUARD_PROBE_MAX_BODY_BYTES"),
+                "KVGUARD_VERDICT_KEY_SECRET", env.get("KVGUARD_VERDICT_KEY_SECRET"),
+                "POD_NAME", "kvguard-7d9f-abcde"));
     assertThat(config.namespaces()).isEmpty();
     assertThat(config.leaderElection()).isTrue();
     assertThat(config.leaseNamespace()).isEqualTo(RenderedChart.NAMESPACE);
     assertThat(config.metricsPort()).isEqualTo(8080);
     assertThat(config.probeConcurrency()).isEqualTo(32);
-    // Issue 20: answers are streamed and only what a probe reads is kept; 2 MiB bounds the time an answer takes.
+    // Issue 20: answers are streamed and only what a probe reads is kept; 2 MiB bounds the time an
+    // answer takes.
     assertThat(config.probeMaxBodyBytes()).isEqualTo(2 * 1024 * 1024);
     assertThat(config.identity()).isEqualTo("kvguard-7d9f-abcde");
     assertThat(config.verdictKeySecret()).isEqualTo("kvguard-verdict-key");
@@ -93,39 +120,54 @@ class ChartDefaultsTest {
 
   @Test
   void theJvmGetsAWritableTmpAndBoundedMemory() {
-    assertThat(operator.getVolumeMounts()).singleElement().satisfies(m -> {
-      assertThat(m.getMountPath()).isEqualTo("/tmp");
-      assertThat(m.getReadOnly()).isNotEqualTo(Boolean.TRUE);
-    });
-    assertThat(deployment.getSpec().getTemplate().getSpec().getVolumes()).singleElement()
+    assertThat(operator.getVolumeMounts())
+        .singleElement()
+        .satisfies(
+            m -> {
+              assertThat(m.getMountPath()).isEqualTo("/tmp");
+              assertThat(m.getReadOnly()).isNotEqualTo(Boolean.TRUE);
+            });
+    assertThat(deployment.getSpec().getTemplate().getSpec().getVolumes())
+        .singleElement()
         .satisfies(v -> assertThat(v.getEmptyDir()).isNotNull());
     assertThat(env(operator).get("JAVA_TOOL_OPTIONS"))
-        .contains("-XX:+ExitOnOutOfMemoryError").contains("-XX:MaxRAMPercentage=");
+        .contains("-XX:+ExitOnOutOfMemoryError")
+        .contains("-XX:MaxRAMPercentage=");
     assertThat(operator.getResources().getRequests()).containsKeys("cpu", "memory");
     assertThat(operator.getResources().getLimits()).containsKeys("cpu", "memory");
     assertThat(Quantity.getAmountInBytes(operator.getResources().getLimits().get("memory")))
-        .isGreaterThanOrEqualTo(Quantity.getAmountInBytes(operator.getResources().getRequests().get("memory")));
+        .isGreaterThanOrEqualTo(
+            Quantity.getAmountInBytes(operator.getResources().getRequests().get("memory")));
   }
 
   @Test
   void livenessAndReadinessUseTheOperatorsHealthEndpointsOnAPortOfTheirOwn() {
-    assertThat(operator.getPorts()).hasSize(3).anySatisfy(p -> {
-      assertThat(p.getName()).isEqualTo("webhook");
-      assertThat(p.getContainerPort()).isEqualTo(9443);
-    }).anySatisfy(p -> {
-      assertThat(p.getName()).isEqualTo("metrics");
-      assertThat(p.getContainerPort()).isEqualTo(8080);
-    }).anySatisfy(p -> {
-      assertThat(p.getName()).isEqualTo("health");
-      assertThat(p.getContainerPort()).isEqualTo(8081);
-    });
+    assertThat(operator.getPorts())
+        .hasSize(3)
+        .anySatisfy(
+            p -> {
+              assertThat(p.getName()).isEqualTo("webhook");
+              assertThat(p.getContainerPort()).isEqualTo(9443);
+            })
+        .anySatisfy(
+            p -> {
+              assertThat(p.getName()).isEqualTo("metrics");
+              assertThat(p.getContainerPort()).isEqualTo(8080);
+            })
+        .anySatisfy(
+            p -> {
+              assertThat(p.getName()).isEqualTo("health");
+              assertThat(p.getContainerPort()).isEqualTo(8081);
+            });
     assertHttpProbe(operator.getLivenessProbe(), "/healthz");
     assertHttpProbe(operator.getStartupProbe(), "/healthz");
     assertHttpProbe(operator.getReadinessProbe(), "/readyz");
     Map<String, String> env = env(operator);
-    KvguardConfig config = KvguardConfig.fromEnvironment(Map.of(
-        "KVGUARD_HEALTH_PORT", env.get("KVGUARD_HEALTH_PORT"),
-        "KVGUARD_METRICS_BIND_ADDRESS", env.get("KVGUARD_METRICS_BIND_ADDRESS")));
+    KvguardConfig config =
+        KvguardConfig.fromEnvironment(
+            Map.of(
+                "KVGUARD_HEALTH_PORT", env.get("KVGUARD_HEALTH_PORT"),
+                "KVGUARD_METRICS_BIND_ADDRESS", env.get("KVGUARD_METRICS_BIND_ADDRESS")));
     assertThat(config.healthPort()).isEqualTo(8081);
     assertThat(config.metricsBindAddress()).isEqualTo("0.0.0.0");
   }
@@ -133,10 +175,15 @@ class ChartDefaultsTest {
   @Test
   void probeLimitsReachTheOperator() {
     Map<String, String> env = env(operator);
-    KvguardConfig config = KvguardConfig.fromEnvironment(Map.of(
-        "KVGUARD_PROBE_CONCURRENCY_PER_NAMESPACE", env.get("KVGUARD_PROBE_CONCURRENCY_PER_NAMESPACE"),
-        "KVGUARD_REJECTION_PROBE_CONCURRENCY", env.get("KVGUARD_REJECTION_PROBE_CONCURRENCY"),
-        "KVGUARD_REJECTION_MAX_PROMPT_TOKENS", env.get("KVGUARD_REJECTION_MAX_PROMPT_TOKENS")));
+    KvguardConfig config =
+        KvguardConfig.fromEnvironment(
+            Map.of(
+                "KVGUARD_PROBE_CONCURRENCY_PER_NAMESPACE",
+                    env.get("KVGUARD_PROBE_CONCURRENCY_PER_NAMESPACE"),
+                "KVGUARD_REJECTION_PROBE_CONCURRENCY",
+                    env.get("KVGUARD_REJECTION_PROBE_CONCURRENCY"),
+                "KVGUARD_REJECTION_MAX_PROMPT_TOKENS",
+                    env.get("KVGUARD_REJECTION_MAX_PROMPT_TOKENS")));
     assertThat(config.probeConcurrencyPerNamespace()).isEqualTo(4);
     assertThat(config.rejectionProbeConcurrency()).isEqualTo(4);
     assertThat(config.rejectionMaxPromptTokens()).isEqualTo(4_194_304);
@@ -144,7 +191,8 @@ class ChartDefaultsTest {
 
   @Test
   void theHealthPortMustDifferFromTheMetricsPort() {
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> RenderedChart.render("healthProbes: {port: 8080}"))
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> RenderedChart.render("healthProbes: {port: 8080}"))
         .hasMessageContaining("healthProbes.port must differ from metrics.port");
   }
 
@@ -165,30 +213,46 @@ class ChartDefaultsTest {
         .isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
     assertThat(deployment.getSpec().getTemplate().getMetadata().getLabels())
         .containsAllEntriesOf(pdb.getSpec().getSelector().getMatchLabels());
-    assertThat(deployment.getSpec().getStrategy().getRollingUpdate().getMaxUnavailable().getIntVal()).isZero();
+    assertThat(
+            deployment.getSpec().getStrategy().getRollingUpdate().getMaxUnavailable().getIntVal())
+        .isZero();
   }
 
   @Test
   void replicasPreferDifferentNodes() {
-    var terms = deployment.getSpec().getTemplate().getSpec().getAffinity().getPodAntiAffinity()
-        .getPreferredDuringSchedulingIgnoredDuringExecution();
-    assertThat(terms).singleElement().satisfies(t -> {
-      assertThat(t.getPodAffinityTerm().getTopologyKey()).isEqualTo("kubernetes.io/hostname");
-      assertThat(t.getPodAffinityTerm().getLabelSelector().getMatchLabels())
-          .isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
-    });
+    var terms =
+        deployment
+            .getSpec()
+            .getTemplate()
+            .getSpec()
+            .getAffinity()
+            .getPodAntiAffinity()
+            .getPreferredDuringSchedulingIgnoredDuringExecution();
+    assertThat(terms)
+        .singleElement()
+        .satisfies(
+            t -> {
+              assertThat(t.getPodAffinityTerm().getTopologyKey())
+                  .isEqualTo("kubernetes.io/hostname");
+              assertThat(t.getPodAffinityTerm().getLabelSelector().getMatchLabels())
+                  .isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
+            });
   }
 
   @Test
   void theMetricsServiceTargetsTheOperatorPods() {
     Service service = chart.named(Service.class, "kvguard-metrics");
     assertThat(service.getSpec().getType()).isEqualTo("ClusterIP");
-    assertThat(service.getSpec().getSelector()).isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
-    assertThat(service.getSpec().getPorts()).singleElement().satisfies(p -> {
-      assertThat(p.getName()).isEqualTo("metrics");
-      assertThat(p.getPort()).isEqualTo(8080);
-      assertThat(p.getTargetPort().getStrVal()).isEqualTo("metrics");
-    });
+    assertThat(service.getSpec().getSelector())
+        .isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
+    assertThat(service.getSpec().getPorts())
+        .singleElement()
+        .satisfies(
+            p -> {
+              assertThat(p.getName()).isEqualTo("metrics");
+              assertThat(p.getPort()).isEqualTo(8080);
+              assertThat(p.getTargetPort().getStrVal()).isEqualTo("metrics");
+            });
   }
 
   @Test
@@ -202,8 +266,12 @@ class ChartDefaultsTest {
   @Test
   void aDigestPinsTheImage() {
     String digest = "sha256:" + "ab".repeat(32);
-    Deployment pinned = RenderedChart.render("image: {repository: registry.example/kvguard, tag: '9.9', digest: '"
-        + digest + "'}").one(Deployment.class);
+    Deployment pinned =
+        RenderedChart.render(
+                "image: {repository: registry.example/kvguard, tag: '9.9', digest: '"
+                    + digest
+                    + "'}")
+            .one(Deployment.class);
     assertThat(pinned.getSpec().getTemplate().getSpec().getContainers().get(0).getImage())
         .isEqualTo("registry.example/kvguard@" + digest);
   }

@@ -15,9 +15,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Building the image needs a registry and a daemon, which CI does not have; so this checks that the Dockerfile,
- * the Maven build and the chart agree: the jar it copies is the one the build makes, it runs as the user the
- * chart enforces, and the chart's default tag is the project's version.
+ * Building the image needs a registry and a daemon, which CI does not have; so this checks that the
+ * Dockerfile, the Maven build and the chart agree: the jar it copies is the one the build makes, it
+ * runs as the user the chart enforces, and the chart's default tag is the project's version.
  */
 class DockerfileTest {
   private static List<String> instructions;
@@ -26,8 +26,13 @@ class DockerfileTest {
   @BeforeAll
   static void read() throws IOException {
     // One entry per instruction, continuation lines (ending in a backslash) joined.
-    String joined = String.join("\n", Files.readAllLines(Path.of("Dockerfile")).stream()
-        .filter(l -> !l.isBlank() && !l.stripLeading().startsWith("#")).toList()).replaceAll("\\\\\n\\s*", " ");
+    String joined =
+        String.join(
+                "\n",
+                Files.readAllLines(Path.of("Dockerfile")).stream()
+                    .filter(l -> !l.isBlank() && !l.stripLeading().startsWith("#"))
+                    .toList())
+            .replaceAll("\\\\\n\\s*", " ");
     instructions = List.of(joined.split("\n"));
     pom = Files.readString(Path.of("pom.xml"));
   }
@@ -40,10 +45,14 @@ class DockerfileTest {
 
   @Test
   void runsTheShadedJarTheBuildProducesWithJava17OrLater() throws IOException {
-    assertThat(pom).contains("<finalName>kvguard-operator</finalName>").contains("<mainClass>io.kvguard.OperatorMain</mainClass>");
-    assertThat(instruction("COPY")).contains("target/kvguard-operator.jar /opt/kvguard/kvguard-operator.jar");
+    assertThat(pom)
+        .contains("<finalName>kvguard-operator</finalName>")
+        .contains("<mainClass>io.kvguard.OperatorMain</mainClass>");
+    assertThat(instruction("COPY"))
+        .contains("target/kvguard-operator.jar /opt/kvguard/kvguard-operator.jar");
     assertThat(instruction("ENTRYPOINT"))
-        .isEqualTo("[\"java\", \"-Djava.io.tmpdir=/tmp\", \"-jar\", \"/opt/kvguard/kvguard-operator.jar\"]");
+        .isEqualTo(
+            "[\"java\", \"-Djava.io.tmpdir=/tmp\", \"-jar\", \"/opt/kvguard/kvguard-operator.jar\"]");
     Matcher base = Pattern.compile("^eclipse-temurin:(\\d+)-jre.*$").matcher(instruction("FROM"));
     assertThat(base.matches()).as(instruction("FROM")).isTrue();
     assertThat(Integer.parseInt(base.group(1))).isGreaterThanOrEqualTo(17);
@@ -56,7 +65,8 @@ class DockerfileTest {
     assertThat(user).matches("\\d+:\\d+");
     int uid = Integer.parseInt(user.split(":")[0]);
     assertThat(uid).isPositive();
-    JsonNode values = new YAMLMapper().readTree(RenderedChart.CHART.resolve("values.yaml").toFile());
+    JsonNode values =
+        new YAMLMapper().readTree(RenderedChart.CHART.resolve("values.yaml").toFile());
     assertThat(values.get("podSecurityContext").get("runAsUser").asInt()).isEqualTo(uid);
     assertThat(values.get("securityContext").get("runAsUser").asInt()).isEqualTo(uid);
   }
@@ -65,21 +75,30 @@ class DockerfileTest {
   void jvmOptionsAndPortMatchTheChart() throws IOException {
     String env = instruction("ENV");
     assertThat(env).contains("-XX:+ExitOnOutOfMemoryError").contains("-XX:MaxRAMPercentage=50");
-    JsonNode values = new YAMLMapper().readTree(RenderedChart.CHART.resolve("values.yaml").toFile());
+    JsonNode values =
+        new YAMLMapper().readTree(RenderedChart.CHART.resolve("values.yaml").toFile());
     assertThat(env).contains("JAVA_TOOL_OPTIONS=\"" + values.get("jvmOptions").asText() + "\"");
-    // The benchmarks run the operator's JVM with these same options: BenchOptionsTest (operator/bench) checks it.
-    assertThat(instruction("EXPOSE")).isEqualTo(values.get("metrics").get("port").asText() + " "
-        + values.get("healthProbes").get("port").asText());
+    // The benchmarks run the operator's JVM with these same options: BenchOptionsTest
+    // (operator/bench) checks it.
+    assertThat(instruction("EXPOSE"))
+        .isEqualTo(
+            values.get("metrics").get("port").asText()
+                + " "
+                + values.get("healthProbes").get("port").asText());
     assertThat(env).contains("KVGUARD_METRICS_PORT=" + values.get("metrics").get("port").asText());
-    assertThat(env).contains("KVGUARD_HEALTH_PORT=" + values.get("healthProbes").get("port").asText());
+    assertThat(env)
+        .contains("KVGUARD_HEALTH_PORT=" + values.get("healthProbes").get("port").asText());
   }
 
   @Test
   void theChartsDefaultTagIsTheProjectVersion() throws IOException {
-    Matcher version = Pattern.compile("<artifactId>kvguard-parent</artifactId>\\s*<version>([^<]+)</version>").matcher(pom);
+    Matcher version =
+        Pattern.compile("<artifactId>kvguard-parent</artifactId>\\s*<version>([^<]+)</version>")
+            .matcher(pom);
     assertThat(version.find()).isTrue();
     JsonNode chart = new YAMLMapper().readTree(RenderedChart.CHART.resolve("Chart.yaml").toFile());
-    assertThat(chart.get("appVersion").asText()).isEqualTo(version.group(1).replace("-SNAPSHOT", ""));
+    assertThat(chart.get("appVersion").asText())
+        .isEqualTo(version.group(1).replace("-SNAPSHOT", ""));
     Deployment deployment = RenderedChart.render("").one(Deployment.class);
     assertThat(deployment.getSpec().getTemplate().getSpec().getContainers().get(0).getImage())
         .endsWith(":" + chart.get("appVersion").asText());

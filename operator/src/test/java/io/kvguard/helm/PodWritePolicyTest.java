@@ -26,23 +26,31 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The ValidatingAdmissionPolicy the chart offers (podWritePolicy), rendered by Helm and its CEL evaluated with
- * dev.cel on example old and new pods, as the API server evaluates it on kvguard's writes: matchConditions, then
- * the variables in order, then every validation (one false validation refuses the request).
+ * The ValidatingAdmissionPolicy the chart offers (podWritePolicy), rendered by Helm and its CEL
+ * evaluated with dev.cel on example old and new pods, as the API server evaluates it on kvguard's
+ * writes: matchConditions, then the variables in order, then every validation (one false validation
+ * refuses the request).
  */
 class PodWritePolicyTest {
-  private static final String KVGUARD = "system:serviceaccount:" + RenderedChart.NAMESPACE + ":kvguard";
-  private static final String METADATA_REFUSED = "kvguard may change no pod metadata but the kvguard.io/verified label"
-      + " and the kvguard.io/verdicts annotation (and no annotation on a pod with more than 1024)";
+  private static final String KVGUARD =
+      "system:serviceaccount:" + RenderedChart.NAMESPACE + ":kvguard";
+  private static final String METADATA_REFUSED =
+      "kvguard may change no pod metadata but the kvguard.io/verified label"
+          + " and the kvguard.io/verdicts annotation (and no annotation on a pod with more than 1024)";
   private static final YAMLMapper YAML = new YAMLMapper();
-  private static final CelCompiler CEL = CelCompilerFactory.standardCelCompilerBuilder()
-      .setStandardMacros(CelStandardMacro.STANDARD_MACROS)
-      .addVar("object", SimpleType.DYN).addVar("oldObject", SimpleType.DYN)
-      .addVar("request", SimpleType.DYN).addVar("variables", SimpleType.DYN).build();
+  private static final CelCompiler CEL =
+      CelCompilerFactory.standardCelCompilerBuilder()
+          .setStandardMacros(CelStandardMacro.STANDARD_MACROS)
+          .addVar("object", SimpleType.DYN)
+          .addVar("oldObject", SimpleType.DYN)
+          .addVar("request", SimpleType.DYN)
+          .addVar("variables", SimpleType.DYN)
+          .build();
   private static final CelRuntime RUNTIME = CelRuntimeFactory.standardCelRuntimeBuilder().build();
 
   /** A pod as the kubelet reports it, with kvguard's condition False and no label yet. */
-  private static final String POD = """
+  private static final String POD =
+      """
       apiVersion: v1
       kind: Pod
       metadata:
@@ -96,138 +104,322 @@ class PodWritePolicyTest {
 
   @Test
   void theBindingEnforcesThePolicyOnKvguardsServiceAccountOnly() {
-    assertThat(binding.at("/spec/policyName").asText()).isEqualTo(policy.at("/metadata/name").asText());
+    assertThat(binding.at("/spec/policyName").asText())
+        .isEqualTo(policy.at("/metadata/name").asText());
     assertThat(binding.at("/spec/validationActions").toString()).isEqualTo("[\"Deny\"]");
     assertThat(policy.at("/spec/failurePolicy").asText()).isEqualTo("Fail");
-    assertThat(matches(update(POD, pod -> { }, "", KVGUARD))).isTrue();
-    assertThat(matches(update(POD, pod -> { }, "status", "system:node:gpu-node-1"))).isFalse();
-    assertThat(matches(update(POD, pod -> { }, "", "system:serviceaccount:kvguard-system:other"))).isFalse();
-    JsonNode audit = RenderedChart.tree(only(RenderedChart.render(
-        "podWritePolicy: {enabled: true, validationActions: [Warn, Audit]}").kind("ValidatingAdmissionPolicyBinding")));
+    assertThat(matches(update(POD, pod -> {}, "", KVGUARD))).isTrue();
+    assertThat(matches(update(POD, pod -> {}, "status", "system:node:gpu-node-1"))).isFalse();
+    assertThat(matches(update(POD, pod -> {}, "", "system:serviceaccount:kvguard-system:other")))
+        .isFalse();
+    JsonNode audit =
+        RenderedChart.tree(
+            only(
+                RenderedChart.render(
+                        "podWritePolicy: {enabled: true, validationActions: [Warn, Audit]}")
+                    .kind("ValidatingAdmissionPolicyBinding")));
     assertThat(audit.at("/spec/validationActions").toString()).isEqualTo("[\"Warn\",\"Audit\"]");
   }
 
   @Test
   void kvguardMaySetAndClearItsLabel() {
-    Map<String, Object> labelled = update(POD, pod -> labels(pod).put("kvguard.io/verified", "true"), "", KVGUARD);
+    Map<String, Object> labelled =
+        update(POD, pod -> labels(pod).put("kvguard.io/verified", "true"), "", KVGUARD);
     assertThat(refusals(labelled)).isEmpty();
     String labelledPod = write(apply(POD, pod -> labels(pod).put("kvguard.io/verified", "true")));
-    assertThat(refusals(update(labelledPod, pod -> labels(pod).remove("kvguard.io/verified"), "", KVGUARD))).isEmpty();
+    assertThat(
+            refusals(
+                update(labelledPod, pod -> labels(pod).remove("kvguard.io/verified"), "", KVGUARD)))
+        .isEmpty();
   }
 
   @Test
   void kvguardMayWriteItsCondition() {
-    assertThat(refusals(update(POD, pod -> condition(pod, "kvguard.io/pool-verified")
-        .put("status", "True").put("reason", "PoolSufficient").put("message", "pool 2040000 >= window 1048576"),
-        "status", KVGUARD))).isEmpty();
+    assertThat(
+            refusals(
+                update(
+                    POD,
+                    pod ->
+                        condition(pod, "kvguard.io/pool-verified")
+                            .put("status", "True")
+                            .put("reason", "PoolSufficient")
+                            .put("message", "pool 2040000 >= window 1048576"),
+                    "status",
+                    KVGUARD)))
+        .isEmpty();
     // A pod without the condition gets it appended.
     String without = write(apply(POD, pod -> ((ArrayNode) pod.at("/status/conditions")).remove(2)));
-    assertThat(refusals(update(without, pod -> ((ArrayNode) pod.at("/status/conditions")).addObject()
-        .put("type", "kvguard.io/pool-verified").put("status", "False").put("reason", "PoolTooSmall"),
-        "status", KVGUARD))).isEmpty();
+    assertThat(
+            refusals(
+                update(
+                    without,
+                    pod ->
+                        ((ArrayNode) pod.at("/status/conditions"))
+                            .addObject()
+                            .put("type", "kvguard.io/pool-verified")
+                            .put("status", "False")
+                            .put("reason", "PoolTooSmall"),
+                    "status",
+                    KVGUARD)))
+        .isEmpty();
   }
 
-  /** kvguard's verdict records ride on its pods/status write with the condition (issue 17 item 2). */
+  /**
+   * kvguard's verdict records ride on its pods/status write with the condition (issue 17 item 2).
+   */
   @Test
   void kvguardMayWriteItsVerdictRecordsButNoOtherAnnotation() {
-    String record = "{\"glm\":{\"role\":\"prefill\",\"verdict\":\"Verified\",\"reason\":\"PoolSufficient\"}}";
-    assertThat(refusals(update(POD, pod -> {
-      ((ObjectNode) pod.at("/metadata/annotations")).put("kvguard.io/verdicts", record);
-      condition(pod, "kvguard.io/pool-verified").put("status", "True").put("reason", "PoolSufficient");
-    }, "status", KVGUARD))).isEmpty();
-    String recorded = write(apply(POD, pod -> ((ObjectNode) pod.at("/metadata/annotations")).put("kvguard.io/verdicts", record)));
-    assertThat(refusals(update(recorded, pod -> ((ObjectNode) pod.at("/metadata/annotations"))
-        .put("kvguard.io/verdicts", record.replace("Verified", "Refused")), "status", KVGUARD))).isEmpty();
-    assertThat(refusals(update(recorded, pod -> ((ObjectNode) pod.at("/metadata/annotations")).remove("kvguard.io/verdicts"),
-        "status", KVGUARD))).isEmpty();
+    String record =
+        "{\"glm\":{\"role\":\"prefill\",\"verdict\":\"Verified\",\"reason\":\"PoolSufficient\"}}";
+    assertThat(
+            refusals(
+                update(
+                    POD,
+                    pod -> {
+                      ((ObjectNode) pod.at("/metadata/annotations"))
+                          .put("kvguard.io/verdicts", record);
+                      condition(pod, "kvguard.io/pool-verified")
+                          .put("status", "True")
+                          .put("reason", "PoolSufficient");
+                    },
+                    "status",
+                    KVGUARD)))
+        .isEmpty();
+    String recorded =
+        write(
+            apply(
+                POD,
+                pod ->
+                    ((ObjectNode) pod.at("/metadata/annotations"))
+                        .put("kvguard.io/verdicts", record)));
+    assertThat(
+            refusals(
+                update(
+                    recorded,
+                    pod ->
+                        ((ObjectNode) pod.at("/metadata/annotations"))
+                            .put("kvguard.io/verdicts", record.replace("Verified", "Refused")),
+                    "status",
+                    KVGUARD)))
+        .isEmpty();
+    assertThat(
+            refusals(
+                update(
+                    recorded,
+                    pod ->
+                        ((ObjectNode) pod.at("/metadata/annotations"))
+                            .remove("kvguard.io/verdicts"),
+                    "status",
+                    KVGUARD)))
+        .isEmpty();
     // A pod without annotations gets the whole map.
-    String bare = write(apply(POD, pod -> ((ObjectNode) pod.get("metadata")).remove("annotations")));
-    assertThat(refusals(update(bare, pod -> ((ObjectNode) pod.get("metadata")).putObject("annotations")
-        .put("kvguard.io/verdicts", record), "status", KVGUARD))).isEmpty();
+    String bare =
+        write(apply(POD, pod -> ((ObjectNode) pod.get("metadata")).remove("annotations")));
+    assertThat(
+            refusals(
+                update(
+                    bare,
+                    pod ->
+                        ((ObjectNode) pod.get("metadata"))
+                            .putObject("annotations")
+                            .put("kvguard.io/verdicts", record),
+                    "status",
+                    KVGUARD)))
+        .isEmpty();
     // Any other annotation, with it or alone, is refused.
-    assertThat(refusals(update(recorded, pod -> ((ObjectNode) pod.at("/metadata/annotations"))
-        .remove("kubectl.kubernetes.io/default-container"), "status", KVGUARD))).containsExactly(METADATA_REFUSED);
-    assertThat(refusals(update(POD, pod -> ((ObjectNode) pod.at("/metadata/annotations"))
-        .put("kvguard.io/verdicts", record).put("example.com/other", "x"), "status", KVGUARD))).containsExactly(METADATA_REFUSED);
+    assertThat(
+            refusals(
+                update(
+                    recorded,
+                    pod ->
+                        ((ObjectNode) pod.at("/metadata/annotations"))
+                            .remove("kubectl.kubernetes.io/default-container"),
+                    "status",
+                    KVGUARD)))
+        .containsExactly(METADATA_REFUSED);
+    assertThat(
+            refusals(
+                update(
+                    POD,
+                    pod ->
+                        ((ObjectNode) pod.at("/metadata/annotations"))
+                            .put("kvguard.io/verdicts", record)
+                            .put("example.com/other", "x"),
+                    "status",
+                    KVGUARD)))
+        .containsExactly(METADATA_REFUSED);
   }
 
   @Test
   void kvguardMayNotChangeAnotherLabel() {
     assertThat(refusals(update(POD, pod -> labels(pod).put("app", "other"), "", KVGUARD)))
-        .containsExactly("kvguard may change no pod label but kvguard.io/verified (and none on a pod with more than 1024 labels)");
+        .containsExactly(
+            "kvguard may change no pod label but kvguard.io/verified (and none on a pod with more than 1024 labels)");
     assertThat(refusals(update(POD, pod -> labels(pod).remove("role"), "", KVGUARD))).hasSize(1);
-    assertThat(refusals(update(POD, pod -> labels(pod).put("routing", "on"), "", KVGUARD))).hasSize(1);
+    assertThat(refusals(update(POD, pod -> labels(pod).put("routing", "on"), "", KVGUARD)))
+        .hasSize(1);
   }
 
   @Test
   void kvguardMayNotChangeAnotherCondition() {
-    assertThat(refusals(update(POD, pod -> condition(pod, "Ready").put("status", "True"), "status", KVGUARD)))
-        .containsExactly("kvguard may change no pod condition but kvguard.io/pool-verified (and none on a pod with more than 256 conditions)");
-    assertThat(refusals(update(POD, pod -> ((ArrayNode) pod.at("/status/conditions")).remove(0), "status", KVGUARD)))
+    assertThat(
+            refusals(
+                update(
+                    POD, pod -> condition(pod, "Ready").put("status", "True"), "status", KVGUARD)))
+        .containsExactly(
+            "kvguard may change no pod condition but kvguard.io/pool-verified (and none on a pod with more than 256 conditions)");
+    assertThat(
+            refusals(
+                update(
+                    POD,
+                    pod -> ((ArrayNode) pod.at("/status/conditions")).remove(0),
+                    "status",
+                    KVGUARD)))
         .hasSize(1);
   }
 
   @Test
   void kvguardMayNotChangeTheSpecOrAnythingElse() {
-    assertThat(refusals(update(POD, pod -> ((ObjectNode) pod.at("/spec/containers/0")).put("image", "evil:latest"),
-        "", KVGUARD))).containsExactly("kvguard may not change a pod's spec");
-    assertThat(refusals(update(POD, pod -> ((ObjectNode) pod.at("/metadata/annotations")).put("x", "y"), "", KVGUARD)))
+    assertThat(
+            refusals(
+                update(
+                    POD,
+                    pod -> ((ObjectNode) pod.at("/spec/containers/0")).put("image", "evil:latest"),
+                    "",
+                    KVGUARD)))
+        .containsExactly("kvguard may not change a pod's spec");
+    assertThat(
+            refusals(
+                update(
+                    POD,
+                    pod -> ((ObjectNode) pod.at("/metadata/annotations")).put("x", "y"),
+                    "",
+                    KVGUARD)))
         .containsExactly(METADATA_REFUSED);
-    assertThat(refusals(update(POD, pod -> ((ObjectNode) pod.at("/metadata")).putArray("finalizers").add("x/y"),
-        "", KVGUARD))).containsExactly(METADATA_REFUSED);
-    assertThat(refusals(update(POD, pod -> ((ObjectNode) pod.get("status")).put("phase", "Failed"), "status", KVGUARD)))
-        .containsExactly("kvguard may change no pod status but the kvguard.io/pool-verified condition");
+    assertThat(
+            refusals(
+                update(
+                    POD,
+                    pod -> ((ObjectNode) pod.at("/metadata")).putArray("finalizers").add("x/y"),
+                    "",
+                    KVGUARD)))
+        .containsExactly(METADATA_REFUSED);
+    assertThat(
+            refusals(
+                update(
+                    POD,
+                    pod -> ((ObjectNode) pod.get("status")).put("phase", "Failed"),
+                    "status",
+                    KVGUARD)))
+        .containsExactly(
+            "kvguard may change no pod status but the kvguard.io/pool-verified condition");
     // The API server's own bookkeeping on every write is not kvguard's change.
-    assertThat(refusals(update(POD, pod -> {
-      ((ObjectNode) pod.get("metadata")).put("resourceVersion", "4712");
-      ((ArrayNode) pod.at("/metadata/managedFields")).addObject().put("manager", "kvguard");
-      labels(pod).put("kvguard.io/verified", "true");
-    }, "", KVGUARD))).isEmpty();
+    assertThat(
+            refusals(
+                update(
+                    POD,
+                    pod -> {
+                      ((ObjectNode) pod.get("metadata")).put("resourceVersion", "4712");
+                      ((ArrayNode) pod.at("/metadata/managedFields"))
+                          .addObject()
+                          .put("manager", "kvguard");
+                      labels(pod).put("kvguard.io/verified", "true");
+                    },
+                    "",
+                    KVGUARD)))
+        .isEmpty();
   }
 
   @Test
   void kvguardMayNotDeleteEvictOrExec() {
     Map<String, Object> delete = request("DELETE", "", KVGUARD, null, tree(POD));
     assertThat(refusals(delete)).containsExactly("kvguard may only update pods and their status");
-    Map<String, Object> evict = request("CREATE", "eviction", KVGUARD,
-        tree("{apiVersion: policy/v1, kind: Eviction, metadata: {name: glm-prefill-0}}"), null);
+    Map<String, Object> evict =
+        request(
+            "CREATE",
+            "eviction",
+            KVGUARD,
+            tree("{apiVersion: policy/v1, kind: Eviction, metadata: {name: glm-prefill-0}}"),
+            null);
     assertThat(refusals(evict)).containsExactly("kvguard may only update pods and their status");
-    Map<String, Object> ephemeral = update(POD, pod -> ((ObjectNode) pod.get("spec")).putArray("ephemeralContainers")
-        .addObject().put("name", "debug").put("image", "busybox"), "ephemeralcontainers", KVGUARD);
-    assertThat(refusals(ephemeral)).contains("kvguard may only update pods and their status",
-        "kvguard may not change a pod's spec");
+    Map<String, Object> ephemeral =
+        update(
+            POD,
+            pod ->
+                ((ObjectNode) pod.get("spec"))
+                    .putArray("ephemeralContainers")
+                    .addObject()
+                    .put("name", "debug")
+                    .put("image", "busybox"),
+            "ephemeralcontainers",
+            KVGUARD);
+    assertThat(refusals(ephemeral))
+        .contains(
+            "kvguard may only update pods and their status", "kvguard may not change a pod's spec");
   }
 
-  /** What the CEL iterates is bounded, so an evaluation's cost is too: past the bound kvguard's write is refused. */
+  /**
+   * What the CEL iterates is bounded, so an evaluation's cost is too: past the bound kvguard's
+   * write is refused.
+   */
   @Test
   void labelsAndConditionsAreIteratedOnlyUpToTheirBound() {
     // 1,023 labels and kvguard's: 1,024, the bound.
-    String many = write(apply(POD, pod -> {
-      for (int i = labels(pod).size(); i < 1023; i++) {
-        labels(pod).put("team.example.com/l" + i, "v");
-      }
-    }));
-    assertThat(refusals(update(many, pod -> labels(pod).put("kvguard.io/verified", "true"), "", KVGUARD))).isEmpty();
+    String many =
+        write(
+            apply(
+                POD,
+                pod -> {
+                  for (int i = labels(pod).size(); i < 1023; i++) {
+                    labels(pod).put("team.example.com/l" + i, "v");
+                  }
+                }));
+    assertThat(
+            refusals(
+                update(many, pod -> labels(pod).put("kvguard.io/verified", "true"), "", KVGUARD)))
+        .isEmpty();
     String tooMany = write(apply(many, pod -> labels(pod).put("team.example.com/one-more", "v")));
-    assertThat(refusals(update(tooMany, pod -> labels(pod).put("kvguard.io/verified", "true"), "", KVGUARD)))
-        .containsExactly("kvguard may change no pod label but kvguard.io/verified (and none on a pod with more than 1024 labels)");
-    String manyConditions = write(apply(POD, pod -> {
-      for (int i = 0; i < 251; i++) {
-        ((ArrayNode) pod.at("/status/conditions")).addObject().put("type", "example.com/c" + i).put("status", "True");
-      }
-    }));
-    assertThat(refusals(update(manyConditions, pod -> condition(pod, "kvguard.io/pool-verified").put("status", "True"),
-        "status", KVGUARD))).containsExactly(
+    assertThat(
+            refusals(
+                update(
+                    tooMany, pod -> labels(pod).put("kvguard.io/verified", "true"), "", KVGUARD)))
+        .containsExactly(
+            "kvguard may change no pod label but kvguard.io/verified (and none on a pod with more than 1024 labels)");
+    String manyConditions =
+        write(
+            apply(
+                POD,
+                pod -> {
+                  for (int i = 0; i < 251; i++) {
+                    ((ArrayNode) pod.at("/status/conditions"))
+                        .addObject()
+                        .put("type", "example.com/c" + i)
+                        .put("status", "True");
+                  }
+                }));
+    assertThat(
+            refusals(
+                update(
+                    manyConditions,
+                    pod -> condition(pod, "kvguard.io/pool-verified").put("status", "True"),
+                    "status",
+                    KVGUARD)))
+        .containsExactly(
             "kvguard may change no pod condition but kvguard.io/pool-verified (and none on a pod with more than 256 conditions)");
   }
 
   @Test
   void renderingStopsOnAClusterWithoutValidatingAdmissionPolicy() {
-    assertThatThrownBy(() -> RenderedChart.template(RenderedChart.CHART, "podWritePolicy: {enabled: true}", "1.29.0"))
-        .hasMessageContaining("podWritePolicy.enabled=true needs ValidatingAdmissionPolicy in admissionregistration.k8s.io/v1");
+    assertThatThrownBy(
+            () ->
+                RenderedChart.template(
+                    RenderedChart.CHART, "podWritePolicy: {enabled: true}", "1.29.0"))
+        .hasMessageContaining(
+            "podWritePolicy.enabled=true needs ValidatingAdmissionPolicy in admissionregistration.k8s.io/v1");
   }
 
-  // --- evaluation, as the API server does it -------------------------------------------------------------
+  // --- evaluation, as the API server does it
+  // -------------------------------------------------------------
 
   private static boolean matches(Map<String, Object> activation) {
     for (JsonNode condition : policy.at("/spec/matchConditions")) {
@@ -245,12 +437,15 @@ class PodWritePolicyTest {
     Map<String, Object> scope = new HashMap<>(activation);
     scope.put("variables", variables);
     for (JsonNode variable : policy.at("/spec/variables")) {
-      variables.put(variable.path("name").asText(), eval(variable.path("expression").asText(), scope));
+      variables.put(
+          variable.path("name").asText(), eval(variable.path("expression").asText(), scope));
     }
     List<String> refused = new ArrayList<>();
     for (JsonNode validation : policy.at("/spec/validations")) {
       Object result = eval(validation.path("expression").asText(), scope);
-      assertThat(result).as("%s evaluates to a bool", validation.path("expression").asText()).isInstanceOf(Boolean.class);
+      assertThat(result)
+          .as("%s evaluates to a bool", validation.path("expression").asText())
+          .isInstanceOf(Boolean.class);
       if (!(Boolean) result) {
         refused.add(validation.path("message").asText());
       }
@@ -266,12 +461,13 @@ class PodWritePolicyTest {
     }
   }
 
-  private static Map<String, Object> update(String oldPod, Consumer<ObjectNode> change, String subResource, String user) {
+  private static Map<String, Object> update(
+      String oldPod, Consumer<ObjectNode> change, String subResource, String user) {
     return request("UPDATE", subResource, user, tree(write(apply(oldPod, change))), tree(oldPod));
   }
 
-  private static Map<String, Object> request(String operation, String subResource, String user, JsonNode object,
-      JsonNode oldObject) {
+  private static Map<String, Object> request(
+      String operation, String subResource, String user, JsonNode object, JsonNode oldObject) {
     Map<String, Object> request = new LinkedHashMap<>();
     request.put("operation", operation);
     request.put("subResource", subResource);

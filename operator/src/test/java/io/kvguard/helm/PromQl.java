@@ -8,41 +8,113 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A PromQL parser for what alert rules and dashboards use: selectors with matchers, range selectors, offsets,
- * functions, aggregations with by/without, binary operators with bool/on/ignoring/group_left/group_right, and
- * Prometheus' precedence. It checks value types (rate() needs a range vector, sum() an instant vector, ...) and
- * rejects unknown functions, so a typo fails here instead of in Prometheus. It answers which metric names and
- * label names an expression uses. No Java PromQL parser is on Maven Central, hence this one.
+ * A PromQL parser for what alert rules and dashboards use: selectors with matchers, range
+ * selectors, offsets, functions, aggregations with by/without, binary operators with
+ * bool/on/ignoring/group_left/group_right, and Prometheus' precedence. It checks value types
+ * (rate() needs a range vector, sum() an instant vector, ...) and rejects unknown functions, so a
+ * typo fails here instead of in Prometheus. It answers which metric names and label names an
+ * expression uses. No Java PromQL parser is on Maven Central, hence this one.
  */
 public final class PromQl {
 
   /** What an expression yields. */
-  enum Type { SCALAR, INSTANT, RANGE, STRING }
+  enum Type {
+    SCALAR,
+    INSTANT,
+    RANGE,
+    STRING
+  }
 
   /** The metric and label names one expression refers to. */
   public record Names(Set<String> metrics, Set<String> labels) {}
 
-  private static final Set<String> AGGREGATIONS = Set.of("sum", "min", "max", "avg", "count", "stddev", "stdvar",
-      "group", "topk", "bottomk", "quantile", "count_values", "limitk", "limit_ratio");
-  private static final Set<String> AGGREGATIONS_WITH_PARAMETER = Set.of("topk", "bottomk", "quantile",
-      "count_values", "limitk", "limit_ratio");
-  private static final Set<String> RANGE_FUNCTIONS = Set.of("rate", "irate", "increase", "delta", "idelta",
-      "changes", "resets", "deriv", "absent_over_time", "present_over_time", "avg_over_time", "min_over_time",
-      "max_over_time", "sum_over_time", "count_over_time", "last_over_time", "stddev_over_time",
-      "stdvar_over_time", "quantile_over_time");
-  private static final Set<String> INSTANT_FUNCTIONS = Set.of("abs", "absent", "ceil", "floor", "round", "sort",
-      "sort_desc", "clamp_min", "clamp_max", "clamp", "histogram_quantile", "label_replace", "label_join",
-      "scalar", "timestamp", "exp", "ln", "log2", "log10", "sqrt", "sgn");
-  private static final Set<String> KEYWORDS = Set.of("by", "without", "on", "ignoring", "group_left",
-      "group_right", "bool", "offset", "and", "or", "unless", "atan2");
+  private static final Set<String> AGGREGATIONS =
+      Set.of(
+          "sum",
+          "min",
+          "max",
+          "avg",
+          "count",
+          "stddev",
+          "stdvar",
+          "group",
+          "topk",
+          "bottomk",
+          "quantile",
+          "count_values",
+          "limitk",
+          "limit_ratio");
+  private static final Set<String> AGGREGATIONS_WITH_PARAMETER =
+      Set.of("topk", "bottomk", "quantile", "count_values", "limitk", "limit_ratio");
+  private static final Set<String> RANGE_FUNCTIONS =
+      Set.of(
+          "rate",
+          "irate",
+          "increase",
+          "delta",
+          "idelta",
+          "changes",
+          "resets",
+          "deriv",
+          "absent_over_time",
+          "present_over_time",
+          "avg_over_time",
+          "min_over_time",
+          "max_over_time",
+          "sum_over_time",
+          "count_over_time",
+          "last_over_time",
+          "stddev_over_time",
+          "stdvar_over_time",
+          "quantile_over_time");
+  private static final Set<String> INSTANT_FUNCTIONS =
+      Set.of(
+          "abs",
+          "absent",
+          "ceil",
+          "floor",
+          "round",
+          "sort",
+          "sort_desc",
+          "clamp_min",
+          "clamp_max",
+          "clamp",
+          "histogram_quantile",
+          "label_replace",
+          "label_join",
+          "scalar",
+          "timestamp",
+          "exp",
+          "ln",
+          "log2",
+          "log10",
+          "sqrt",
+          "sgn");
+  private static final Set<String> KEYWORDS =
+      Set.of(
+          "by",
+          "without",
+          "on",
+          "ignoring",
+          "group_left",
+          "group_right",
+          "bool",
+          "offset",
+          "and",
+          "or",
+          "unless",
+          "atan2");
 
-  private static final Pattern TOKEN = Pattern.compile(String.join("|",
-      "(?<space>\\s+)",
-      "(?<duration>(?:[0-9]+(?:ms|s|m|h|d|w|y))+)(?![A-Za-z0-9_])",
-      "(?<number>[0-9]+(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|\\.[0-9]+)",
-      "(?<string>\"(?:[^\"\\\\]|\\\\.)*\"|'(?:[^'\\\\]|\\\\.)*')",
-      "(?<ident>[A-Za-z_][A-Za-z0-9_:]*)",
-      "(?<op>==|!=|=~|!~|>=|<=|[-+*/%^<>=(){}\\[\\],:@])"));
+  private static final Pattern TOKEN =
+      Pattern.compile(
+          String.join(
+              "|",
+              "(?<space>\\s+)",
+              "(?<duration>(?:[0-9]+(?:ms|s|m|h|d|w|y))+)(?![A-Za-z0-9_])",
+              "(?<number>[0-9]+(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|\\.[0-9]+)",
+              "(?<string>\"(?:[^\"\\\\]|\\\\.)*\"|'(?:[^'\\\\]|\\\\.)*')",
+              "(?<ident>[A-Za-z_][A-Za-z0-9_:]*)",
+              "(?<op>==|!=|=~|!~|>=|<=|[-+*/%^<>=(){}\\[\\],:@])"));
 
   private final List<String> tokens;
   private int position;
@@ -61,8 +133,11 @@ public final class PromQl {
       throw parser.error("unexpected '" + parser.peek() + "'");
     }
     if (type == Type.RANGE || type == Type.STRING) {
-      throw new IllegalArgumentException("an expression must yield an instant vector or a scalar, not a " + type
-          + ": " + expression);
+      throw new IllegalArgumentException(
+          "an expression must yield an instant vector or a scalar, not a "
+              + type
+              + ": "
+              + expression);
     }
     return new Names(Set.copyOf(parser.metrics), Set.copyOf(parser.labels));
   }
@@ -73,7 +148,8 @@ public final class PromQl {
     int at = 0;
     while (at < expression.length()) {
       if (!m.find(at) || m.start() != at) {
-        throw new IllegalArgumentException("cannot read '" + expression.substring(at) + "' in: " + expression);
+        throw new IllegalArgumentException(
+            "cannot read '" + expression.substring(at) + "' in: " + expression);
       }
       if (m.group("space") == null) {
         tokens.add(m.group());
@@ -88,8 +164,14 @@ public final class PromQl {
     return binary(0);
   }
 
-  private static final List<Set<String>> LEVELS = List.of(Set.of("or"), Set.of("and", "unless"),
-      Set.of("==", "!=", ">", "<", ">=", "<="), Set.of("+", "-"), Set.of("*", "/", "%", "atan2"), Set.of("^"));
+  private static final List<Set<String>> LEVELS =
+      List.of(
+          Set.of("or"),
+          Set.of("and", "unless"),
+          Set.of("==", "!=", ">", "<", ">=", "<="),
+          Set.of("+", "-"),
+          Set.of("*", "/", "%", "atan2"),
+          Set.of("^"));
 
   private Type binary(int level) {
     if (level == LEVELS.size()) {
@@ -183,7 +265,16 @@ public final class PromQl {
       return Type.INSTANT;
     }
     if (Character.isDigit(token.charAt(0)) || token.charAt(0) == '.') {
-      if (!token.chars().allMatch(c -> Character.isDigit(c) || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+')) {
+      if (!token
+          .chars()
+          .allMatch(
+              c ->
+                  Character.isDigit(c)
+                      || c == '.'
+                      || c == 'e'
+                      || c == 'E'
+                      || c == '-'
+                      || c == '+')) {
         throw error("a duration is not a number: " + token);
       }
       return Type.SCALAR;
@@ -358,6 +449,7 @@ public final class PromQl {
   }
 
   private IllegalArgumentException error(String message) {
-    return new IllegalArgumentException(message + " (at token " + position + " of " + String.join(" ", tokens) + ")");
+    return new IllegalArgumentException(
+        message + " (at token " + position + " of " + String.join(" ", tokens) + ")");
   }
 }

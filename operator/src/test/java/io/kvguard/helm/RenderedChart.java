@@ -18,23 +18,28 @@ import java.util.Objects;
 import java.util.stream.Stream;
 
 /**
- * The chart rendered by Helm itself (helm-java embeds Helm, so values.schema.json and every {@code fail} apply
- * exactly as with {@code helm template}), parsed into fabric8 objects.
+ * The chart rendered by Helm itself (helm-java embeds Helm, so values.schema.json and every {@code
+ * fail} apply exactly as with {@code helm template}), parsed into fabric8 objects.
  */
 public final class RenderedChart {
   public static final Path CHART = Path.of("../helm/kvguard");
   public static final String RELEASE = "kvguard";
   public static final String NAMESPACE = "kvguard-system";
   public static final String KUBE_VERSION = "1.31.0";
+
   /**
-   * Values that render as on a cluster serving the Prometheus Operator's API (helm-java's template cannot pass
-   * --api-versions; the chart's assumeApiVersions stands in for it).
+   * Values that render as on a cluster serving the Prometheus Operator's API (helm-java's template
+   * cannot pass --api-versions; the chart's assumeApiVersions stands in for it).
    */
   public static final String MONITORING_API = "assumeApiVersions: [monitoring.coreos.com/v1]\n";
+
   private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+
   /** Rejects duplicate keys, which Kubernetes' own YAML decoding refuses too. */
-  private static final YAMLMapper YAML = YAMLMapper.builder()
-      .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+  private static final YAMLMapper YAML =
+      YAMLMapper.builder()
+          .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+          .build();
 
   private final List<HasMetadata> objects;
 
@@ -48,16 +53,25 @@ public final class RenderedChart {
   }
 
   /**
-   * The chart's NOTES.txt as {@code helm install} prints it (a client-only dry run: nothing is contacted; helm
-   * template does not render notes).
+   * The chart's NOTES.txt as {@code helm install} prints it (a client-only dry run: nothing is
+   * contacted; helm template does not render notes).
    */
   public static String notes(String valuesYaml) {
     try {
       Path values = Files.createTempFile("kvguard-values", ".yaml");
       try {
         Files.writeString(values, valuesYaml == null ? "" : valuesYaml, StandardCharsets.UTF_8);
-        String output = new Helm(CHART).install().withName(RELEASE).withNamespace(NAMESPACE)
-            .withKubeVersion(KUBE_VERSION).dryRun().clientOnly().withValuesFile(values).call().getOutput();
+        String output =
+            new Helm(CHART)
+                .install()
+                .withName(RELEASE)
+                .withNamespace(NAMESPACE)
+                .withKubeVersion(KUBE_VERSION)
+                .dryRun()
+                .clientOnly()
+                .withValuesFile(values)
+                .call()
+                .getOutput();
         int notes = output.indexOf("NOTES:");
         if (notes < 0) {
           throw new AssertionError("helm printed no NOTES:\n" + output);
@@ -71,7 +85,10 @@ public final class RenderedChart {
     }
   }
 
-  /** Runs {@code helm template} on a chart directory; throws IllegalStateException with Helm's message on failure. */
+  /**
+   * Runs {@code helm template} on a chart directory; throws IllegalStateException with Helm's
+   * message on failure.
+   */
   public static String template(Path chart, String valuesYaml) {
     return template(chart, valuesYaml, KUBE_VERSION);
   }
@@ -82,11 +99,13 @@ public final class RenderedChart {
       Path values = Files.createTempFile("kvguard-values", ".yaml");
       try {
         Files.writeString(values, valuesYaml == null ? "" : valuesYaml, StandardCharsets.UTF_8);
-        TemplateCommand template = new Helm(chart).template()
-            .withName(RELEASE)
-            .withNamespace(NAMESPACE)
-            .withKubeVersion(kubeVersion)
-            .withValuesFile(values);
+        TemplateCommand template =
+            new Helm(chart)
+                .template()
+                .withName(RELEASE)
+                .withNamespace(NAMESPACE)
+                .withKubeVersion(kubeVersion)
+                .withValuesFile(values);
         return template.call();
       } finally {
         Files.deleteIfExists(values);
@@ -97,9 +116,9 @@ public final class RenderedChart {
   }
 
   /**
-   * Renders hook resources too. helm-java returns only the release manifest, without hooks; so this renders a
-   * copy of the chart whose hook annotations carry {@link #HOOK_PREFIX} instead of {@code helm.sh/hook} (Helm
-   * then treats them as plain resources) and nothing else changed.
+   * Renders hook resources too. helm-java returns only the release manifest, without hooks; so this
+   * renders a copy of the chart whose hook annotations carry {@link #HOOK_PREFIX} instead of {@code
+   * helm.sh/hook} (Helm then treats them as plain resources) and nothing else changed.
    */
   public static RenderedChart renderWithHooks(String valuesYaml) {
     Path copy = null;
@@ -126,7 +145,10 @@ public final class RenderedChart {
     }
   }
 
-  /** Stands for {@code helm.sh/hook} in {@link #renderWithHooks}: {@code <prefix>}, {@code <prefix>-weight}, ... */
+  /**
+   * Stands for {@code helm.sh/hook} in {@link #renderWithHooks}: {@code <prefix>}, {@code
+   * <prefix>-weight}, ...
+   */
   public static final String HOOK_PREFIX = "test.kvguard.io/hook";
 
   /** The object's Helm hook annotations, under their real names ({@code helm.sh/hook...}). */
@@ -134,11 +156,12 @@ public final class RenderedChart {
     java.util.Map<String, String> hooks = new java.util.TreeMap<>();
     java.util.Map<String, String> annotations = object.getMetadata().getAnnotations();
     if (annotations != null) {
-      annotations.forEach((key, value) -> {
-        if (key.startsWith(HOOK_PREFIX)) {
-          hooks.put("helm.sh/hook" + key.substring(HOOK_PREFIX.length()), value);
-        }
-      });
+      annotations.forEach(
+          (key, value) -> {
+            if (key.startsWith(HOOK_PREFIX)) {
+              hooks.put("helm.sh/hook" + key.substring(HOOK_PREFIX.length()), value);
+            }
+          });
     }
     return hooks;
   }
@@ -180,7 +203,10 @@ public final class RenderedChart {
     return objects.stream().filter(type::isInstance).map(type::cast).toList();
   }
 
-  /** Objects of a kind as generic resources (for kinds fabric8 has no class for, e.g. ServiceMonitor). */
+  /**
+   * Objects of a kind as generic resources (for kinds fabric8 has no class for, e.g.
+   * ServiceMonitor).
+   */
   public List<HasMetadata> kind(String kind) {
     return objects.stream().filter(o -> kind.equals(o.getKind())).toList();
   }
@@ -188,14 +214,20 @@ public final class RenderedChart {
   public <T extends HasMetadata> T one(Class<T> type) {
     List<T> found = all(type);
     if (found.size() != 1) {
-      throw new AssertionError("expected exactly one " + type.getSimpleName() + ", rendered " + found.size());
+      throw new AssertionError(
+          "expected exactly one " + type.getSimpleName() + ", rendered " + found.size());
     }
     return found.get(0);
   }
 
   public <T extends HasMetadata> T named(Class<T> type, String name) {
-    return all(type).stream().filter(o -> Objects.equals(name, o.getMetadata().getName())).findFirst()
-        .orElseThrow(() -> new AssertionError("no " + type.getSimpleName() + " named " + name + " was rendered"));
+    return all(type).stream()
+        .filter(o -> Objects.equals(name, o.getMetadata().getName()))
+        .findFirst()
+        .orElseThrow(
+            () ->
+                new AssertionError(
+                    "no " + type.getSimpleName() + " named " + name + " was rendered"));
   }
 
   public Stream<String> kinds() {

@@ -15,7 +15,10 @@ import java.util.TreeSet;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** Every knob in values.yaml is documented there and typed in values.schema.json, and the schema hides none. */
+/**
+ * Every knob in values.yaml is documented there and typed in values.schema.json, and the schema
+ * hides none.
+ */
 class ValuesDocumentationTest {
   private static List<String> lines;
   private static JsonNode values;
@@ -25,13 +28,20 @@ class ValuesDocumentationTest {
   static void read() throws IOException {
     lines = Files.readAllLines(RenderedChart.CHART.resolve("values.yaml"));
     values = new YAMLMapper().readTree(RenderedChart.CHART.resolve("values.yaml").toFile());
-    schema = new ObjectMapper().readTree(RenderedChart.CHART.resolve("values.schema.json").toFile());
+    schema =
+        new ObjectMapper().readTree(RenderedChart.CHART.resolve("values.schema.json").toFile());
   }
 
-  /** A key of values.yaml: its dotted path, whether a "# --" comment sits right above it, and whether it is a leaf. */
+  /**
+   * A key of values.yaml: its dotted path, whether a "# --" comment sits right above it, and
+   * whether it is a leaf.
+   */
   private record Key(String path, boolean documented, boolean leaf) {}
 
-  /** Reads the keys from the text (comments are not in the YAML tree); list items are values, not keys. */
+  /**
+   * Reads the keys from the text (comments are not in the YAML tree); list items are values, not
+   * keys.
+   */
   private static List<Key> keys() {
     List<Key> keys = new ArrayList<>();
     List<String> stack = new ArrayList<>();
@@ -95,9 +105,15 @@ class ValuesDocumentationTest {
     assertThat(keys).hasSizeGreaterThan(50);
     Set<String> documented = new TreeSet<>();
     keys.stream().filter(Key::documented).forEach(k -> documented.add(k.path()));
-    List<String> undocumented = keys.stream().filter(Key::leaf)
-        .filter(k -> documented.stream().noneMatch(d -> k.path().equals(d) || k.path().startsWith(d + ".")))
-        .map(Key::path).toList();
+    List<String> undocumented =
+        keys.stream()
+            .filter(Key::leaf)
+            .filter(
+                k ->
+                    documented.stream()
+                        .noneMatch(d -> k.path().equals(d) || k.path().startsWith(d + ".")))
+            .map(Key::path)
+            .toList();
     assertThat(undocumented).as("values without a '# --' comment on them or a parent").isEmpty();
   }
 
@@ -112,20 +128,35 @@ class ValuesDocumentationTest {
     assertThat(keys()).extracting(Key::path).containsAll(inValues);
   }
 
-  /** Kubernetes objects passed through as they are: their fields are Kubernetes', not the chart's, knobs. */
-  private static final Set<String> KUBERNETES_OBJECTS = Set.of("resources", "podSecurityContext", "securityContext",
-      "healthProbes", "crds.upgradeJob.resources");
+  /**
+   * Kubernetes objects passed through as they are: their fields are Kubernetes', not the chart's,
+   * knobs.
+   */
+  private static final Set<String> KUBERNETES_OBJECTS =
+      Set.of(
+          "resources",
+          "podSecurityContext",
+          "securityContext",
+          "healthProbes",
+          "crds.upgradeJob.resources");
 
-  /** Paths of the schema's declared properties, down to where values.yaml stops (free maps and lists). */
+  /**
+   * Paths of the schema's declared properties, down to where values.yaml stops (free maps and
+   * lists).
+   */
   private static void walkSchema(JsonNode node, String prefix, Set<String> out) {
     JsonNode properties = node.get("properties");
     if (properties == null) {
       return;
     }
-    for (Map.Entry<String, JsonNode> property : (Iterable<Map.Entry<String, JsonNode>>) properties::fields) {
+    for (Map.Entry<String, JsonNode> property :
+        (Iterable<Map.Entry<String, JsonNode>>) properties::fields) {
       String path = prefix.isEmpty() ? property.getKey() : prefix + "." + property.getKey();
       JsonNode valueHere = at(values, path);
-      if (valueHere == null || !valueHere.isObject() || valueHere.isEmpty() || !property.getValue().has("properties")
+      if (valueHere == null
+          || !valueHere.isObject()
+          || valueHere.isEmpty()
+          || !property.getValue().has("properties")
           || KUBERNETES_OBJECTS.contains(path)) {
         out.add(path);
       } else {
@@ -138,7 +169,10 @@ class ValuesDocumentationTest {
     for (Map.Entry<String, JsonNode> field : (Iterable<Map.Entry<String, JsonNode>>) node::fields) {
       String path = prefix.isEmpty() ? field.getKey() : prefix + "." + field.getKey();
       JsonNode declared = at(schema, "properties." + path.replace(".", ".properties."));
-      if (field.getValue().isObject() && !field.getValue().isEmpty() && declared != null && declared.has("properties")
+      if (field.getValue().isObject()
+          && !field.getValue().isEmpty()
+          && declared != null
+          && declared.has("properties")
           && !KUBERNETES_OBJECTS.contains(path)) {
         walkValues(field.getValue(), path, out);
       } else {

@@ -8,27 +8,39 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** A write's message names what it announces, or as many as fit in 1024 characters and counts the rest. */
+/**
+ * A write's message names what it announces, or as many as fit in 1024 characters and counts the
+ * rest.
+ */
 class EventMessagesTest {
   private static List<Announcement> pods(int n, String detail) {
     List<Announcement> pods = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      pods.add(new Announcement("pod serve-" + i + " (role serve): " + detail, "serve-" + i + " (role serve): " + detail));
+      pods.add(
+          new Announcement(
+              "pod serve-" + i + " (role serve): " + detail,
+              "serve-" + i + " (role serve): " + detail));
     }
     return pods;
   }
 
   @Test
   void oneTransitionReadsAsItAlwaysDid() {
-    assertThat(EventMessages.of(1, "turned ProbeFailed", pods(1, "GET /server_info answered HTTP 503")))
+    assertThat(
+            EventMessages.of(
+                1, "turned ProbeFailed", pods(1, "GET /server_info answered HTTP 503")))
         .isEqualTo("pod serve-0 (role serve): GET /server_info answered HTTP 503");
   }
 
   @Test
   void aMassFailureNamesTheFirstPodsAndCountsTheRestWithinTheApiServersLimit() {
-    String message = EventMessages.of(37, "turned ProbeFailed", pods(37, "GET /server_info answered HTTP 503"));
-    assertThat(message).startsWith("37 pods turned ProbeFailed: serve-0 (role serve): GET /server_info answered HTTP 503; "
-        + "serve-1 (role serve)").hasSizeLessThanOrEqualTo(EventMessages.MAX_LENGTH);
+    String message =
+        EventMessages.of(37, "turned ProbeFailed", pods(37, "GET /server_info answered HTTP 503"));
+    assertThat(message)
+        .startsWith(
+            "37 pods turned ProbeFailed: serve-0 (role serve): GET /server_info answered HTTP 503; "
+                + "serve-1 (role serve)")
+        .hasSizeLessThanOrEqualTo(EventMessages.MAX_LENGTH);
     Matcher more = Pattern.compile(" and (\\d+) more$").matcher(message);
     assertThat(more.find()).isTrue();
     int named = message.split("; ").length;
@@ -39,8 +51,10 @@ class EventMessagesTest {
   void transitionsOnlyCountedStillCountInTheTotal() {
     // The recorder keeps 64 announcements per write and counts the others.
     String message = EventMessages.of(1_000, "verified", pods(3, "ok"));
-    assertThat(message).isEqualTo("1000 pods verified: serve-0 (role serve): ok; serve-1 (role serve): ok; "
-        + "serve-2 (role serve): ok and 997 more");
+    assertThat(message)
+        .isEqualTo(
+            "1000 pods verified: serve-0 (role serve): ok; serve-1 (role serve): ok; "
+                + "serve-2 (role serve): ok and 997 more");
   }
 
   @Test
@@ -52,9 +66,13 @@ class EventMessagesTest {
   @Test
   void anOverlongMessageIsCutToTheLimit() {
     String detail = "x".repeat(3_000);
-    assertThat(EventMessages.of(1, "turned ProbeFailed", pods(1, detail))).hasSize(EventMessages.MAX_LENGTH).endsWith("...");
+    assertThat(EventMessages.of(1, "turned ProbeFailed", pods(1, detail)))
+        .hasSize(EventMessages.MAX_LENGTH)
+        .endsWith("...");
     String many = EventMessages.of(5, "turned ProbeFailed", pods(5, detail));
-    assertThat(many).hasSizeLessThanOrEqualTo(EventMessages.MAX_LENGTH).startsWith("5 pods turned ProbeFailed: serve-0")
+    assertThat(many)
+        .hasSizeLessThanOrEqualTo(EventMessages.MAX_LENGTH)
+        .startsWith("5 pods turned ProbeFailed: serve-0")
         .endsWith("... and 4 more");
   }
 }

@@ -7,9 +7,8 @@ import static org.awaitility.Awaitility.await;
 import io.kvguard.HealthServer;
 import io.kvguard.MetricsServer;
 import io.kvguard.customresource.Engine;
-import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testing.EmbeddedClusterTest;
-import io.kvguard.testing.OperatorHarness;
+import io.kvguard.testkit.EngineShapes;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -43,33 +42,55 @@ class MetricsEndpointIT extends EmbeddedClusterTest {
 
   private HttpResponse<String> get(String path) throws Exception {
     int port = path.equals("/metrics") ? metrics.port() : health.port();
-    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
         HttpResponse.BodyHandlers.ofString());
   }
 
   @Test
   void scrapeShowsPoolWindowVerdictTransitionsAndProbeTimings() throws Exception {
-    h.pod("glm-prefill-0", PREFILL, h.engine(EngineShapes.sglang(1_048_576, "prefill", "0.5.22", 681_280, 681_280)));
+    h.pod(
+        "glm-prefill-0",
+        PREFILL,
+        h.engine(EngineShapes.sglang(1_048_576, "prefill", "0.5.22", 681_280, 681_280)));
     h.create(h.modelDeployment("glm", 1_048_576, role("prefill", Engine.SGLANG, PREFILL)));
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
-        assertThat(h.gate("glm-prefill-0")).hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo("PoolTooSmall")));
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate("glm-prefill-0"))
+                    .hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo("PoolTooSmall")));
 
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-      String body = get("/metrics").body();
-      assertThat(body)
-          .containsPattern("(?m)^kvguard_pod_kv_pool_tokens\\{[^}]*pod=\"glm-prefill-0\"[^}]*role=\"prefill\"[^}]*\\} 681280(\\.0)?$")
-          .containsPattern("(?m)^kvguard_pod_verified\\{[^}]*pod=\"glm-prefill-0\"[^}]*\\} 0(\\.0)?$")
-          .containsPattern("(?m)^kvguard_context_window_tokens\\{[^}]*modeldeployment=\"glm\"[^}]*\\} 1048576(\\.0)?$")
-          .containsPattern("(?m)^kvguard_gate_transitions_total\\{[^}]*status=\"False\"[^}]*\\} 1(\\.0)?$")
-          .containsPattern("kvguard_probe_duration_seconds_count\\{[^}]*engine=\"sglang\"[^}]*\\} [1-9]")
-          .contains("kvguard_build_info")
-          .contains("operator_sdk_");
-    });
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              String body = get("/metrics").body();
+              assertThat(body)
+                  .containsPattern(
+                      "(?m)^kvguard_pod_kv_pool_tokens\\{[^}]*pod=\"glm-prefill-0\"[^}]*role=\"prefill\"[^}]*\\} 681280(\\.0)?$")
+                  .containsPattern(
+                      "(?m)^kvguard_pod_verified\\{[^}]*pod=\"glm-prefill-0\"[^}]*\\} 0(\\.0)?$")
+                  .containsPattern(
+                      "(?m)^kvguard_context_window_tokens\\{[^}]*modeldeployment=\"glm\"[^}]*\\} 1048576(\\.0)?$")
+                  .containsPattern(
+                      "(?m)^kvguard_gate_transitions_total\\{[^}]*status=\"False\"[^}]*\\} 1(\\.0)?$")
+                  .containsPattern(
+                      "kvguard_probe_duration_seconds_count\\{[^}]*engine=\"sglang\"[^}]*\\} [1-9]")
+                  .contains("kvguard_build_info")
+                  .contains("operator_sdk_");
+            });
     assertThat(get("/healthz").statusCode()).isEqualTo(200);
     assertThat(get("/readyz").statusCode()).isEqualTo(200);
     // The kubelet's probes and Prometheus's scrapes never share a port (or its threads).
     assertThat(health.port()).isNotEqualTo(metrics.port());
-    assertThat(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metrics.port() + "/healthz")).build(),
-        HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(404);
+    assertThat(
+            http.send(
+                    HttpRequest.newBuilder(
+                            URI.create("http://127.0.0.1:" + metrics.port() + "/healthz"))
+                        .build(),
+                    HttpResponse.BodyHandlers.ofString())
+                .statusCode())
+        .isEqualTo(404);
   }
 }

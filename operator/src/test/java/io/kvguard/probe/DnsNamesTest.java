@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** RFC 6125 DNS-ID matching: exact names, and a wildcard only as a whole left-most label under two more. */
+/**
+ * RFC 6125 DNS-ID matching: exact names, and a wildcard only as a whole left-most label under two
+ * more.
+ */
 class DnsNamesTest {
   @Test
   void exactNamesMatchCaseInsensitivelyAndWithoutTheRootDot() {
@@ -26,7 +29,9 @@ class DnsNamesTest {
   @Test
   void wildcardsTheJdkWouldAcceptButRfc6125DiscouragesAreRefused() {
     assertThat(DnsNames.matches("e*.inference.svc", "engine.inference.svc")).isFalse();
-    assertThat(DnsNames.matches("*.svc", "inference.svc")).as("a wildcard over a single label").isFalse();
+    assertThat(DnsNames.matches("*.svc", "inference.svc"))
+        .as("a wildcard over a single label")
+        .isFalse();
     assertThat(DnsNames.matches("*.*.svc", "engine.inference.svc")).isFalse();
     assertThat(DnsNames.matches("*", "engine")).isFalse();
   }

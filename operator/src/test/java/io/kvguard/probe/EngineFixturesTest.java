@@ -11,10 +11,14 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
-/** Engine fixtures are reviewable: named after engine and version, each folder citing the source it reproduces. */
+/**
+ * Engine fixtures are reviewable: named after engine and version, each folder citing the source it
+ * reproduces.
+ */
 class EngineFixturesTest {
   private static final Path ENGINES = Path.of("src/test/resources/engines");
-  private static final Pattern FOLDER = Pattern.compile("(sglang|vllm|tgi|trtllm|llamacpp|ollama)-[0-9a-z][0-9a-z.\\-]*");
+  private static final Pattern FOLDER =
+      Pattern.compile("(sglang|vllm|tgi|trtllm|llamacpp|ollama)-[0-9a-z][0-9a-z.\\-]*");
 
   private static List<Path> folders() throws IOException {
     try (Stream<Path> entries = Files.list(ENGINES)) {
@@ -24,8 +28,13 @@ class EngineFixturesTest {
 
   @Test
   void everyFolderIsNamedAfterAnEngineAndAVersion() throws IOException {
-    assertThat(folders()).isNotEmpty().allSatisfy(folder ->
-        assertThat(folder.getFileName().toString()).as("fixture folder name").matches(FOLDER));
+    assertThat(folders())
+        .isNotEmpty()
+        .allSatisfy(
+            folder ->
+                assertThat(folder.getFileName().toString())
+                    .as("fixture folder name")
+                    .matches(FOLDER));
   }
 
   @Test
@@ -34,11 +43,18 @@ class EngineFixturesTest {
       Path source = folder.resolve("SOURCE.md");
       assertThat(source).as("%s has a SOURCE.md", folder).exists();
       String text = Files.readString(source);
-      assertThat(text.lines().findFirst().orElse("")).as("first line of %s", source)
-          .startsWith("Derived from ").containsPattern("[A-Za-z0-9-]+/[A-Za-z0-9._-]+ `[^`]+`");
+      assertThat(text.lines().findFirst().orElse(""))
+          .as("first line of %s", source)
+          .startsWith("Derived from ")
+          .containsPattern("[A-Za-z0-9-]+/[A-Za-z0-9._-]+ `[^`]+`");
       try (Stream<Path> files = Files.list(folder)) {
-        files.filter(f -> !f.getFileName().toString().equals("SOURCE.md")).forEach(file ->
-            assertThat(text).as("%s names %s", source, file.getFileName()).contains("`" + file.getFileName() + "`"));
+        files
+            .filter(f -> !f.getFileName().toString().equals("SOURCE.md"))
+            .forEach(
+                file ->
+                    assertThat(text)
+                        .as("%s names %s", source, file.getFileName())
+                        .contains("`" + file.getFileName() + "`"));
       }
     }
   }
@@ -49,7 +65,8 @@ class EngineFixturesTest {
       try (Stream<Path> files = Files.list(folder)) {
         for (Path file : files.filter(f -> f.toString().endsWith(".http")).toList()) {
           assertThat(EngineFixtures.parse(Files.readAllBytes(file), file.toString()).status())
-              .as("%s", file).isBetween(100, 599);
+              .as("%s", file)
+              .isBetween(100, 599);
         }
       }
     }

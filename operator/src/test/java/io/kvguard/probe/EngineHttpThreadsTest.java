@@ -8,9 +8,10 @@ import java.lang.management.ThreadMXBean;
 import org.junit.jupiter.api.Test;
 
 /**
- * Thousands of engines are probed every period: a probe must not cost a thread. The JDK's {@code sendAsync}
- * completes every answer on CompletableFuture's default executor, which on machines with fewer than three CPUs
- * (the chart's one-CPU limit, the two-core CI machines) starts a thread per answer.
+ * Thousands of engines are probed every period: a probe must not cost a thread. The JDK's {@code
+ * sendAsync} completes every answer on CompletableFuture's default executor, which on machines with
+ * fewer than three CPUs (the chart's one-CPU limit, the two-core CI machines) starts a thread per
+ * answer.
  */
 class EngineHttpThreadsTest {
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -27,7 +28,9 @@ class EngineHttpThreadsTest {
         assertThat(probing.http.getOk(probing.endpoint(), "/server_info").status()).isEqualTo(200);
       }
       long started = THREADS.getTotalStartedThreadCount() - before;
-      assertThat(started).as("threads started in the JVM during %d probe GETs", answers).isLessThan(answers / 10);
+      assertThat(started)
+          .as("threads started in the JVM during %d probe GETs", answers)
+          .isLessThan(answers / 10);
     }
   }
 }

@@ -21,21 +21,33 @@ import org.junit.jupiter.api.Test;
 /** An in-house engine: JSON stats on /stats, Prometheus on /metrics, context in /v1/models. */
 class GenericProbeTest {
   private static final long WINDOW = 65_536;
-  private static final String STATS = "{\"engine\":{\"version\":\"1.4.2\",\"kv\":{\"capacity_blocks\":8192,"
-      + "\"block_size\":16},\"limits\":{\"max_prompt\":65536}},\"api_key\":\"" + EngineShapes.SECRET_API_KEY + "\"}";
-  private static final String METRICS = "# TYPE inhouse_kv_capacity_tokens gauge\n"
-      + "inhouse_kv_capacity_tokens{model=\"m\",rank=\"0\"} 140000\n"
-      + "inhouse_kv_capacity_tokens{model=\"m\",rank=\"1\"} 131072\n"
-      + "inhouse_kv_capacity_tokens{model=\"draft\",rank=\"0\"} 4096\n";
+  private static final String STATS =
+      "{\"engine\":{\"version\":\"1.4.2\",\"kv\":{\"capacity_blocks\":8192,"
+          + "\"block_size\":16},\"limits\":{\"max_prompt\":65536}},\"api_key\":\""
+          + EngineShapes.SECRET_API_KEY
+          + "\"}";
+  private static final String METRICS =
+      "# TYPE inhouse_kv_capacity_tokens gauge\n"
+          + "inhouse_kv_capacity_tokens{model=\"m\",rank=\"0\"} 140000\n"
+          + "inhouse_kv_capacity_tokens{model=\"m\",rank=\"1\"} 131072\n"
+          + "inhouse_kv_capacity_tokens{model=\"draft\",rank=\"0\"} 4096\n";
 
-  private static final Map<String, Answer> ENGINE = Map.of("/stats", Answer.json(STATS),
-      "/metrics", Answer.prometheus(METRICS), "/v1/models", EngineShapes.models(WINDOW));
+  private static final Map<String, Answer> ENGINE =
+      Map.of(
+          "/stats",
+          Answer.json(STATS),
+          "/metrics",
+          Answer.prometheus(METRICS),
+          "/v1/models",
+          EngineShapes.models(WINDOW));
 
   private static ProbeOutcome probe(GenericProbeSpec spec, Map<String, Answer> answers) {
     try (Probing fake = new Probing(answers)) {
       ProbeOutcome outcome = fake.probe(new GenericProbe(fake.http, spec));
       if (outcome instanceof ProbeOutcome.Observed) {
-        assertThat(fake.engine.hits("/stats")).as("each path is fetched once per probe").isLessThanOrEqualTo(1);
+        assertThat(fake.engine.hits("/stats"))
+            .as("each path is fetched once per probe")
+            .isLessThanOrEqualTo(1);
       }
       return outcome;
     }
@@ -73,7 +85,8 @@ class GenericProbeTest {
     assertThat(seen.poolTokens()).isEqualTo(131_072);
     assertThat(seen.engineContextTokens()).hasValue(WINDOW);
     assertThat(seen.engineVersion()).isEqualTo("1.4.2");
-    assertThat(seen.notes()).contains("pool from GET /stats JSON pointer /engine/kv/capacity_blocks");
+    assertThat(seen.notes())
+        .contains("pool from GET /stats JSON pointer /engine/kv/capacity_blocks");
     PoolVerdict verdict = judge(Engine.GENERIC, WINDOW, outcome);
     assertThat(verdict.reason()).isEqualTo(GateReason.PoolSufficient);
     assertThat(verdict.message()).endsWith(", engine version 1.4.2");
@@ -90,7 +103,9 @@ class GenericProbeTest {
     PoolObservation seen = observed(probe(spec, ENGINE));
     assertThat(seen.poolTokens()).isEqualTo(131_072);
     assertThat(seen.engineContextTokens()).hasValue(WINDOW);
-    assertThat(seen.notes()).contains("pool is the smallest of 2 series matching metric inhouse_kv_capacity_tokens{model=m}");
+    assertThat(seen.notes())
+        .contains(
+            "pool is the smallest of 2 series matching metric inhouse_kv_capacity_tokens{model=m}");
   }
 
   @Test
@@ -106,45 +121,56 @@ class GenericProbeTest {
   void aWrongPointerFailsClosedNamingThePointer() {
     GenericProbeSpec spec = json();
     spec.getPool().setJsonPointer("/engine/kv/capacity_tokens");
-    assertThat(failure(probe(spec, ENGINE))).isEqualTo("GET /stats JSON pointer /engine/kv/capacity_tokens matches nothing");
+    assertThat(failure(probe(spec, ENGINE)))
+        .isEqualTo("GET /stats JSON pointer /engine/kv/capacity_tokens matches nothing");
     spec = json();
     spec.getVersion().setJsonPointer("/engine/kv");
-    assertThat(failure(probe(spec, ENGINE))).isEqualTo("GET /stats JSON pointer /engine/kv is not a version string");
+    assertThat(failure(probe(spec, ENGINE)))
+        .isEqualTo("GET /stats JSON pointer /engine/kv is not a version string");
     spec = json();
     spec.getPool().setJsonPointer("engine");
-    assertThat(failure(probe(spec, ENGINE))).isEqualTo("generic jsonPointer engine is not a JSON pointer (RFC 6901)");
+    assertThat(failure(probe(spec, ENGINE)))
+        .isEqualTo("generic jsonPointer engine is not a JSON pointer (RFC 6901)");
   }
 
   @Test
   void malformedValuesAndSourcesFailClosed() {
     GenericProbeSpec spec = json();
     spec.getPool().setJsonPointer("/engine/version");
-    assertThat(failure(probe(spec, ENGINE))).isEqualTo("GET /stats JSON pointer /engine/version is not a number (string)");
+    assertThat(failure(probe(spec, ENGINE)))
+        .isEqualTo("GET /stats JSON pointer /engine/version is not a number (string)");
     spec = json();
     spec.getPool().setMultiplier(Long.MAX_VALUE);
     assertThat(failure(probe(spec, ENGINE))).endsWith("× multiplier 9223372036854775807 overflows");
     spec = json();
     spec.getPool().setMetric("inhouse_kv_capacity_tokens");
-    assertThat(failure(probe(spec, ENGINE))).isEqualTo("generic pool must set exactly one of jsonPointer or metric");
+    assertThat(failure(probe(spec, ENGINE)))
+        .isEqualTo("generic pool must set exactly one of jsonPointer or metric");
     spec = json();
     spec.setPool(metric("inhouse_kv_capacity_tokens", Map.of("model", "absent")));
-    assertThat(failure(probe(spec, ENGINE))).isEqualTo("GET /stats answered content type application/json, expected Prometheus text");
+    assertThat(failure(probe(spec, ENGINE)))
+        .isEqualTo("GET /stats answered content type application/json, expected Prometheus text");
     spec.setPath("/metrics");
     spec.getEngineContext().setPath("/stats");
     spec.getVersion().setPath("/stats");
     assertThat(failure(probe(spec, ENGINE)))
-        .isEqualTo("GET /metrics metric inhouse_kv_capacity_tokens{model=absent} matches no series");
+        .isEqualTo(
+            "GET /metrics metric inhouse_kv_capacity_tokens{model=absent} matches no series");
     spec.setPool(metric("inhouse_kv_capacity_tokens", Map.of()));
     spec.setEngineContext(metric("inhouse_kv_capacity_tokens", Map.of("rank", "0")));
-    assertThat(failure(probe(spec, ENGINE))).isEqualTo("GET /metrics metric inhouse_kv_capacity_tokens{rank=0}"
-        + " matches 2 series; add labels so exactly one remains");
+    assertThat(failure(probe(spec, ENGINE)))
+        .isEqualTo(
+            "GET /metrics metric inhouse_kv_capacity_tokens{rank=0}"
+                + " matches 2 series; add labels so exactly one remains");
   }
 
   @Test
   void aPathToAnotherHostOrNoSettingsFailClosed() {
     GenericProbeSpec spec = json();
     spec.setPath("//169.254.169.254/latest");
-    assertThat(failure(probe(spec, ENGINE))).isEqualTo("generic path must be an absolute path on the engine (one leading /)");
-    assertThat(failure(probe(null, ENGINE))).isEqualTo("engine generic needs the role's generic settings: path and pool");
+    assertThat(failure(probe(spec, ENGINE)))
+        .isEqualTo("generic path must be an absolute path on the engine (one leading /)");
+    assertThat(failure(probe(null, ENGINE)))
+        .isEqualTo("engine generic needs the role's generic settings: path and pool");
   }
 }

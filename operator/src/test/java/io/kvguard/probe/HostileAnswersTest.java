@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.kvguard.customresource.Engine;
 import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testkit.FakeEngine;
 import io.kvguard.verdict.ProbeOutcome;
@@ -18,17 +17,20 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 20, engines that answer to hurt: answers are read as streams and only what a probe reads is kept, the
- * parser refuses what no engine sends, the default cap is below a junk page, one deadline covers a whole probe,
- * and the rejection prompt is streamed and capped.
+ * Issue 20, engines that answer to hurt: answers are read as streams and only what a probe reads is
+ * kept, the parser refuses what no engine sends, the default cap is below a junk page, one deadline
+ * covers a whole probe, and the rejection prompt is streamed and capped.
  */
 class HostileAnswersTest {
   private static final long WINDOW = 1_048_576;
 
   /** vLLM's page plus {@code junkLines} one-sample series of other names: about 34 bytes a line. */
   static String junkPage(int junkLines) {
-    StringBuilder page = new StringBuilder(new String(EngineShapes.vllm(WINDOW, 127_500, 16, 2_040_000L)
-        .get("/metrics").body(), StandardCharsets.UTF_8));
+    StringBuilder page =
+        new StringBuilder(
+            new String(
+                EngineShapes.vllm(WINDOW, 127_500, 16, 2_040_000L).get("/metrics").body(),
+                StandardCharsets.UTF_8));
     for (int i = 0; i < junkLines; i++) {
       page.append("junk_series_").append(i).append("{a=\"b\"} 1\n");
     }
@@ -36,7 +38,8 @@ class HostileAnswersTest {
   }
 
   private static Map<String, FakeEngine.Answer> vllmWith(String page) {
-    Map<String, FakeEngine.Answer> answers = new java.util.LinkedHashMap<>(EngineShapes.vllm(WINDOW, 127_500, 16, 2_040_000L));
+    Map<String, FakeEngine.Answer> answers =
+        new java.util.LinkedHashMap<>(EngineShapes.vllm(WINDOW, 127_500, 16, 2_040_000L));
     answers.put("/metrics", FakeEngine.Answer.prometheus(page));
     return answers;
   }
@@ -48,14 +51,18 @@ class HostileAnswersTest {
     try (Probing probing = new Probing(vllmWith(page))) {
       EngineHttp generous = new EngineHttp(EngineHttp.newHttpClient(), 8 * 1024 * 1024);
 
-      EngineResponse response = generous.getOk(probing.endpoint(), "/metrics",
-          Reading.metrics(VllmProbe.CACHE_CONFIG).withCensus("vllm:", "engine"));
+      EngineResponse response =
+          generous.getOk(
+              probing.endpoint(),
+              "/metrics",
+              Reading.metrics(VllmProbe.CACHE_CONFIG).withCensus("vllm:", "engine"));
 
       assertThat(response.length()).isEqualTo(page.length());
       assertThat(PrometheusText.parse(response)).hasSize(1);
       assertThat(PrometheusText.census(response)).containsExactly("0");
       assertThat(response.body()).as("no byte of the page is held").isEmpty();
-      assertThat(Probing.observed(new VllmProbe(generous).probe(probing.endpoint())).poolTokens()).isEqualTo(2_040_000);
+      assertThat(Probing.observed(new VllmProbe(generous).probe(probing.endpoint())).poolTokens())
+          .isEqualTo(2_040_000);
     }
   }
 
@@ -70,31 +77,42 @@ class HostileAnswersTest {
 
   @Test
   void aJsonAnswerKeepsOnlyThePathsTheProbeReads() throws Exception {
-    Map<String, FakeEngine.Answer> answers = new java.util.LinkedHashMap<>(
-        EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000, 2_040_000));
+    Map<String, FakeEngine.Answer> answers =
+        new java.util.LinkedHashMap<>(
+            EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000, 2_040_000));
     String info = new String(answers.get("/server_info").body(), StandardCharsets.UTF_8);
     String junk = "\"junk\":[" + "1,".repeat(300_000) + "1],";
     answers.put("/server_info", FakeEngine.Answer.json("{" + junk + info.substring(1)));
     try (Probing probing = new Probing(answers)) {
-      EngineResponse response = probing.http.getOk(probing.endpoint(), "/server_info", SglangProbe.SERVER_INFO_READING);
+      EngineResponse response =
+          probing.http.getOk(probing.endpoint(), "/server_info", SglangProbe.SERVER_INFO_READING);
 
       JsonNode kept = StrictJson.parse(response);
       List<String> fields = new ArrayList<>();
       kept.fieldNames().forEachRemaining(fields::add);
-      assertThat(fields).containsExactlyInAnyOrder("internal_states", "dp_size", "max_total_num_tokens", "version",
-          "disaggregation_mode");
-      assertThat(kept.get("internal_states").get(1).toString()).isEqualTo("{\"memory_usage\":{\"token_capacity\":2040000}}");
-      assertThat(Probing.observed(probing.probe(new SglangProbe(probing.http))).poolTokens()).isEqualTo(2_040_000);
+      assertThat(fields)
+          .containsExactlyInAnyOrder(
+              "internal_states",
+              "dp_size",
+              "max_total_num_tokens",
+              "version",
+              "disaggregation_mode");
+      assertThat(kept.get("internal_states").get(1).toString())
+          .isEqualTo("{\"memory_usage\":{\"token_capacity\":2040000}}");
+      assertThat(Probing.observed(probing.probe(new SglangProbe(probing.http))).poolTokens())
+          .isEqualTo(2_040_000);
     }
   }
 
   @Test
   void jsonNestedDeeperThanAnyEngineIsRefused() {
-    Map<String, FakeEngine.Answer> answers = new java.util.LinkedHashMap<>(
-        EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+    Map<String, FakeEngine.Answer> answers =
+        new java.util.LinkedHashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
     String info = new String(answers.get("/server_info").body(), StandardCharsets.UTF_8);
-    answers.put("/server_info", FakeEngine.Answer.json("{\"deep\":" + "[".repeat(200) + "]".repeat(200) + ","
-        + info.substring(1)));
+    answers.put(
+        "/server_info",
+        FakeEngine.Answer.json(
+            "{\"deep\":" + "[".repeat(200) + "]".repeat(200) + "," + info.substring(1)));
     try (Probing probing = new Probing(answers)) {
       assertThat(Probing.failure(probing.probe(new SglangProbe(probing.http))))
           .contains("GET /server_info answered JSON beyond kvguard's parser limits")
@@ -108,35 +126,41 @@ class HostileAnswersTest {
     for (int i = 0; i < SelectiveJson.MAX_KEPT_VALUES; i++) {
       models.append(i == 0 ? "" : ",").append("{\"id\":\"m\",\"max_model_len\":1048576}");
     }
-    Map<String, FakeEngine.Answer> answers = new java.util.LinkedHashMap<>(
-        EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+    Map<String, FakeEngine.Answer> answers =
+        new java.util.LinkedHashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
     answers.put("/v1/models", FakeEngine.Answer.json(models.append("]}").toString()));
     try (Probing probing = new Probing(answers)) {
       assertThat(Probing.failure(probing.probe(new SglangProbe(probing.http))))
-          .contains("GET /v1/models answered more than 10000 JSON values on the paths kvguard reads");
+          .contains(
+              "GET /v1/models answered more than 10000 JSON values on the paths kvguard reads");
     }
   }
 
   @Test
   void oneDeadlineCoversEveryRequestOfAProbe() {
-    Map<String, FakeEngine.Answer> answers = new java.util.LinkedHashMap<>(
-        EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+    Map<String, FakeEngine.Answer> answers =
+        new java.util.LinkedHashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
     answers.replaceAll((path, answer) -> answer.delayedBy(700));
     try (Probing probing = new Probing(answers)) {
-      EngineEndpoint endpoint = EngineEndpoint.of("http", "127.0.0.1", probing.engine.port(), Duration.ofSeconds(1));
-      // Each request alone fits its second; the two together do not, and the probe is one second long.
-      assertThat(new SglangProbe(probing.http).probe(endpoint)).isInstanceOf(ProbeOutcome.Observed.class);
+      EngineEndpoint endpoint =
+          EngineEndpoint.of("http", "127.0.0.1", probing.engine.port(), Duration.ofSeconds(1));
+      // Each request alone fits its second; the two together do not, and the probe is one second
+      // long.
+      assertThat(new SglangProbe(probing.http).probe(endpoint))
+          .isInstanceOf(ProbeOutcome.Observed.class);
       assertThat(Probing.failure(new SglangProbe(probing.http).probe(endpoint.startingNow())))
           .contains("GET /v1/models timed out after 1000 ms");
     }
   }
 
   private static io.kvguard.verdict.PoolObservation unified(long tokens) {
-    return new io.kvguard.verdict.PoolObservation(tokens, java.util.OptionalLong.of(tokens), "1.0.0", null, List.of());
+    return new io.kvguard.verdict.PoolObservation(
+        tokens, java.util.OptionalLong.of(tokens), "1.0.0", null, List.of());
   }
 
   private static OverLimitPrompt prompt(java.util.Optional<EngineRejection> engine, long tokens) {
-    EngineRejection.Plan plan = engine.orElseThrow().plan(tokens, "m", unified(tokens), EngineRejection.Route.POD);
+    EngineRejection.Plan plan =
+        engine.orElseThrow().plan(tokens, "m", unified(tokens), EngineRejection.Route.POD);
     return ((EngineRejection.Plan.Send) plan).prompt();
   }
 
@@ -144,15 +168,27 @@ class HostileAnswersTest {
   void aPromptAboveTheCapIsNeverSentAndSaysWhy() throws Exception {
     try (FakeEngine engine = new FakeEngine()) {
       RejectionProbe probe = new RejectionProbe(EngineHttp.createDefault(), 1_000);
-      EngineEndpoint endpoint = EngineEndpoint.of("http", "127.0.0.1", engine.port(), Duration.ofSeconds(5));
+      EngineEndpoint endpoint =
+          EngineEndpoint.of("http", "127.0.0.1", engine.port(), Duration.ofSeconds(5));
 
-      RejectionOutcome outcome = probe.send(new SglangProbe(EngineHttp.createDefault()).rejection(), "sglang", endpoint,
-          30_000_001, "m", unified(30_000_000), EngineRejection.Route.POD);
+      RejectionOutcome outcome =
+          probe.send(
+              new SglangProbe(EngineHttp.createDefault()).rejection(),
+              "sglang",
+              endpoint,
+              30_000_001,
+              "m",
+              unified(30_000_000),
+              EngineRejection.Route.POD);
 
-      assertThat(outcome).isInstanceOfSatisfying(RejectionOutcome.Inconclusive.class, inconclusive ->
-          assertThat(inconclusive.cause())
-              .contains("30000001-token prompt, above KVGUARD_REJECTION_MAX_PROMPT_TOKENS (1000)")
-              .contains("raise the limit"));
+      assertThat(outcome)
+          .isInstanceOfSatisfying(
+              RejectionOutcome.Inconclusive.class,
+              inconclusive ->
+                  assertThat(inconclusive.cause())
+                      .contains(
+                          "30000001-token prompt, above KVGUARD_REJECTION_MAX_PROMPT_TOKENS (1000)")
+                      .contains("raise the limit"));
       assertThat(engine.totalHits()).isZero();
     }
   }
@@ -161,21 +197,32 @@ class HostileAnswersTest {
   void thePromptIsProducedAsItIsSentWithItsExactLength() throws Exception {
     OverLimitPrompt small = prompt(new SglangProbe(EngineHttp.createDefault()).rejection(), 3);
     assertThat(new String(small.body(), StandardCharsets.UTF_8))
-        .isEqualTo("{\"input_ids\":[100,100,100],\"sampling_params\":{\"max_new_tokens\":1},\"stream\":false}");
+        .isEqualTo(
+            "{\"input_ids\":[100,100,100],\"sampling_params\":{\"max_new_tokens\":1},\"stream\":false}");
     assertThat(small.contentLength()).isEqualTo(small.body().length);
     OverLimitPrompt tgi = prompt(new TgiProbe(EngineHttp.createDefault()).rejection(), 3);
     assertThat(new String(tgi.body(), StandardCharsets.UTF_8))
         .isEqualTo("{\"inputs\":\" a a a\",\"parameters\":{\"max_new_tokens\":1}}");
-    OverLimitPrompt huge = prompt(new VllmProbe(EngineHttp.createDefault()).rejection(), 30_000_000);
-    assertThat(huge.contentLength()).isEqualTo(4L * 30_000_000 - 1 + huge.prefix().length() + huge.suffix().length());
+    OverLimitPrompt huge =
+        prompt(new VllmProbe(EngineHttp.createDefault()).rejection(), 30_000_000);
+    assertThat(huge.contentLength())
+        .isEqualTo(4L * 30_000_000 - 1 + huge.prefix().length() + huge.suffix().length());
 
     try (FakeEngine engine = new FakeEngine()) {
-      engine.answer("/generate", io.kvguard.testing.EngineFixtures.answer(
-          "sglang-0.5.6/generate-400-validate-input-length.http"));
-      RejectionOutcome outcome = new RejectionProbe(EngineHttp.createDefault()).send(
-          new SglangProbe(EngineHttp.createDefault()).rejection(), "sglang",
-          EngineEndpoint.of("http", "127.0.0.1", engine.port(), Duration.ofSeconds(30)), 2_000_001, "m",
-          unified(2_000_000), EngineRejection.Route.POD);
+      engine.answer(
+          "/generate",
+          io.kvguard.testing.EngineFixtures.answer(
+              "sglang-0.5.6/generate-400-validate-input-length.http"));
+      RejectionOutcome outcome =
+          new RejectionProbe(EngineHttp.createDefault())
+              .send(
+                  new SglangProbe(EngineHttp.createDefault()).rejection(),
+                  "sglang",
+                  EngineEndpoint.of("http", "127.0.0.1", engine.port(), Duration.ofSeconds(30)),
+                  2_000_001,
+                  "m",
+                  unified(2_000_000),
+                  EngineRejection.Route.POD);
 
       assertThat(outcome).isInstanceOf(RejectionOutcome.Refused.class);
       JsonNode sent = new ObjectMapper().readTree(engine.lastBody("/generate"));

@@ -33,16 +33,21 @@ class LlamaCppProbeTest {
     assertThat(seen.poolTokens()).isEqualTo(WINDOW);
     assertThat(seen.engineContextTokens()).hasValue(WINDOW);
     assertThat(seen.engineVersion()).isEqualTo("b5500-0d4a1c2");
-    assertThat(seen.notes()).containsExactly("pool = n_ctx of one slot (32768 tokens): the longest prompt the server"
-        + " admits and the most KV one request can use", "total_slots 4: /props does not say whether the slots share"
-        + " one unified KV cache of n_ctx tokens (llama.cpp's default since October 2025 when --parallel is not given;"
-        + " concurrent requests then compete for it) or each hold their own");
-    // Since PR #16736 four slots share one unified cache and each slot's n_ctx is all of it: n_ctx x total_slots
+    assertThat(seen.notes())
+        .containsExactly(
+            "pool = n_ctx of one slot (32768 tokens): the longest prompt the server"
+                + " admits and the most KV one request can use",
+            "total_slots 4: /props does not say whether the slots share"
+                + " one unified KV cache of n_ctx tokens (llama.cpp's default since October 2025 when --parallel is not given;"
+                + " concurrent requests then compete for it) or each hold their own");
+    // Since PR #16736 four slots share one unified cache and each slot's n_ctx is all of it: n_ctx
+    // x total_slots
     // (131072 here) would overstate it four times, and /props cannot tell the two layouts apart.
     assertThat(String.join(" ", seen.notes())).doesNotContain("131072");
     PoolVerdict verdict = judge(Engine.LLAMACPP, WINDOW, outcome);
     assertThat(verdict.reason()).isEqualTo(GateReason.PoolSufficient);
-    assertThat(verdict.message()).endsWith(", engine version b5500-0d4a1c2 (not a release version)");
+    assertThat(verdict.message())
+        .endsWith(", engine version b5500-0d4a1c2 (not a release version)");
   }
 
   @Test
@@ -54,9 +59,11 @@ class LlamaCppProbeTest {
 
   @Test
   void aSlotSmallerThanTheWindowIsRefusedEvenWhenAllSlotsTogetherHoldIt() {
-    PoolVerdict verdict = judge(Engine.LLAMACPP, WINDOW, probe(EngineShapes.llamacpp(8192, 8, "b5500-0d4a1c2")));
+    PoolVerdict verdict =
+        judge(Engine.LLAMACPP, WINDOW, probe(EngineShapes.llamacpp(8192, 8, "b5500-0d4a1c2")));
     assertThat(verdict.reason()).isEqualTo(GateReason.PoolTooSmall);
-    assertThat(verdict.message()).contains("KV pool 8192 tokens < context window 32768")
+    assertThat(verdict.message())
+        .contains("KV pool 8192 tokens < context window 32768")
         .contains("engine context 8192 tokens < context window 32768");
   }
 
@@ -64,16 +71,27 @@ class LlamaCppProbeTest {
   void malformedAnswersFailClosedNamingWhatWasMissing() {
     assertThat(failure(probe(Map.of("/props", Answer.json("{\"total_slots\":4}")))))
         .isEqualTo("/props has no default_generation_settings object");
-    assertThat(failure(probe(Map.of("/props", Answer.json("{\"default_generation_settings\":{\"n_predict\":-1}}")))))
+    assertThat(
+            failure(
+                probe(
+                    Map.of(
+                        "/props",
+                        Answer.json("{\"default_generation_settings\":{\"n_predict\":-1}}")))))
         .isEqualTo("/props reports no default_generation_settings.n_ctx");
-    assertThat(failure(probe(Map.of("/props", Answer.json("{\"default_generation_settings\":{\"n_ctx\":\"4096\"}}")))))
+    assertThat(
+            failure(
+                probe(
+                    Map.of(
+                        "/props",
+                        Answer.json("{\"default_generation_settings\":{\"n_ctx\":\"4096\"}}")))))
         .isEqualTo("/props default_generation_settings.n_ctx is not a number (string)");
     assertThat(failure(probe(Map.of()))).isEqualTo("GET /props answered HTTP 404");
   }
 
   @Test
   void aBuildIdIsAnUnknownVersionForMinEngineVersion() {
-    PoolPolicy policy = new PoolPolicy(WINDOW, 1.0, false, VersionRules.of("llamacpp", "1.0", false, true));
+    PoolPolicy policy =
+        new PoolPolicy(WINDOW, 1.0, false, VersionRules.of("llamacpp", "1.0", false, true));
     assertThat(judge(policy, probe(EngineShapes.llamacpp(WINDOW, 1, "b4567-abc"))).reason())
         .isEqualTo(GateReason.EngineVersionUnknown);
   }

@@ -33,11 +33,15 @@ class OllamaProbeTest {
     assertThat(seen.poolExposed()).isFalse();
     assertThat(seen.poolTokens()).isEqualTo(WINDOW);
     assertThat(seen.engineVersion()).isEqualTo("0.9.7");
-    assertThat(seen.notes()).contains("Ollama exposes no KV pool: the loaded model's context length is used as the bound");
+    assertThat(seen.notes())
+        .contains(
+            "Ollama exposes no KV pool: the loaded model's context length is used as the bound");
     PoolVerdict verdict = judge(Engine.OLLAMA, WINDOW, outcome);
     assertThat(verdict.verdict()).isEqualTo(Verdict.Verified);
     assertThat(verdict.reason()).isEqualTo(GateReason.ContextLengthSufficient);
-    assertThat(verdict.message()).startsWith("engine exposes no KV pool: its context length 40960 tokens, used as the bound");
+    assertThat(verdict.message())
+        .startsWith(
+            "engine exposes no KV pool: its context length 40960 tokens, used as the bound");
   }
 
   @Test
@@ -64,8 +68,11 @@ class OllamaProbeTest {
   void malformedOrEmptyAnswersFailClosed() {
     Map<String, Answer> none = new HashMap<>(EngineShapes.ollama("0.9.7"));
     assertThat(failure(probe(none))).startsWith("/api/ps lists no loaded model");
-    assertThat(failure(probe(Map.of("/api/ps", Answer.json("{\"running\":[]}"))))).isEqualTo("/api/ps has no models list");
-    assertThat(failure(probe(Map.of("/api/ps", Answer.json("{\"models\":[{\"context_length\":-1}]}")))))
+    assertThat(failure(probe(Map.of("/api/ps", Answer.json("{\"running\":[]}")))))
+        .isEqualTo("/api/ps has no models list");
+    assertThat(
+            failure(
+                probe(Map.of("/api/ps", Answer.json("{\"models\":[{\"context_length\":-1}]}")))))
         .isEqualTo("/api/ps models[0].context_length is -1, expected a positive token count");
   }
 

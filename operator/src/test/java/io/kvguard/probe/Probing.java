@@ -16,7 +16,10 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Map;
 
-/** A fake engine on loopback serving one engine's real answer shapes, probed the way the operator probes it. */
+/**
+ * A fake engine on loopback serving one engine's real answer shapes, probed the way the operator
+ * probes it.
+ */
 final class Probing implements AutoCloseable {
   final FakeEngine engine;
   final EngineHttp http = EngineHttp.createDefault();
@@ -35,9 +38,13 @@ final class Probing implements AutoCloseable {
 
   ProbeOutcome probe(EngineProbe probe) {
     ProbeOutcome outcome = probe.probe(endpoint());
-    String text = outcome instanceof ProbeOutcome.Failed failed ? failed.cause()
-        : ((ProbeOutcome.Observed) outcome).observation().toString();
-    assertThat(text).as("nothing an engine says may reach a message").doesNotContain(EngineShapes.SECRET_API_KEY);
+    String text =
+        outcome instanceof ProbeOutcome.Failed failed
+            ? failed.cause()
+            : ((ProbeOutcome.Observed) outcome).observation().toString();
+    assertThat(text)
+        .as("nothing an engine says may reach a message")
+        .doesNotContain(EngineShapes.SECRET_API_KEY);
     return outcome;
   }
 
@@ -51,9 +58,14 @@ final class Probing implements AutoCloseable {
     return ((ProbeOutcome.Failed) outcome).cause();
   }
 
-  /** The verdict with the defaults a ModelDeployment gets: ratio 1.0, advisories on, no minimum version. */
+  /**
+   * The verdict with the defaults a ModelDeployment gets: ratio 1.0, advisories on, no minimum
+   * version.
+   */
   static PoolVerdict judge(Engine engine, long window, ProbeOutcome outcome) {
-    return judge(new PoolPolicy(window, 1.0, false, VersionRules.of(engine.wireName(), null, false, true)), outcome);
+    return judge(
+        new PoolPolicy(window, 1.0, false, VersionRules.of(engine.wireName(), null, false, true)),
+        outcome);
   }
 
   static PoolVerdict judge(PoolPolicy policy, ProbeOutcome outcome) {

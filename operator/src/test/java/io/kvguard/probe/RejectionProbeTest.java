@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.kvguard.testkit.FakeEngine;
 import io.kvguard.testing.EngineFixtures;
+import io.kvguard.testkit.FakeEngine;
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.RejectionOutcome;
 import java.nio.charset.StandardCharsets;
@@ -19,8 +19,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The over-limit request per engine, against fake engines that answer as the engines' own source does
- * (fixtures under src/test/resources/engines), as a proxy does, or hang.
+ * The over-limit request per engine, against fake engines that answer as the engines' own source
+ * does (fixtures under src/test/resources/engines), as a proxy does, or hang.
  */
 class RejectionProbeTest {
   private static final EngineHttp HTTP = EngineHttp.createDefault();
@@ -59,11 +59,20 @@ class RejectionProbeTest {
   }
 
   private RejectionOutcome send(String engineName, long promptTokens) {
-    return send(engineName, promptTokens, unified(2_000_000, promptTokens - 1), EngineRejection.Route.POD);
+    return send(
+        engineName, promptTokens, unified(2_000_000, promptTokens - 1), EngineRejection.Route.POD);
   }
 
-  private RejectionOutcome send(String engineName, long promptTokens, PoolObservation seen, EngineRejection.Route route) {
-    return probe.send(rejectionOf(engineName), engineName, endpoint(Duration.ofSeconds(5)), promptTokens, "m", seen, route);
+  private RejectionOutcome send(
+      String engineName, long promptTokens, PoolObservation seen, EngineRejection.Route route) {
+    return probe.send(
+        rejectionOf(engineName),
+        engineName,
+        endpoint(Duration.ofSeconds(5)),
+        promptTokens,
+        "m",
+        seen,
+        route);
   }
 
   private static FakeEngine.Answer answer(int status, String contentType, String body) {
@@ -71,13 +80,17 @@ class RejectionProbeTest {
   }
 
   @ParameterizedTest(name = "{0} refusal {2} is recognised as HTTP {3} {4}")
-  @CsvSource(delimiter = '|', value = {
-      "sglang   | /generate       | sglang-0.5.6/generate-400-context-length.http          | 400 | context-length check",
-      "sglang   | /generate       | sglang-0.5.6/generate-400-validate-input-length.http   | 400 | validate_input_length",
-      "tgi      | /generate       | tgi-3.3.7/generate-422-validation.http                 | 422 | validation",
-      "llamacpp | /completion     | llamacpp-b7062/completion-400-exceed-context-size.http | 400 | exceed_context_size_error"})
-  void eachEnginesOwnRefusalIsRecognisedWithItsStatusAndErrorClass(String engineName, String path, String fixture,
-      int status, String errorClass) throws Exception {
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "sglang   | /generate       | sglang-0.5.6/generate-400-context-length.http          | 400 | context-length check",
+        "sglang   | /generate       | sglang-0.5.6/generate-400-validate-input-length.http   | 400 | validate_input_length",
+        "tgi      | /generate       | tgi-3.3.7/generate-422-validation.http                 | 422 | validation",
+        "llamacpp | /completion     | llamacpp-b7062/completion-400-exceed-context-size.http | 400 | exceed_context_size_error"
+      })
+  void eachEnginesOwnRefusalIsRecognisedWithItsStatusAndErrorClass(
+      String engineName, String path, String fixture, int status, String errorClass)
+      throws Exception {
     engine.answer(path, EngineFixtures.answer(fixture));
 
     RejectionOutcome outcome = send(engineName, 4_097);
@@ -102,13 +115,18 @@ class RejectionProbeTest {
   }
 
   @ParameterizedTest(name = "vLLM envelope {0}")
-  @CsvSource(delimiter = '|', value = {
-      "{\"object\":\"error\",\"message\":\"This model's maximum context length is 4096 tokens. However, you requested 4098 tokens (4097 in the messages, 1 in the completion). Please reduce the length of the messages or completion.\",\"type\":\"BadRequestError\",\"param\":null,\"code\":400}",
-      "{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens. However, your request has 4097 input tokens. Please reduce the length of the input messages.\",\"type\":\"BadRequestError\",\"param\":\"input_tokens\",\"code\":400}}"})
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "{\"object\":\"error\",\"message\":\"This model's maximum context length is 4096 tokens. However, you requested 4098 tokens (4097 in the messages, 1 in the completion). Please reduce the length of the messages or completion.\",\"type\":\"BadRequestError\",\"param\":null,\"code\":400}",
+        "{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens. However, your request has 4097 input tokens. Please reduce the length of the input messages.\",\"type\":\"BadRequestError\",\"param\":\"input_tokens\",\"code\":400}}"
+      })
   void vllmsRefusalIsRecognisedInBothOfItsEnvelopes(String body) throws Exception {
     engine.answer("/v1/completions", answer(400, "application/json", body));
 
-    assertThat(send("vllm", 4_097)).isEqualTo(new RejectionOutcome.Refused(400, "BadRequestError: maximum context length", 4_097));
+    assertThat(send("vllm", 4_097))
+        .isEqualTo(
+            new RejectionOutcome.Refused(400, "BadRequestError: maximum context length", 4_097));
     JsonNode sent = new ObjectMapper().readTree(engine.lastBody("/v1/completions"));
     assertThat(sent.get("model").asText()).isEqualTo("m");
     assertTokenIds(sent.get("prompt"), 4_097);
@@ -124,41 +142,61 @@ class RejectionProbeTest {
     // 11 + 2 × 1,048,577 + 36 bytes of JSON: above TGI's default 2,000,000-byte --payload-limit.
     long bodyBytes = engine.lastBody("/generate").length;
     assertThat(bodyBytes).isEqualTo(2_097_201);
-    assertThat(outcome).isInstanceOfSatisfying(RejectionOutcome.Inconclusive.class, i -> {
-      assertThat(i.promptTokens()).isEqualTo(1_048_577);
-      assertThat(i.cause()).startsWith("POST /generate answered HTTP 413 (text/plain; charset=utf-8), which is not TGI's"
-          + " length refusal (HTTP 422 with error_type \"validation\"")
-          .contains("refuse request bodies above --payload-limit before validating them, and this request is"
-              + " 2097201 bytes")
-          .doesNotContain("2000000")
-          .endsWith("raise the engine's --payload-limit above 2097201 bytes");
-    });
+    assertThat(outcome)
+        .isInstanceOfSatisfying(
+            RejectionOutcome.Inconclusive.class,
+            i -> {
+              assertThat(i.promptTokens()).isEqualTo(1_048_577);
+              assertThat(i.cause())
+                  .startsWith(
+                      "POST /generate answered HTTP 413 (text/plain; charset=utf-8), which is not TGI's"
+                          + " length refusal (HTTP 422 with error_type \"validation\"")
+                  .contains(
+                      "refuse request bodies above --payload-limit before validating them, and this request is"
+                          + " 2097201 bytes")
+                  .doesNotContain("2000000")
+                  .endsWith("raise the engine's --payload-limit above 2097201 bytes");
+            });
   }
 
   @Test
   void aProxysAnswerThatMentionsTheLengthIsNoRefusal() {
-    engine.answer("/v1/completions", answer(400, "text/html",
-        "<html><body><h1>400 Bad Request</h1>Request header or Content-Length exceeds the maximum allowed</body></html>"));
+    engine.answer(
+        "/v1/completions",
+        answer(
+            400,
+            "text/html",
+            "<html><body><h1>400 Bad Request</h1>Request header or Content-Length exceeds the maximum allowed</body></html>"));
 
-    assertThat(send("vllm", 4_097)).isInstanceOfSatisfying(RejectionOutcome.Inconclusive.class, i ->
-        assertThat(i.cause()).isEqualTo("POST /v1/completions answered HTTP 400 (text/html), which is not vLLM's length"
-            + " refusal (HTTP 400, error type BadRequestError, whose message says \"maximum context length is N"
-            + " tokens\"); something other"
-            + " than the engine answered (a proxy, an authentication layer) or an engine build kvguard does not"
-            + " know: point the role's port at the engine itself and check which component answered in the"
-            + " engine's and the proxy's logs"));
+    assertThat(send("vllm", 4_097))
+        .isInstanceOfSatisfying(
+            RejectionOutcome.Inconclusive.class,
+            i ->
+                assertThat(i.cause())
+                    .isEqualTo(
+                        "POST /v1/completions answered HTTP 400 (text/html), which is not vLLM's length"
+                            + " refusal (HTTP 400, error type BadRequestError, whose message says \"maximum context length is N"
+                            + " tokens\"); something other"
+                            + " than the engine answered (a proxy, an authentication layer) or an engine build kvguard does not"
+                            + " know: point the role's port at the engine itself and check which component answered in the"
+                            + " engine's and the proxy's logs"));
   }
 
   @ParameterizedTest(name = "gateway body {0}")
-  @CsvSource(delimiter = '|', value = {
-      // OpenAI's own context_length_exceeded wording and envelope, which OpenAI-compatible gateways answer with when
-      // they count tokens before forwarding: the engine never saw the prompt.
-      "{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens. However, your messages resulted in 4097 tokens. Please reduce the length of the messages.\",\"type\":\"invalid_request_error\",\"param\":\"messages\",\"code\":\"context_length_exceeded\"}}",
-      // A gateway that wraps the upstream's error text and leaves the type empty.
-      "{\"error\":{\"message\":\"ContextWindowExceededError: This model's maximum context length is 4096 tokens.\",\"type\":null,\"param\":null,\"code\":\"400\"}}"})
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        // OpenAI's own context_length_exceeded wording and envelope, which OpenAI-compatible
+        // gateways answer with when
+        // they count tokens before forwarding: the engine never saw the prompt.
+        "{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens. However, your messages resulted in 4097 tokens. Please reduce the length of the messages.\",\"type\":\"invalid_request_error\",\"param\":\"messages\",\"code\":\"context_length_exceeded\"}}",
+        // A gateway that wraps the upstream's error text and leaves the type empty.
+        "{\"error\":{\"message\":\"ContextWindowExceededError: This model's maximum context length is 4096 tokens.\",\"type\":null,\"param\":null,\"code\":\"400\"}}"
+      })
   void aGatewaysOpenAiShapedLengthErrorIsNotVllmsRefusal(String body) {
     // vLLM answers every such 400 with error type BadRequestError (create_error_response in
-    // vllm/entrypoints/openai/engine/serving.py, and in the older {"object": "error"} envelope alike).
+    // vllm/entrypoints/openai/engine/serving.py, and in the older {"object": "error"} envelope
+    // alike).
     engine.answer("/v1/completions", answer(400, "application/json", body));
 
     assertThat(send("vllm", 4_097)).isInstanceOf(RejectionOutcome.Inconclusive.class);
@@ -167,68 +205,102 @@ class RejectionProbeTest {
   @Test
   void anotherEnginesRefusalIsNotThisEnginesRefusal() {
     // A vLLM role whose port reaches an SGLang server: SGLang's refusal proves nothing about vLLM.
-    engine.answer("/v1/completions", EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http"));
+    engine.answer(
+        "/v1/completions", EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http"));
     assertThat(send("vllm", 1_048_577)).isInstanceOf(RejectionOutcome.Inconclusive.class);
   }
 
   @Test
   void anUnauthorisedAnswerIsNoRefusal() {
     engine.answer("/generate", answer(401, "application/json", "{\"error\":\"unauthorized\"}"));
-    assertThat(send("sglang", 10)).isInstanceOfSatisfying(RejectionOutcome.Inconclusive.class, i ->
-        assertThat(i.cause()).startsWith("POST /generate answered HTTP 401 (application/json), which is not SGLang's"));
+    assertThat(send("sglang", 10))
+        .isInstanceOfSatisfying(
+            RejectionOutcome.Inconclusive.class,
+            i ->
+                assertThat(i.cause())
+                    .startsWith(
+                        "POST /generate answered HTTP 401 (application/json), which is not SGLang's"));
   }
 
   @ParameterizedTest(name = "{0} answering 200 on {1} is unsafe")
-  @CsvSource({"sglang, /generate", "vllm, /v1/completions", "llamacpp, /completion", "tgi, /generate"})
+  @CsvSource({
+    "sglang, /generate",
+    "vllm, /v1/completions",
+    "llamacpp, /completion",
+    "tgi, /generate"
+  })
   void anAnswerIsReportedByLengthAndHashOnly(String engineName, String path) {
     engine.answer(path, answer(200, "application/json", "{\"text\":\"someone else's data\"}"));
 
     RejectionOutcome outcome = send(engineName, 4_097);
 
-    assertThat(outcome).isInstanceOfSatisfying(RejectionOutcome.Answered.class, a -> {
-      assertThat(a.status()).isEqualTo(200);
-      assertThat(a.bodyBytes()).isEqualTo(30);
-      assertThat(a.bodySha256()).isEqualTo(sha256("{\"text\":\"someone else's data\"}"));
-    });
+    assertThat(outcome)
+        .isInstanceOfSatisfying(
+            RejectionOutcome.Answered.class,
+            a -> {
+              assertThat(a.status()).isEqualTo(200);
+              assertThat(a.bodyBytes()).isEqualTo(30);
+              assertThat(a.bodySha256()).isEqualTo(sha256("{\"text\":\"someone else's data\"}"));
+            });
     assertThat(outcome.toString()).doesNotContain("someone else");
   }
 
   @Test
   void aLlamaCppBuildThatTruncatesTheOverLongPromptIsNamedAsSuch() {
-    engine.answer("/completion", EngineFixtures.answer("llamacpp-b4735/completion-200-truncated.http"));
+    engine.answer(
+        "/completion", EngineFixtures.answer("llamacpp-b4735/completion-200-truncated.http"));
 
-    assertThat(send("llamacpp", 16_385)).isInstanceOfSatisfying(RejectionOutcome.Answered.class, a -> {
-      assertThat(a.status()).isEqualTo(200);
-      assertThat(a.meaning()).startsWith("llama.cpp builds before PR #15416 (August 2025) shift the context by default:"
-          + " they truncate an over-long prompt and answer it");
-    });
+    assertThat(send("llamacpp", 16_385))
+        .isInstanceOfSatisfying(
+            RejectionOutcome.Answered.class,
+            a -> {
+              assertThat(a.status()).isEqualTo(200);
+              assertThat(a.meaning())
+                  .startsWith(
+                      "llama.cpp builds before PR #15416 (August 2025) shift the context by default:"
+                          + " they truncate an over-long prompt and answer it");
+            });
   }
 
   @Test
   void aServerErrorIsAnAnswerNotARefusal() {
-    engine.answer("/generate", answer(500, "application/json", "{\"error\":\"CUDA error: an illegal memory access\"}"));
+    engine.answer(
+        "/generate",
+        answer(500, "application/json", "{\"error\":\"CUDA error: an illegal memory access\"}"));
     assertThat(send("sglang", 10)).isInstanceOf(RejectionOutcome.Answered.class);
   }
 
   @Test
   void aPrefillServerIsNotSentAPromptThatWouldWaitForABootstrapPeer() {
-    // SGLang 0.5.6 prefill: a prompt the tokenizer passes waits for a decode peer, then answers 500.
-    engine.answer("/generate", EngineFixtures.answer("sglang-0.5.6/generate-500-bootstrap-timeout.http"));
-    PoolObservation prefill = new PoolObservation(681_280, OptionalLong.of(1_048_576), "0.5.22", "prefill", List.of());
+    // SGLang 0.5.6 prefill: a prompt the tokenizer passes waits for a decode peer, then answers
+    // 500.
+    engine.answer(
+        "/generate", EngineFixtures.answer("sglang-0.5.6/generate-500-bootstrap-timeout.http"));
+    PoolObservation prefill =
+        new PoolObservation(681_280, OptionalLong.of(1_048_576), "0.5.22", "prefill", List.of());
 
     RejectionOutcome outcome = send("sglang", 681_281, prefill, EngineRejection.Route.POD);
 
-    assertThat(outcome).isInstanceOfSatisfying(RejectionOutcome.Inconclusive.class, i -> assertThat(i.cause())
-        .startsWith("not sent: the engine runs in disaggregation mode prefill and the 681281-token prompt is shorter"
-            + " than its context length of 1048576 tokens")
-        .contains("bootstrap_host and bootstrap_room").contains("--context-length").contains("--pd-router"));
+    assertThat(outcome)
+        .isInstanceOfSatisfying(
+            RejectionOutcome.Inconclusive.class,
+            i ->
+                assertThat(i.cause())
+                    .startsWith(
+                        "not sent: the engine runs in disaggregation mode prefill and the 681281-token prompt is shorter"
+                            + " than its context length of 1048576 tokens")
+                    .contains("bootstrap_host and bootstrap_room")
+                    .contains("--context-length")
+                    .contains("--pd-router"));
     assertThat(engine.totalHits()).isZero();
   }
 
   @Test
   void aPrefillServerRefusesAPromptAboveItsContextLengthBeforeDisaggregation() {
-    engine.answer("/generate", EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http"));
-    PoolObservation prefill = new PoolObservation(2_040_000, OptionalLong.of(1_048_576), "0.5.22", "prefill", List.of());
+    engine.answer(
+        "/generate", EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http"));
+    PoolObservation prefill =
+        new PoolObservation(2_040_000, OptionalLong.of(1_048_576), "0.5.22", "prefill", List.of());
 
     assertThat(send("sglang", 1_048_577, prefill, EngineRejection.Route.POD))
         .isEqualTo(new RejectionOutcome.Refused(400, "context-length check", 1_048_577));
@@ -236,8 +308,10 @@ class RejectionProbeTest {
 
   @Test
   void throughThePrefillDecodeRouterTheShorterPromptIsSent() {
-    engine.answer("/generate", EngineFixtures.answer("sglang-0.5.6/generate-400-validate-input-length.http"));
-    PoolObservation prefill = new PoolObservation(681_280, OptionalLong.of(1_048_576), "0.5.22", "prefill", List.of());
+    engine.answer(
+        "/generate", EngineFixtures.answer("sglang-0.5.6/generate-400-validate-input-length.http"));
+    PoolObservation prefill =
+        new PoolObservation(681_280, OptionalLong.of(1_048_576), "0.5.22", "prefill", List.of());
 
     assertThat(send("sglang", 681_281, prefill, EngineRejection.Route.PD_ROUTER))
         .isEqualTo(new RejectionOutcome.Refused(400, "validate_input_length", 681_281));
@@ -245,18 +319,32 @@ class RejectionProbeTest {
 
   @Test
   void aHangingEngineFailsWithinTheTimeout() {
-    engine.answer("/generate", new FakeEngine.Answer(200, "application/json", "{}".getBytes(StandardCharsets.UTF_8), 10_000));
+    engine.answer(
+        "/generate",
+        new FakeEngine.Answer(
+            200, "application/json", "{}".getBytes(StandardCharsets.UTF_8), 10_000));
     long started = System.nanoTime();
-    RejectionOutcome outcome = probe.send(rejectionOf("sglang"), "sglang", endpoint(Duration.ofMillis(500)), 10, "m",
-        unified(100, 9), EngineRejection.Route.POD);
+    RejectionOutcome outcome =
+        probe.send(
+            rejectionOf("sglang"),
+            "sglang",
+            endpoint(Duration.ofMillis(500)),
+            10,
+            "m",
+            unified(100, 9),
+            EngineRejection.Route.POD);
     assertThat(outcome).isInstanceOf(RejectionOutcome.Failed.class);
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(3));
   }
 
   @Test
   void enginesWithoutAnOverLimitFormFailClosed() {
-    assertThat(send("ollama", 10)).isInstanceOfSatisfying(RejectionOutcome.Failed.class,
-        f -> assertThat(f.cause()).isEqualTo("kvguard has no rejection probe for engine ollama"));
+    assertThat(send("ollama", 10))
+        .isInstanceOfSatisfying(
+            RejectionOutcome.Failed.class,
+            f ->
+                assertThat(f.cause())
+                    .isEqualTo("kvguard has no rejection probe for engine ollama"));
     assertThat(engine.totalHits()).isZero();
   }
 
@@ -268,8 +356,10 @@ class RejectionProbeTest {
 
   private static String sha256(String text) {
     try {
-      return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
-          .digest(text.getBytes(StandardCharsets.UTF_8)));
+      return java.util.HexFormat.of()
+          .formatHex(
+              java.security.MessageDigest.getInstance("SHA-256")
+                  .digest(text.getBytes(StandardCharsets.UTF_8)));
     } catch (java.security.NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }

@@ -44,7 +44,8 @@ class TgiProbeTest {
     PoolObservation seen = observed(outcome);
     assertThat(seen.poolTokens()).isEqualTo(250_000);
     assertThat(seen.engineVersion()).isEqualTo("3.0.1");
-    assertThat(seen.notes()).contains("pool from /metrics tgi_batch_max_total_tokens (TGI 2.3.1 and later)");
+    assertThat(seen.notes())
+        .contains("pool from /metrics tgi_batch_max_total_tokens (TGI 2.3.1 and later)");
     assertThat(judge(Engine.TGI, WINDOW, outcome).verdict()).isEqualTo(Verdict.Verified);
   }
 
@@ -53,36 +54,44 @@ class TgiProbeTest {
     PoolVerdict tgi3 = judge(Engine.TGI, WINDOW, probe(EngineShapes.tgi3(WINDOW, 16_000, "3.0.1")));
     assertThat(tgi3.reason()).isEqualTo(GateReason.PoolTooSmall);
     assertThat(tgi3.message()).contains("KV pool 16000 tokens < context window 32768");
-    PoolVerdict tgi22 = judge(Engine.TGI, WINDOW, probe(EngineShapes.tgi22(4096, 1_094_032, "2.2.0")));
+    PoolVerdict tgi22 =
+        judge(Engine.TGI, WINDOW, probe(EngineShapes.tgi22(4096, 1_094_032, "2.2.0")));
     assertThat(tgi22.reason()).isEqualTo(GateReason.EngineContextTooShort);
   }
 
   @Test
   void tgi230ReportsThePoolNowhereAndFailsClosed() {
-    Map<String, Answer> answers = new java.util.HashMap<>(EngineShapes.tgi3(WINDOW, 250_000, "2.3.0"));
+    Map<String, Answer> answers =
+        new java.util.HashMap<>(EngineShapes.tgi3(WINDOW, 250_000, "2.3.0"));
     answers.put("/metrics", Answer.prometheus("# TYPE tgi_queue_size gauge\ntgi_queue_size 0\n"));
-    assertThat(failure(probe(answers))).isEqualTo("TGI reports its pool neither as /info max_batch_total_tokens"
-        + " (2.2 and older) nor as /metrics tgi_batch_max_total_tokens (2.3.1 and later)");
+    assertThat(failure(probe(answers)))
+        .isEqualTo(
+            "TGI reports its pool neither as /info max_batch_total_tokens"
+                + " (2.2 and older) nor as /metrics tgi_batch_max_total_tokens (2.3.1 and later)");
     answers.remove("/metrics");
     assertThat(failure(probe(answers))).contains("GET /metrics answered HTTP 404");
   }
 
   @Test
   void malformedAnswersFailClosedNamingWhatWasMissing() {
-    assertThat(failure(probe(Map.of("/info", Answer.json("{\"model_id\":\"m\",\"version\":\"3.0.1\"}")))))
+    assertThat(
+            failure(
+                probe(Map.of("/info", Answer.json("{\"model_id\":\"m\",\"version\":\"3.0.1\"}")))))
         .isEqualTo("/info reports no max_total_tokens");
     assertThat(failure(probe(Map.of("/info", Answer.json("{\"max_total_tokens\":4096.5}")))))
         .isEqualTo("/info.max_total_tokens is not a whole number");
     Map<String, Answer> nan = new java.util.HashMap<>(EngineShapes.tgi3(WINDOW, 1, "3.0.1"));
     nan.put("/metrics", Answer.prometheus("tgi_batch_max_total_tokens NaN\n"));
     assertThat(failure(probe(nan))).isEqualTo("/metrics tgi_batch_max_total_tokens is NaN");
-    assertThat(failure(probe(Map.of("/info", new Answer(200, "text/html", "<html>".getBytes(), 0)))))
+    assertThat(
+            failure(probe(Map.of("/info", new Answer(200, "text/html", "<html>".getBytes(), 0)))))
         .isEqualTo("GET /info answered content type text/html, expected JSON");
   }
 
   @Test
   void minEngineVersionRefusesAnOlderTgi() {
-    PoolPolicy policy = new PoolPolicy(WINDOW, 1.0, false, VersionRules.of("tgi", "2.3.1", false, true));
+    PoolPolicy policy =
+        new PoolPolicy(WINDOW, 1.0, false, VersionRules.of("tgi", "2.3.1", false, true));
     PoolVerdict verdict = judge(policy, probe(EngineShapes.tgi22(WINDOW, 1_094_032, "2.2.0")));
     assertThat(verdict.reason()).isEqualTo(GateReason.EngineVersionTooOld);
     assertThat(verdict.message()).isEqualTo("engine version 2.2.0 < minEngineVersion 2.3.1");

@@ -11,35 +11,90 @@ import io.kvguard.verdict.RejectionOutcome;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-/** What a record on the pod may stand in for: a refusal only of this process, this prompt, as the engine refuses. */
+/**
+ * What a record on the pod may stand in for: a refusal only of this process, this prompt, as the
+ * engine refuses.
+ */
 class CarryOverTest {
   private static final Optional<EngineRejection> SGLANG =
       EngineProbes.standard(EngineHttp.createDefault()).forEngine(Engine.SGLANG).rejection();
-  private static final EngineProcess PROCESS = new EngineProcess("engine", "containerd://a", 2, "10.0.0.7", 30000, 30000);
+  private static final EngineProcess PROCESS =
+      new EngineProcess("engine", "containerd://a", 2, "10.0.0.7", 30000, 30000);
 
-  private static VerdictRecord refused(String container, int restarts, long prompt, Integer status, String error) {
-    return new VerdictRecord("serve", "Verified", "PoolSufficient", container, restarts, 2_040_000L, null, 1_048_576L,
-        "0.5.22", null, container, prompt, status, error, null);
+  private static VerdictRecord refused(
+      String container, int restarts, long prompt, Integer status, String error) {
+    return new VerdictRecord(
+        "serve",
+        "Verified",
+        "PoolSufficient",
+        container,
+        restarts,
+        2_040_000L,
+        null,
+        1_048_576L,
+        "0.5.22",
+        null,
+        container,
+        prompt,
+        status,
+        error,
+        null);
   }
 
   @Test
   void aRecordedRefusalCountsForTheSameProcessAndPromptAsTheEngineRefusesIt() {
-    assertThat(CarryOver.recordedRefusal(refused("containerd://a", 2, 2_100_000, 400, "context-length check"),
-        PROCESS, 2_100_000, SGLANG)).contains(new RejectionOutcome.Refused(400, "context-length check", 2_100_000));
+    assertThat(
+            CarryOver.recordedRefusal(
+                refused("containerd://a", 2, 2_100_000, 400, "context-length check"),
+                PROCESS,
+                2_100_000,
+                SGLANG))
+        .contains(new RejectionOutcome.Refused(400, "context-length check", 2_100_000));
   }
 
   @Test
   void anyOtherRecordedRefusalIsNone() {
-    assertThat(CarryOver.recordedRefusal(refused("containerd://b", 2, 2_100_000, 400, "context-length check"),
-        PROCESS, 2_100_000, SGLANG)).as("another container").isEmpty();
-    assertThat(CarryOver.recordedRefusal(refused("containerd://a", 1, 2_100_000, 400, "context-length check"),
-        PROCESS, 2_100_000, SGLANG)).as("before a restart").isEmpty();
-    assertThat(CarryOver.recordedRefusal(refused("containerd://a", 2, 2_000_000, 400, "context-length check"),
-        PROCESS, 2_100_000, SGLANG)).as("another prompt").isEmpty();
-    assertThat(CarryOver.recordedRefusal(refused("containerd://a", 2, 2_100_000, null, null),
-        PROCESS, 2_100_000, SGLANG)).as("no status recorded (older kvguard)").isEmpty();
-    assertThat(CarryOver.recordedRefusal(refused("containerd://a", 2, 2_100_000, 400,
-        "invalid_request_error: maximum context length"), PROCESS, 2_100_000, SGLANG))
-        .as("a refusal this engine's recogniser does not count").isEmpty();
+    assertThat(
+            CarryOver.recordedRefusal(
+                refused("containerd://b", 2, 2_100_000, 400, "context-length check"),
+                PROCESS,
+                2_100_000,
+                SGLANG))
+        .as("another container")
+        .isEmpty();
+    assertThat(
+            CarryOver.recordedRefusal(
+                refused("containerd://a", 1, 2_100_000, 400, "context-length check"),
+                PROCESS,
+                2_100_000,
+                SGLANG))
+        .as("before a restart")
+        .isEmpty();
+    assertThat(
+            CarryOver.recordedRefusal(
+                refused("containerd://a", 2, 2_000_000, 400, "context-length check"),
+                PROCESS,
+                2_100_000,
+                SGLANG))
+        .as("another prompt")
+        .isEmpty();
+    assertThat(
+            CarryOver.recordedRefusal(
+                refused("containerd://a", 2, 2_100_000, null, null), PROCESS, 2_100_000, SGLANG))
+        .as("no status recorded (older kvguard)")
+        .isEmpty();
+    assertThat(
+            CarryOver.recordedRefusal(
+                refused(
+                    "containerd://a",
+                    2,
+                    2_100_000,
+                    400,
+                    "invalid_request_error: maximum context length"),
+                PROCESS,
+                2_100_000,
+                SGLANG))
+        .as("a refusal this engine's recogniser does not count")
+        .isEmpty();
   }
 }

@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.kvguard.customresource.Engine;
-import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testing.EmbeddedClusterTest;
+import io.kvguard.testkit.EngineShapes;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -18,30 +18,60 @@ class EngineAdvisoriesIT extends EmbeddedClusterTest {
 
   @Test
   void anAdvisoryWithAVerifiedFixedReleaseRefusesTheOlderBuild() {
-    h.pod("prefill-0", PREFILL, h.engine(EngineShapes.sglang(WINDOW, "prefill", "0.5.21", 2_040_000)));
+    h.pod(
+        "prefill-0",
+        PREFILL,
+        h.engine(EngineShapes.sglang(WINDOW, "prefill", "0.5.21", 2_040_000)));
     h.create(h.modelDeployment("glm", WINDOW, role("prefill", Engine.SGLANG, PREFILL)));
 
     awaitGate("prefill-0", "False", "KnownUnsafeEngine");
-    await().untilAsserted(() -> assertThat(h.events()).extracting(Event::getReason).contains("KnownUnsafeEngine"));
+    await()
+        .untilAsserted(
+            () ->
+                assertThat(h.events()).extracting(Event::getReason).contains("KnownUnsafeEngine"));
   }
 
   @Test
   void anAdvisoryWithoutAVerifiedFixedReleaseWarnsByEventStatusNoteAndMetricWithoutRefusing() {
-    h.pod("prefill-0", PREFILL, h.engine(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 2_040_000)));
-    h.pod("prefill-1", PREFILL, h.engine(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 2_040_000)));
+    h.pod(
+        "prefill-0",
+        PREFILL,
+        h.engine(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 2_040_000)));
+    h.pod(
+        "prefill-1",
+        PREFILL,
+        h.engine(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 2_040_000)));
     h.create(h.modelDeployment("glm", WINDOW, role("prefill", Engine.SGLANG, PREFILL)));
 
     awaitGate("prefill-0", "True", "PoolSufficient");
     awaitGate("prefill-1", "True", "PoolSufficient");
-    await().untilAsserted(() -> assertThat(h.status("glm").roles.get(0).notes).anySatisfy(note -> assertThat(note)
-        .startsWith("engine advisory sglang-pd-admission-abort (warning) applies to 2 of 2 pods (prefill-0, prefill-1):")
-        .contains("kvguard warns instead of refusing because no fixed release is verified")));
-    await().untilAsserted(() -> assertThat(h.events()).filteredOn(e -> e.getReason().equals("EngineAdvisoryWarning"))
-        .singleElement().satisfies(e -> {
-          assertThat(e.getType()).isEqualTo("Warning");
-          assertThat(e.getMessage()).contains("sglang-pd-admission-abort");
-        }));
-    await().untilAsserted(() -> assertThat(h.registry.scrape()).containsPattern(
-        "kvguard_engine_advisory_warnings\\{[^}]*advisory=\"sglang-pd-admission-abort\"[^}]*role=\"prefill\"[^}]*\\} 2"));
+    await()
+        .untilAsserted(
+            () ->
+                assertThat(h.status("glm").roles.get(0).notes)
+                    .anySatisfy(
+                        note ->
+                            assertThat(note)
+                                .startsWith(
+                                    "engine advisory sglang-pd-admission-abort (warning) applies to 2 of 2 pods (prefill-0, prefill-1):")
+                                .contains(
+                                    "kvguard warns instead of refusing because no fixed release is verified")));
+    await()
+        .untilAsserted(
+            () ->
+                assertThat(h.events())
+                    .filteredOn(e -> e.getReason().equals("EngineAdvisoryWarning"))
+                    .singleElement()
+                    .satisfies(
+                        e -> {
+                          assertThat(e.getType()).isEqualTo("Warning");
+                          assertThat(e.getMessage()).contains("sglang-pd-admission-abort");
+                        }));
+    await()
+        .untilAsserted(
+            () ->
+                assertThat(h.registry.scrape())
+                    .containsPattern(
+                        "kvguard_engine_advisory_warnings\\{[^}]*advisory=\"sglang-pd-admission-abort\"[^}]*role=\"prefill\"[^}]*\\} 2"));
   }
 }

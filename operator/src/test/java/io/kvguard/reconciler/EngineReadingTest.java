@@ -8,8 +8,8 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.PodVerdictStatus;
-import io.kvguard.gate.VerdictRecord;
 import io.kvguard.customresource.RoleSpec;
+import io.kvguard.gate.VerdictRecord;
 import io.kvguard.verdict.GateReason;
 import io.kvguard.verdict.PoolJudge;
 import io.kvguard.verdict.PoolObservation;
@@ -19,37 +19,71 @@ import io.kvguard.verdict.VersionRules;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Where a role's probe reads an engine (metricsPort), and what an operator restart keeps of an upper bound. */
+/**
+ * Where a role's probe reads an engine (metricsPort), and what an operator restart keeps of an
+ * upper bound.
+ */
 class EngineReadingTest {
 
   private static Pod triton() {
     return new PodBuilder()
-        .withNewMetadata().withName("triton-0").withNamespace("ns").endMetadata()
-        .withNewSpec().addNewContainer().withName("triton")
-        .addNewPort().withName("http").withContainerPort(8000).endPort()
-        .addNewPort().withName("metrics").withContainerPort(8002).endPort()
-        .endContainer().endSpec()
-        .withNewStatus().withPhase("Running").withPodIP("10.0.0.7")
-        .addNewContainerStatus().withName("triton").withContainerID("containerd://abc").withRestartCount(0)
-        .withNewState().withNewRunning().endRunning().endState().endContainerStatus()
-        .endStatus().build();
+        .withNewMetadata()
+        .withName("triton-0")
+        .withNamespace("ns")
+        .endMetadata()
+        .withNewSpec()
+        .addNewContainer()
+        .withName("triton")
+        .addNewPort()
+        .withName("http")
+        .withContainerPort(8000)
+        .endPort()
+        .addNewPort()
+        .withName("metrics")
+        .withContainerPort(8002)
+        .endPort()
+        .endContainer()
+        .endSpec()
+        .withNewStatus()
+        .withPhase("Running")
+        .withPodIP("10.0.0.7")
+        .addNewContainerStatus()
+        .withName("triton")
+        .withContainerID("containerd://abc")
+        .withRestartCount(0)
+        .withNewState()
+        .withNewRunning()
+        .endRunning()
+        .endState()
+        .endContainerStatus()
+        .endStatus()
+        .build();
   }
 
   @Test
   void metricsPortResolvesByNameOnTheEngineContainerOrByNumber() {
-    EngineProcess byName = ((EngineProcess.Probeable) EngineProcess.resolve(triton(), new IntOrString("http"),
-        new IntOrString("metrics"))).process();
+    EngineProcess byName =
+        ((EngineProcess.Probeable)
+                EngineProcess.resolve(
+                    triton(), new IntOrString("http"), new IntOrString("metrics")))
+            .process();
     assertThat(byName.port()).isEqualTo(8000);
     assertThat(byName.metricsPort()).isEqualTo(8002);
-    EngineProcess byNumber = ((EngineProcess.Probeable) EngineProcess.resolve(triton(), new IntOrString("http"),
-        new IntOrString(9400))).process();
+    EngineProcess byNumber =
+        ((EngineProcess.Probeable)
+                EngineProcess.resolve(triton(), new IntOrString("http"), new IntOrString(9400)))
+            .process();
     assertThat(byNumber.metricsPort()).isEqualTo(9400);
-    EngineProcess unset = ((EngineProcess.Probeable) EngineProcess.resolve(triton(), new IntOrString("http"), null)).process();
+    EngineProcess unset =
+        ((EngineProcess.Probeable) EngineProcess.resolve(triton(), new IntOrString("http"), null))
+            .process();
     assertThat(unset.metricsPort()).isEqualTo(8000);
-    EngineProcess.NotProbeable missing = (EngineProcess.NotProbeable) EngineProcess.resolve(triton(),
-        new IntOrString("http"), new IntOrString("prom"));
+    EngineProcess.NotProbeable missing =
+        (EngineProcess.NotProbeable)
+            EngineProcess.resolve(triton(), new IntOrString("http"), new IntOrString("prom"));
     assertThat(missing.misconfigured()).isTrue();
-    assertThat(missing.message()).isEqualTo("engine container triton declares no port named prom (the role's metricsPort)");
+    assertThat(missing.message())
+        .isEqualTo("engine container triton declares no port named prom (the role's metricsPort)");
   }
 
   private static RoleSpec role(Engine engine) {
@@ -76,17 +110,29 @@ class EngineReadingTest {
 
   @Test
   void aRestartedOperatorKeepsAnUpperBoundAnUpperBound() {
-    EngineProcess process = new EngineProcess("vllm", "containerd://abc", 0, "10.0.0.7", 8000, 8000);
-    PoolObservation carried = CarryOver.recordedObservation(recorded("UPPER_BOUND_CONTEXT_HELD"), role(Engine.VLLM), process);
+    EngineProcess process =
+        new EngineProcess("vllm", "containerd://abc", 0, "10.0.0.7", 8000, 8000);
+    PoolObservation carried =
+        CarryOver.recordedObservation(
+            recorded("UPPER_BOUND_CONTEXT_HELD"), role(Engine.VLLM), process);
     assertThat(carried.poolSource()).isEqualTo(PoolObservation.PoolSource.UPPER_BOUND_CONTEXT_HELD);
-    // The spec now asks 1.5 × the window: the recorded 262144-token product must not verify it as a pool.
+    // The spec now asks 1.5 × the window: the recorded 262144-token product must not verify it as a
+    // pool.
     PoolPolicy headroom = new PoolPolicy(131_072, 1.5, false, VersionRules.NONE);
-    assertThat(PoolJudge.judge(headroom, ProbeOutcome.observed(carried)).reason()).isEqualTo(GateReason.PoolUpperBoundOnly);
-    PoolObservation triton = CarryOver.recordedObservation(recorded("UPPER_BOUND"), role(Engine.TRTLLM), process);
-    assertThat(PoolJudge.judge(new PoolPolicy(131_072, 1.0, false), ProbeOutcome.observed(triton)).reason())
+    assertThat(PoolJudge.judge(headroom, ProbeOutcome.observed(carried)).reason())
         .isEqualTo(GateReason.PoolUpperBoundOnly);
-    assertThat(CarryOver.recordedObservation(recorded(null), role(Engine.SGLANG), process).poolSource())
+    PoolObservation triton =
+        CarryOver.recordedObservation(recorded("UPPER_BOUND"), role(Engine.TRTLLM), process);
+    assertThat(
+            PoolJudge.judge(new PoolPolicy(131_072, 1.0, false), ProbeOutcome.observed(triton))
+                .reason())
+        .isEqualTo(GateReason.PoolUpperBoundOnly);
+    assertThat(
+            CarryOver.recordedObservation(recorded(null), role(Engine.SGLANG), process)
+                .poolSource())
         .isEqualTo(PoolObservation.PoolSource.ENGINE_KV_POOL);
-    assertThat(CarryOver.recordedObservation(recorded("SOMETHING_ELSE"), role(Engine.VLLM), process)).isNull();
+    assertThat(
+            CarryOver.recordedObservation(recorded("SOMETHING_ELSE"), role(Engine.VLLM), process))
+        .isNull();
   }
 }

@@ -10,11 +10,11 @@ import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.PodVerdictStatus;
 import io.kvguard.customresource.ProbeSpec;
+import io.kvguard.observe.KvguardMetrics;
+import io.kvguard.testing.OperatorHarness;
 import io.kvguard.testkit.EmbeddedApiServer;
 import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testkit.FakeEngine;
-import io.kvguard.observe.KvguardMetrics;
-import io.kvguard.testing.OperatorHarness;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -29,17 +29,25 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Events at the scale of a real outage. One Event per (ModelDeployment, reason), its count and message updated,
- * so a thousand pod failures are a handful of writes to one object, and every one of them is still announced;
- * an API server that throttles Events (EventRateLimit answers 429) slows neither gates nor status.
+ * Events at the scale of a real outage. One Event per (ModelDeployment, reason), its count and
+ * message updated, so a thousand pod failures are a handful of writes to one object, and every one
+ * of them is still announced; an API server that throttles Events (EventRateLimit answers 429)
+ * slows neither gates nor status.
  */
 class EventStormIT {
   private static final long WINDOW = 1_048_576;
   private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
-  private static final String EVENTS_PATH = "/api/v1/namespaces/" + OperatorHarness.NAMESPACE + "/events";
-  /** "37 pods turned ProbeFailed: a (role serve): ...; b (role serve): ... and 35 more", or "pod a (role serve): ...". */
+  private static final String EVENTS_PATH =
+      "/api/v1/namespaces/" + OperatorHarness.NAMESPACE + "/events";
+
+  /**
+   * "37 pods turned ProbeFailed: a (role serve): ...; b (role serve): ... and 35 more", or "pod a
+   * (role serve): ...".
+   */
   private static final Pattern SUMMARY = Pattern.compile("^(\\d+) pods [^:]+: ");
-  private static final Pattern LISTED = Pattern.compile("(?:^\\d+ pods [^:]+: |; )(serve-\\d+) \\(role serve");
+
+  private static final Pattern LISTED =
+      Pattern.compile("(?:^\\d+ pods [^:]+: |; )(serve-\\d+) \\(role serve");
   private static final Pattern ALONE = Pattern.compile("^pod (serve-\\d+) \\(role serve\\)");
   private OperatorHarness h;
 
@@ -58,10 +66,15 @@ class EventStormIT {
     return md;
   }
 
-  /** Pods of every role with this reason (the status lists at most 50 pods and counts them all per reason). */
+  /**
+   * Pods of every role with this reason (the status lists at most 50 pods and counts them all per
+   * reason).
+   */
   private long podsWithReason(String reason) {
-    return h.status("glm").roles.stream().filter(r -> r.podsByReason != null)
-        .mapToLong(r -> r.podsByReason.getOrDefault(reason, 0)).sum();
+    return h.status("glm").roles.stream()
+        .filter(r -> r.podsByReason != null)
+        .mapToLong(r -> r.podsByReason.getOrDefault(reason, 0))
+        .sum();
   }
 
   private List<EmbeddedApiServer.Request> operatorEventRequests() {
@@ -74,7 +87,9 @@ class EventStormIT {
   }
 
   private Event event(String reason) {
-    return h.events().stream().filter(e -> reason.equals(e.getReason())).findFirst()
+    return h.events().stream()
+        .filter(e -> reason.equals(e.getReason()))
+        .findFirst()
         .orElseThrow(() -> new AssertionError("no " + reason + " event yet"));
   }
 
@@ -88,46 +103,75 @@ class EventStormIT {
     }
     long started = System.nanoTime();
     h.create(policy(2));
-    await().atMost(Duration.ofSeconds(180)).untilAsserted(() ->
-        assertThat(h.status("glm").verified).isEqualTo(pods + "/" + pods));
+    await()
+        .atMost(Duration.ofSeconds(180))
+        .untilAsserted(() -> assertThat(h.status("glm").verified).isEqualTo(pods + "/" + pods));
 
     // The engine behind every pod goes down at once.
     long outageStarted = System.nanoTime();
     Map<String, FakeEngine.Answer> down = new HashMap<>();
-    EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000).keySet()
+    EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)
+        .keySet()
         .forEach(path -> down.put(path, FakeEngine.Answer.status(503)));
     engine.serve(down);
-    await().atMost(Duration.ofSeconds(180)).untilAsserted(() ->
-        assertThat(podsWithReason("ProbeFailed")).isEqualTo(pods));
+    await()
+        .atMost(Duration.ofSeconds(180))
+        .untilAsserted(() -> assertThat(podsWithReason("ProbeFailed")).isEqualTo(pods));
     // Every failure is counted in some ProbeFailed Event (one per pod, or one for all).
-    await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(h.events().stream()
-        .filter(e -> "ProbeFailed".equals(e.getReason())).mapToInt(Event::getCount).sum()).isEqualTo(pods));
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        h.events().stream()
+                            .filter(e -> "ProbeFailed".equals(e.getReason()))
+                            .mapToInt(Event::getCount)
+                            .sum())
+                    .isEqualTo(pods));
     double outageSeconds = (System.nanoTime() - outageStarted) / 1e9;
 
     // Bounded: one Event object per (ModelDeployment, reason), however many pods changed.
     List<Event> events = h.events();
-    System.out.println("event-storm: " + events.size() + " Event objects, " + operatorEventRequests().size()
-        + " event requests for " + pods + " verifications and " + pods + " failures (outage "
-        + Math.round(outageSeconds) + " s); counts " + events.stream().map(e -> e.getReason() + "=" + e.getCount()).toList());
-    assertThat(events).extracting(Event::getReason).containsExactlyInAnyOrder("PoolVerified", "ProbeFailed");
+    System.out.println(
+        "event-storm: "
+            + events.size()
+            + " Event objects, "
+            + operatorEventRequests().size()
+            + " event requests for "
+            + pods
+            + " verifications and "
+            + pods
+            + " failures (outage "
+            + Math.round(outageSeconds)
+            + " s); counts "
+            + events.stream().map(e -> e.getReason() + "=" + e.getCount()).toList());
+    assertThat(events)
+        .extracting(Event::getReason)
+        .containsExactlyInAnyOrder("PoolVerified", "ProbeFailed");
     assertThat(event("PoolVerified").getCount()).isEqualTo(pods);
-    // And rate limited: per ModelDeployment, 25 writes at once, then one per 10 s (EventRecorderSettings.standard),
-    // for the rollout and the outage together; plus at most one create per Event and nothing refused.
+    // And rate limited: per ModelDeployment, 25 writes at once, then one per 10 s
+    // (EventRecorderSettings.standard),
+    // for the rollout and the outage together; plus at most one create per Event and nothing
+    // refused.
     long writes = operatorEventRequests().stream().filter(r -> !r.method().equals("GET")).count();
     long elapsedSeconds = Math.round(Math.ceil((System.nanoTime() - started) / 1e9));
     assertThat(writes).isLessThanOrEqualTo(25 + elapsedSeconds / 10 + 2);
     assertThat(operatorEventRequests()).allSatisfy(r -> assertThat(r.status()).isLessThan(300));
 
-    // Every transition announced exactly once: each write's count grew by the number of pods its message
+    // Every transition announced exactly once: each write's count grew by the number of pods its
+    // message
     // announces (named, or counted in "and N more"), and no pod is named twice.
     for (String reason : List.of("PoolVerified", "ProbeFailed")) {
-      List<Event> versions = h.eventHistory().stream().filter(e -> reason.equals(e.getReason())).toList();
+      List<Event> versions =
+          h.eventHistory().stream().filter(e -> reason.equals(e.getReason())).toList();
       int previous = 0;
       Set<String> named = new HashSet<>();
       List<String> twice = new ArrayList<>();
       for (Event version : versions) {
         int announced = announcedIn(version.getMessage(), named, twice);
-        assertThat(version.getCount() - previous).as("count step of %s", version.getMessage()).isEqualTo(announced);
+        assertThat(version.getCount() - previous)
+            .as("count step of %s", version.getMessage())
+            .isEqualTo(announced);
         previous = version.getCount();
       }
       assertThat(previous).as(reason).isEqualTo(pods);
@@ -160,11 +204,18 @@ class EventStormIT {
   void eventsThrottledWith429NeitherDelayGatesNorStatusAndArriveWhenTheServerRecovers() {
     h = new OperatorHarness();
     AtomicBoolean throttling = new AtomicBoolean(true);
-    h.api.faults(request -> throttling.get() && request.getPath().startsWith(EVENTS_PATH)
-        && OperatorHarness.OPERATOR_AGENT.equals(request.getHeader("User-Agent"))
-        ? new MockResponse().setResponseCode(429).setHeader("Retry-After", "1")
-            .setBody(EmbeddedApiServer.status(429, "TooManyRequests", "events rate limit exceeded"))
-        : null);
+    h.api.faults(
+        request ->
+            throttling.get()
+                    && request.getPath().startsWith(EVENTS_PATH)
+                    && OperatorHarness.OPERATOR_AGENT.equals(request.getHeader("User-Agent"))
+                ? new MockResponse()
+                    .setResponseCode(429)
+                    .setHeader("Retry-After", "1")
+                    .setBody(
+                        EmbeddedApiServer.status(
+                            429, "TooManyRequests", "events rate limit exceeded"))
+                : null);
     h.start();
     FakeEngine verified = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
     FakeEngine refused = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000));
@@ -173,25 +224,37 @@ class EventStormIT {
     }
     h.create(policy(60));
 
-    // Every gate and the status are written as fast as without throttling: no pass waits for an Event.
-    await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> {
-      assertThat(h.status("glm").verified).isEqualTo("10/30");
-      assertThat(podsWithReason("PoolTooSmall")).isEqualTo(20);
-      for (PodVerdictStatus pod : h.status("glm").pods) {
-        assertThat(h.gate(pod.name)).hasValueSatisfying(c ->
-            assertThat(c.getStatus()).isEqualTo(pod.reason.equals("PoolSufficient") ? "True" : "False"));
-      }
-    });
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(eventWrites("retried")).isPositive());
+    // Every gate and the status are written as fast as without throttling: no pass waits for an
+    // Event.
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .untilAsserted(
+            () -> {
+              assertThat(h.status("glm").verified).isEqualTo("10/30");
+              assertThat(podsWithReason("PoolTooSmall")).isEqualTo(20);
+              for (PodVerdictStatus pod : h.status("glm").pods) {
+                assertThat(h.gate(pod.name))
+                    .hasValueSatisfying(
+                        c ->
+                            assertThat(c.getStatus())
+                                .isEqualTo(pod.reason.equals("PoolSufficient") ? "True" : "False"));
+              }
+            });
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(eventWrites("retried")).isPositive());
     assertThat(h.events()).isEmpty();
     assertThat(h.registry.scrape()).contains(KvguardMetrics.EVENT_WRITES_TOTAL + "{");
 
     // The server recovers: what waited is written, every transition counted once.
     throttling.set(false);
-    await().atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
-      assertThat(event("PoolTooSmall").getCount()).isEqualTo(20);
-      assertThat(event("PoolVerified").getCount()).isEqualTo(10);
-    });
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .untilAsserted(
+            () -> {
+              assertThat(event("PoolTooSmall").getCount()).isEqualTo(20);
+              assertThat(event("PoolVerified").getCount()).isEqualTo(10);
+            });
     assertThat(eventWrites("dropped")).isZero();
   }
 }

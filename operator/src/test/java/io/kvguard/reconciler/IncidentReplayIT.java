@@ -7,53 +7,76 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.Event;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
-import io.kvguard.testkit.EngineShapes;
-import io.kvguard.testkit.FakeEngine;
 import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
+import io.kvguard.testkit.EngineShapes;
+import io.kvguard.testkit.FakeEngine;
 import java.time.Duration;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The GLM-5.3 incident of shared/incident.md, replayed against the operator as production wires it. */
+/**
+ * The GLM-5.3 incident of shared/incident.md, replayed against the operator as production wires it.
+ */
 class IncidentReplayIT extends EmbeddedClusterTest {
   private static final long WINDOW = 1_048_576;
 
-
   @Test
   void prefillPoolBelowTheWindowIsGatedUntilTheEnginesRestartWithALargerPool() {
-    FakeEngine prefillEngine0 = h.engine(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280, 681_280));
-    FakeEngine prefillEngine1 = h.engine(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280, 681_280));
-    FakeEngine decodeEngine = h.engine(EngineShapes.sglang(WINDOW, "decode", "0.5.22", 4_000_000, 4_000_000));
+    FakeEngine prefillEngine0 =
+        h.engine(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280, 681_280));
+    FakeEngine prefillEngine1 =
+        h.engine(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280, 681_280));
+    FakeEngine decodeEngine =
+        h.engine(EngineShapes.sglang(WINDOW, "decode", "0.5.22", 4_000_000, 4_000_000));
     h.pod("glm-prefill-0", Map.of("app", "glm", "role", "prefill"), prefillEngine0);
     h.pod("glm-prefill-1", Map.of("app", "glm", "role", "prefill"), prefillEngine1);
     h.pod("glm-decode-0", Map.of("app", "glm", "role", "decode"), decodeEngine);
-    ModelDeployment md = h.modelDeployment("glm", WINDOW,
-        role("prefill", Engine.SGLANG, Map.of("app", "glm", "role", "prefill")),
-        role("decode", Engine.SGLANG, Map.of("app", "glm", "role", "decode")));
+    ModelDeployment md =
+        h.modelDeployment(
+            "glm",
+            WINDOW,
+            role("prefill", Engine.SGLANG, Map.of("app", "glm", "role", "prefill")),
+            role("decode", Engine.SGLANG, Map.of("app", "glm", "role", "decode")));
     h.create(md);
 
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-      assertThat(h.gate("glm-prefill-0")).hasValueSatisfying(c -> {
-        assertThat(c.getStatus()).isEqualTo("False");
-        assertThat(c.getReason()).isEqualTo("PoolTooSmall");
-        assertThat(c.getMessage()).contains("KV pool 681280 tokens < context window 1048576 × 1.0");
-      });
-      assertThat(h.gate("glm-prefill-1")).hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo("PoolTooSmall"));
-      assertThat(h.gate("glm-decode-0")).hasValueSatisfying(c -> {
-        assertThat(c.getStatus()).isEqualTo("True");
-        assertThat(c.getReason()).isEqualTo("PoolSufficient");
-      });
-      assertThat(h.condition("glm", "Ready")).hasValue("False");
-    });
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("glm-prefill-0")).isFalse());
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled("glm-decode-0")).isTrue());
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-      assertThat(h.events()).extracting(Event::getReason).contains("PoolTooSmall", "PoolVerified");
-      assertThat(h.status("glm").verified).isEqualTo("1/3");
-    });
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () -> {
+              assertThat(h.gate("glm-prefill-0"))
+                  .hasValueSatisfying(
+                      c -> {
+                        assertThat(c.getStatus()).isEqualTo("False");
+                        assertThat(c.getReason()).isEqualTo("PoolTooSmall");
+                        assertThat(c.getMessage())
+                            .contains("KV pool 681280 tokens < context window 1048576 × 1.0");
+                      });
+              assertThat(h.gate("glm-prefill-1"))
+                  .hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo("PoolTooSmall"));
+              assertThat(h.gate("glm-decode-0"))
+                  .hasValueSatisfying(
+                      c -> {
+                        assertThat(c.getStatus()).isEqualTo("True");
+                        assertThat(c.getReason()).isEqualTo("PoolSufficient");
+                      });
+              assertThat(h.condition("glm", "Ready")).hasValue("False");
+            });
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(h.labelled("glm-prefill-0")).isFalse());
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(h.labelled("glm-decode-0")).isTrue());
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              assertThat(h.events())
+                  .extracting(Event::getReason)
+                  .contains("PoolTooSmall", "PoolVerified");
+              assertThat(h.status("glm").verified).isEqualTo("1/3");
+            });
 
     // The fix: the prefill engines restart with twice the window.
     prefillEngine0.serve(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 2_040_000, 2_040_000));
@@ -61,24 +84,39 @@ class IncidentReplayIT extends EmbeddedClusterTest {
     h.pods.restartEngine(OperatorHarness.NAMESPACE, "glm-prefill-0");
     h.pods.restartEngine(OperatorHarness.NAMESPACE, "glm-prefill-1");
 
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-      assertThat(h.gate("glm-prefill-0")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
-      assertThat(h.gate("glm-prefill-1")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
-      assertThat(h.labelled("glm-prefill-0")).isTrue();
-      assertThat(h.condition("glm", "Ready")).hasValue("True");
-      assertThat(h.condition("glm", "PoolsVerified")).hasValue("True");
-    });
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-        assertThat(h.status("glm").verified).isEqualTo("3/3"));
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () -> {
+              assertThat(h.gate("glm-prefill-0"))
+                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+              assertThat(h.gate("glm-prefill-1"))
+                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+              assertThat(h.labelled("glm-prefill-0")).isTrue();
+              assertThat(h.condition("glm", "Ready")).hasValue("True");
+              assertThat(h.condition("glm", "PoolsVerified")).hasValue("True");
+            });
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(h.status("glm").verified).isEqualTo("3/3"));
     // Each transition is announced once, however many passes saw it.
-    await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-      // (EngineAdvisoryWarning, issue 16 item 9, is no verdict transition: SGLang 0.5.22 with prefill/decode is warned
-      // about issues #30233 and #32605 once per pod.)
-      assertThat(h.eventHistory()).filteredOn(e -> e.getMessage().contains("glm-prefill-0 "))
-          .filteredOn(e -> !e.getReason().equals("EngineAdvisoryWarning")).extracting(Event::getReason)
-          .containsExactly("PoolTooSmall", "PoolVerified");
-      assertThat(h.eventHistory()).filteredOn(e -> e.getMessage().contains("glm-prefill-0 "))
-          .filteredOn(e -> e.getReason().equals("EngineAdvisoryWarning")).hasSize(1);
-    });
+    await()
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(
+            () -> {
+              // (EngineAdvisoryWarning, issue 16 item 9, is no verdict transition: SGLang 0.5.22
+              // with prefill/decode is warned
+              // about issues #30233 and #32605 once per pod.)
+              assertThat(h.eventHistory())
+                  .filteredOn(e -> e.getMessage().contains("glm-prefill-0 "))
+                  .filteredOn(e -> !e.getReason().equals("EngineAdvisoryWarning"))
+                  .extracting(Event::getReason)
+                  .containsExactly("PoolTooSmall", "PoolVerified");
+              assertThat(h.eventHistory())
+                  .filteredOn(e -> e.getMessage().contains("glm-prefill-0 "))
+                  .filteredOn(e -> e.getReason().equals("EngineAdvisoryWarning"))
+                  .hasSize(1);
+            });
   }
 }

@@ -9,21 +9,27 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Which pods a role's selector takes, as Kubernetes defines it, and which selectors kvguard refuses to apply. */
+/**
+ * Which pods a role's selector takes, as Kubernetes defines it, and which selectors kvguard refuses
+ * to apply.
+ */
 class LabelSelectorsTest {
-  private static final Map<String, String> PREFILL = Map.of("app", "glm", "role", "prefill", "tier", "gold");
+  private static final Map<String, String> PREFILL =
+      Map.of("app", "glm", "role", "prefill", "tier", "gold");
 
   private static LabelSelector expressions(LabelSelectorRequirement... requirements) {
     return new LabelSelectorBuilder().withMatchExpressions(requirements).build();
   }
 
-  private static LabelSelectorRequirement requirement(String key, String operator, String... values) {
+  private static LabelSelectorRequirement requirement(
+      String key, String operator, String... values) {
     return new LabelSelectorRequirement(key, operator, values.length == 0 ? null : List.of(values));
   }
 
   @Test
   void matchLabelsTakesPodsCarryingEveryPairWhateverElseTheyCarry() {
-    LabelSelector selector = new LabelSelectorBuilder().withMatchLabels(Map.of("app", "glm", "role", "prefill")).build();
+    LabelSelector selector =
+        new LabelSelectorBuilder().withMatchLabels(Map.of("app", "glm", "role", "prefill")).build();
 
     assertThat(LabelSelectors.matches(selector, PREFILL)).isTrue();
     assertThat(LabelSelectors.matches(selector, Map.of("app", "glm", "role", "decode"))).isFalse();
@@ -33,38 +39,66 @@ class LabelSelectorsTest {
 
   @Test
   void eachOperatorMeansWhatKubernetesSays() {
-    assertThat(LabelSelectors.matches(expressions(requirement("role", "In", "prefill", "decode")), PREFILL)).isTrue();
-    assertThat(LabelSelectors.matches(expressions(requirement("role", "In", "decode")), PREFILL)).isFalse();
-    assertThat(LabelSelectors.matches(expressions(requirement("role", "NotIn", "decode")), PREFILL)).isTrue();
-    assertThat(LabelSelectors.matches(expressions(requirement("role", "NotIn", "prefill")), PREFILL)).isFalse();
+    assertThat(
+            LabelSelectors.matches(
+                expressions(requirement("role", "In", "prefill", "decode")), PREFILL))
+        .isTrue();
+    assertThat(LabelSelectors.matches(expressions(requirement("role", "In", "decode")), PREFILL))
+        .isFalse();
+    assertThat(LabelSelectors.matches(expressions(requirement("role", "NotIn", "decode")), PREFILL))
+        .isTrue();
+    assertThat(
+            LabelSelectors.matches(expressions(requirement("role", "NotIn", "prefill")), PREFILL))
+        .isFalse();
     // NotIn and DoesNotExist take a pod that lacks the label altogether; In and Exists do not.
-    assertThat(LabelSelectors.matches(expressions(requirement("zone", "NotIn", "a")), PREFILL)).isTrue();
-    assertThat(LabelSelectors.matches(expressions(requirement("zone", "In", "a")), PREFILL)).isFalse();
-    assertThat(LabelSelectors.matches(expressions(requirement("tier", "Exists")), PREFILL)).isTrue();
-    assertThat(LabelSelectors.matches(expressions(requirement("zone", "Exists")), PREFILL)).isFalse();
-    assertThat(LabelSelectors.matches(expressions(requirement("zone", "DoesNotExist")), PREFILL)).isTrue();
-    assertThat(LabelSelectors.matches(expressions(requirement("tier", "DoesNotExist")), PREFILL)).isFalse();
-    assertThat(LabelSelectors.matches(expressions(requirement("zone", "DoesNotExist")), null)).isTrue();
+    assertThat(LabelSelectors.matches(expressions(requirement("zone", "NotIn", "a")), PREFILL))
+        .isTrue();
+    assertThat(LabelSelectors.matches(expressions(requirement("zone", "In", "a")), PREFILL))
+        .isFalse();
+    assertThat(LabelSelectors.matches(expressions(requirement("tier", "Exists")), PREFILL))
+        .isTrue();
+    assertThat(LabelSelectors.matches(expressions(requirement("zone", "Exists")), PREFILL))
+        .isFalse();
+    assertThat(LabelSelectors.matches(expressions(requirement("zone", "DoesNotExist")), PREFILL))
+        .isTrue();
+    assertThat(LabelSelectors.matches(expressions(requirement("tier", "DoesNotExist")), PREFILL))
+        .isFalse();
+    assertThat(LabelSelectors.matches(expressions(requirement("zone", "DoesNotExist")), null))
+        .isTrue();
   }
 
   @Test
   void matchLabelsAndEveryExpressionMustAllHold() {
-    LabelSelector selector = new LabelSelectorBuilder().withMatchLabels(Map.of("app", "glm"))
-        .withMatchExpressions(requirement("role", "In", "prefill"), requirement("tier", "NotIn", "bronze")).build();
+    LabelSelector selector =
+        new LabelSelectorBuilder()
+            .withMatchLabels(Map.of("app", "glm"))
+            .withMatchExpressions(
+                requirement("role", "In", "prefill"), requirement("tier", "NotIn", "bronze"))
+            .build();
 
     assertThat(LabelSelectors.matches(selector, PREFILL)).isTrue();
-    assertThat(LabelSelectors.matches(selector, Map.of("app", "glm", "role", "prefill", "tier", "bronze"))).isFalse();
-    assertThat(LabelSelectors.matches(selector, Map.of("app", "other", "role", "prefill"))).isFalse();
+    assertThat(
+            LabelSelectors.matches(
+                selector, Map.of("app", "glm", "role", "prefill", "tier", "bronze")))
+        .isFalse();
+    assertThat(LabelSelectors.matches(selector, Map.of("app", "other", "role", "prefill")))
+        .isFalse();
   }
 
   @Test
   void anEmptySelectorIsRefusedInsteadOfSelectingEveryPod() {
     LabelSelector empty = new LabelSelector();
 
-    assertThat(LabelSelectors.problem(empty)).contains("selector is empty and would select every pod in the namespace");
+    assertThat(LabelSelectors.problem(empty))
+        .contains("selector is empty and would select every pod in the namespace");
     assertThat(LabelSelectors.matches(empty, PREFILL)).isFalse();
-    assertThat(LabelSelectors.problem(new LabelSelectorBuilder().withMatchLabels(Map.of()).withMatchExpressions(List.of())
-        .build())).contains("selector is empty and would select every pod in the namespace");
+    assertThat(
+            LabelSelectors.problem(
+                new LabelSelectorBuilder()
+                    .withMatchLabels(Map.of())
+                    .withMatchExpressions(List.of())
+                    .build()))
+        .contains("selector is empty and would select every pod in the namespace");
     assertThat(LabelSelectors.problem(null)).contains("selector is missing");
     assertThat(LabelSelectors.matches(null, PREFILL)).isFalse();
   }
@@ -73,15 +107,18 @@ class LabelSelectorsTest {
   void aSelectorKubernetesWouldRejectSelectsNothingAndSaysWhy() {
     assertThat(LabelSelectors.problem(expressions(requirement("role", "in", "prefill"))))
         .contains("matchExpression role has unknown operator in");
-    assertThat(LabelSelectors.matches(expressions(requirement("role", "in", "prefill")), PREFILL)).isFalse();
+    assertThat(LabelSelectors.matches(expressions(requirement("role", "in", "prefill")), PREFILL))
+        .isFalse();
     assertThat(LabelSelectors.problem(expressions(requirement("role", "In"))))
         .contains("matchExpression role In needs values");
     assertThat(LabelSelectors.problem(expressions(requirement("role", "NotIn"))))
         .contains("matchExpression role NotIn needs values");
     assertThat(LabelSelectors.problem(expressions(requirement("tier", "Exists", "gold"))))
         .contains("matchExpression tier Exists takes no values");
-    assertThat(LabelSelectors.matches(expressions(requirement("tier", "Exists", "gold")), PREFILL)).isFalse();
-    assertThat(LabelSelectors.problem(expressions(requirement(" ", "Exists")))).contains("a matchExpression has no key");
+    assertThat(LabelSelectors.matches(expressions(requirement("tier", "Exists", "gold")), PREFILL))
+        .isFalse();
+    assertThat(LabelSelectors.problem(expressions(requirement(" ", "Exists"))))
+        .contains("a matchExpression has no key");
     assertThat(LabelSelectors.problem(expressions(requirement("role", "In", "prefill")))).isEmpty();
   }
 }

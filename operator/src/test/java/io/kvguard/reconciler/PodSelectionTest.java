@@ -13,7 +13,12 @@ import org.junit.jupiter.api.Test;
 
 class PodSelectionTest {
   private static Pod pod(String name) {
-    return new PodBuilder().withNewMetadata().withName(name).withUid("uid-" + name).endMetadata().build();
+    return new PodBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withUid("uid-" + name)
+        .endMetadata()
+        .build();
   }
 
   @Test
@@ -22,12 +27,14 @@ class PodSelectionTest {
     RoleSpec decode = role("decode", Engine.VLLM, Map.of("app", "glm"));
     Pod shared = pod("shared");
     Pod onlyDecode = pod("decode-0");
-    Map<String, List<Pod>> selects = Map.of("prefill", List.of(shared), "decode", List.of(onlyDecode, shared));
+    Map<String, List<Pod>> selects =
+        Map.of("prefill", List.of(shared), "decode", List.of(onlyDecode, shared));
 
-    List<PodSelection.Selected> selected = PodSelection.firstRoleWins(List.of(prefill, decode),
-        role -> selects.get(role.getName()));
+    List<PodSelection.Selected> selected =
+        PodSelection.firstRoleWins(List.of(prefill, decode), role -> selects.get(role.getName()));
 
-    assertThat(selected).extracting(s -> s.pod().getMetadata().getName() + "/" + s.role().getName())
+    assertThat(selected)
+        .extracting(s -> s.pod().getMetadata().getName() + "/" + s.role().getName())
         .containsExactly("shared/prefill", "decode-0/decode");
   }
 
@@ -37,6 +44,7 @@ class PodSelectionTest {
     Pod old = pod("serve-0");
     Pod recreated = new PodBuilder(old).editMetadata().withUid("uid-new").endMetadata().build();
 
-    assertThat(PodSelection.firstRoleWins(List.of(serve), role -> List.of(old, recreated))).hasSize(2);
+    assertThat(PodSelection.firstRoleWins(List.of(serve), role -> List.of(old, recreated)))
+        .hasSize(2);
   }
 }

@@ -32,28 +32,46 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Probe bookkeeping without an API server: an engine answering from memory, the book between two passes. What an
- * assessment wants is sent, its answer is what the next pass knows, and keys no pass uses any more are let go.
+ * Probe bookkeeping without an API server: an engine answering from memory, the book between two
+ * passes. What an assessment wants is sent, its answer is what the next pass knows, and keys no
+ * pass uses any more are let go.
  */
 class ProbeBookTest {
   private static final long WINDOW = 1_048_576;
   private final Clock clock = Clock.systemUTC();
-  private final Map<String, Answer> answers = EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000);
+  private final Map<String, Answer> answers =
+      EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000);
   private final AtomicInteger asked = new AtomicInteger();
-  private final EngineHttp http = EngineHttp.inMemory((endpoint, path) -> {
-    if (path.equals("/server_info")) {
-      asked.incrementAndGet();
-    }
-    Answer answer = answers.get(path);
-    return answer == null ? new EngineResponse(path, 404, "application/json", "{}".getBytes())
-        : new EngineResponse(path, answer.status(), answer.contentType(), answer.body());
-  });
+  private final EngineHttp http =
+      EngineHttp.inMemory(
+          (endpoint, path) -> {
+            if (path.equals("/server_info")) {
+              asked.incrementAndGet();
+            }
+            Answer answer = answers.get(path);
+            return answer == null
+                ? new EngineResponse(path, 404, "application/json", "{}".getBytes())
+                : new EngineResponse(path, answer.status(), answer.contentType(), answer.body());
+          });
   private final List<ResourceID> told = new CopyOnWriteArrayList<>();
-  private final ProbeBook book = new ProbeBook(new ProbeLimits(2, 2, 1), clock, EngineProbes.standard(http),
-      new RejectionProbe(http), new ProbeCredentials(null, clock), new ProbeTrust(null, clock),
-      new Observer(new EventRecorder(null, new KvguardMetrics(new SimpleMeterRegistry()), clock, "test",
-          EventRecorderSettings.standard()), new KvguardMetrics(new SimpleMeterRegistry())),
-      (namespace, name, uid, podIP) -> Optional.empty(), told::add);
+  private final ProbeBook book =
+      new ProbeBook(
+          new ProbeLimits(2, 2, 1),
+          clock,
+          EngineProbes.standard(http),
+          new RejectionProbe(http),
+          new ProbeCredentials(null, clock),
+          new ProbeTrust(null, clock),
+          new Observer(
+              new EventRecorder(
+                  null,
+                  new KvguardMetrics(new SimpleMeterRegistry()),
+                  clock,
+                  "test",
+                  EventRecorderSettings.standard()),
+              new KvguardMetrics(new SimpleMeterRegistry())),
+          (namespace, name, uid, podIP) -> Optional.empty(),
+          told::add);
   private final RoleSpec serve = role("serve", Engine.SGLANG, Map.of("app", "glm"));
   private final ModelDeployment md = AssessmentTest.modelDeployment(serve);
   private final Pod pod = AssessmentTest.pod(0, null);
@@ -64,8 +82,9 @@ class ProbeBookTest {
   }
 
   private Assessment.Assessed pass() {
-    Assessment.Assessed assessed = Assessment.of(new Assessment.Input(md, serve, pod, null, false, clock.instant()),
-        book.known(md));
+    Assessment.Assessed assessed =
+        Assessment.of(
+            new Assessment.Input(md, serve, pod, null, false, clock.instant()), book.known(md));
     book.settle(md, List.of(assessed));
     return assessed;
   }

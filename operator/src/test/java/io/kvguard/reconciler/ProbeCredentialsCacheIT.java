@@ -15,7 +15,10 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** Issue 20: a cached token goes with the last policy that named it, and the moment its Secret changes. */
+/**
+ * Issue 20: a cached token goes with the last policy that named it, and the moment its Secret
+ * changes.
+ */
 class ProbeCredentialsCacheIT {
   private final EmbeddedApiServer api = new EmbeddedApiServer();
   private final NamespacedKubernetesClient client = api.client();
@@ -25,7 +28,10 @@ class ProbeCredentialsCacheIT {
   private final SecretKeyRef ref = new SecretKeyRef();
 
   ProbeCredentialsCacheIT() {
-    client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("inference").endMetadata().build())
+    client
+        .namespaces()
+        .resource(
+            new NamespaceBuilder().withNewMetadata().withName("inference").endMetadata().build())
         .create();
     ref.setName("engine-token");
   }
@@ -38,8 +44,17 @@ class ProbeCredentialsCacheIT {
   }
 
   private void secret(String token) {
-    client.secrets().inNamespace("inference").resource(new SecretBuilder().withNewMetadata().withName("engine-token")
-        .endMetadata().addToStringData("token", token).build()).createOr(existing -> existing.update());
+    client
+        .secrets()
+        .inNamespace("inference")
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName("engine-token")
+                .endMetadata()
+                .addToStringData("token", token)
+                .build())
+        .createOr(existing -> existing.update());
   }
 
   @Test
@@ -48,11 +63,15 @@ class ProbeCredentialsCacheIT {
     assertThat(credentials.token(glm, "inference", ref).token()).contains("first");
 
     secret("second");
-    await().atMost(Duration.ofSeconds(5)).until(() ->
-        credentials.token(glm, "inference", ref).token().equals(Optional.of("second")));
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () -> credentials.token(glm, "inference", ref).token().equals(Optional.of("second")));
 
     client.secrets().inNamespace("inference").withName("engine-token").delete();
-    await().atMost(Duration.ofSeconds(5)).until(() -> credentials.token(glm, "inference", ref).token().isEmpty());
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> credentials.token(glm, "inference", ref).token().isEmpty());
     assertThat(credentials.token(glm, "inference", ref).problem()).contains("does not exist");
   }
 

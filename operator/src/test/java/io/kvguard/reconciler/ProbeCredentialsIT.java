@@ -9,21 +9,18 @@ import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.ProbeSpec;
 import io.kvguard.customresource.SecretKeyRef;
-import io.kvguard.testkit.EngineShapes;
-import io.kvguard.testkit.FakeEngine;
 import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
+import io.kvguard.testkit.EngineShapes;
+import io.kvguard.testkit.FakeEngine;
 import java.time.Duration;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** probe.authSecretRef: the token reaches the engine, and only the engine. */
 class ProbeCredentialsIT extends EmbeddedClusterTest {
   private static final String TOKEN = "engine-bearer-9d41f0c2e7";
   private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
-
 
   @org.junit.jupiter.api.BeforeEach
   void allowTheSecretsInTheChart() {
@@ -42,47 +39,85 @@ class ProbeCredentialsIT extends EmbeddedClusterTest {
 
   @Test
   void anEngineThatNeedsATokenIsProbedWithItAndTheTokenIsWrittenNowhere() {
-    FakeEngine engine = h.engine(EngineShapes.sglang(1_048_576, null, "0.5.22", 2_040_000)).requireBearer(TOKEN);
-    h.client.secrets().inNamespace(OperatorHarness.NAMESPACE).resource(new SecretBuilder()
-        .withNewMetadata().withName("engine-token").endMetadata().addToStringData("token", TOKEN).build()).create();
+    FakeEngine engine =
+        h.engine(EngineShapes.sglang(1_048_576, null, "0.5.22", 2_040_000)).requireBearer(TOKEN);
+    h.client
+        .secrets()
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName("engine-token")
+                .endMetadata()
+                .addToStringData("token", TOKEN)
+                .build())
+        .create();
     h.pod("serve-0", SERVE, engine);
     h.create(withSecret("engine-token"));
 
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
-        assertThat(h.gate("serve-0")).hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo("PoolSufficient")));
-    String written = h.client.getKubernetesSerialization().asJson(h.get("glm"))
-        + h.client.getKubernetesSerialization().asJson(h.events())
-        + h.client.getKubernetesSerialization().asJson(h.getPod("serve-0"));
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate("serve-0"))
+                    .hasValueSatisfying(
+                        c -> assertThat(c.getReason()).isEqualTo("PoolSufficient")));
+    String written =
+        h.client.getKubernetesSerialization().asJson(h.get("glm"))
+            + h.client.getKubernetesSerialization().asJson(h.events())
+            + h.client.getKubernetesSerialization().asJson(h.getPod("serve-0"));
     assertThat(written).doesNotContain(TOKEN);
   }
 
   @Test
   void aMissingSecretFailsClosedAndNamesTheSecret() {
-    FakeEngine engine = h.engine(EngineShapes.sglang(1_048_576, null, "0.5.22", 2_040_000)).requireBearer(TOKEN);
+    FakeEngine engine =
+        h.engine(EngineShapes.sglang(1_048_576, null, "0.5.22", 2_040_000)).requireBearer(TOKEN);
     h.pod("serve-0", SERVE, engine);
     h.create(withSecret("no-such-secret"));
 
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
-        assertThat(h.gate("serve-0")).hasValueSatisfying(c -> {
-          assertThat(c.getStatus()).isEqualTo("False");
-          assertThat(c.getReason()).isEqualTo("ProbeFailed");
-          assertThat(c.getMessage()).contains("Secret inference/no-such-secret key token does not exist");
-        }));
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate("serve-0"))
+                    .hasValueSatisfying(
+                        c -> {
+                          assertThat(c.getStatus()).isEqualTo("False");
+                          assertThat(c.getReason()).isEqualTo("ProbeFailed");
+                          assertThat(c.getMessage())
+                              .contains("Secret inference/no-such-secret key token does not exist");
+                        }));
     assertThat(engine.totalHits()).isZero();
   }
 
   @Test
   void aWrongTokenIsAFailedProbe() {
-    FakeEngine engine = h.engine(EngineShapes.sglang(1_048_576, null, "0.5.22", 2_040_000)).requireBearer(TOKEN);
-    h.client.secrets().inNamespace(OperatorHarness.NAMESPACE).resource(new SecretBuilder()
-        .withNewMetadata().withName("engine-token").endMetadata().addToStringData("token", "stale").build()).create();
+    FakeEngine engine =
+        h.engine(EngineShapes.sglang(1_048_576, null, "0.5.22", 2_040_000)).requireBearer(TOKEN);
+    h.client
+        .secrets()
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName("engine-token")
+                .endMetadata()
+                .addToStringData("token", "stale")
+                .build())
+        .create();
     h.pod("serve-0", SERVE, engine);
     h.create(withSecret("engine-token"));
 
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
-        assertThat(h.gate("serve-0")).hasValueSatisfying(c -> {
-          assertThat(c.getReason()).isEqualTo("ProbeFailed");
-          assertThat(c.getMessage()).contains("HTTP 401");
-        }));
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate("serve-0"))
+                    .hasValueSatisfying(
+                        c -> {
+                          assertThat(c.getReason()).isEqualTo("ProbeFailed");
+                          assertThat(c.getMessage()).contains("HTTP 401");
+                        }));
   }
 }

@@ -10,13 +10,20 @@ import java.util.List;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
 
-/** The due rule on a fixed clock: a period, a tenth of it early (at most a second), five seconds after a failure. */
+/**
+ * The due rule on a fixed clock: a period, a tenth of it early (at most a second), five seconds
+ * after a failure.
+ */
 class ProbeDueTest {
   private static final Instant AT = Instant.parse("2026-12-04T06:00:00Z");
-  private static final ProbeScheduler.Result<ProbeOutcome> OBSERVED = new ProbeScheduler.Result<>("c#0",
-      ProbeOutcome.observed(new PoolObservation(1_000, OptionalLong.empty(), "1", null, List.of())), AT);
-  private static final ProbeScheduler.Result<ProbeOutcome> FAILED = new ProbeScheduler.Result<>("c#0",
-      ProbeOutcome.failed("connection refused"), AT);
+  private static final ProbeScheduler.Result<ProbeOutcome> OBSERVED =
+      new ProbeScheduler.Result<>(
+          "c#0",
+          ProbeOutcome.observed(
+              new PoolObservation(1_000, OptionalLong.empty(), "1", null, List.of())),
+          AT);
+  private static final ProbeScheduler.Result<ProbeOutcome> FAILED =
+      new ProbeScheduler.Result<>("c#0", ProbeOutcome.failed("connection refused"), AT);
 
   @Test
   void aLongPeriodFallsDueOneSecondEarly() {

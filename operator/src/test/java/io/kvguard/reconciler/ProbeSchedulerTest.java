@@ -22,7 +22,11 @@ class ProbeSchedulerTest {
   private final ExecutorService executor = Executors.newFixedThreadPool(4);
   private final Set<ResourceID> told = ConcurrentHashMap.newKeySet();
   private final ProbeScheduler<String> scheduler =
-      new ProbeScheduler<>((tenant, task) -> executor.execute(task), Clock.systemUTC(), why -> "failed: " + why, told::add);
+      new ProbeScheduler<>(
+          (tenant, task) -> executor.execute(task),
+          Clock.systemUTC(),
+          why -> "failed: " + why,
+          told::add);
   private final ResourceID glm = new ResourceID("glm", "inference");
   private final ProbeScheduler.Key key = new ProbeScheduler.Key("uid-1", "sglang|http|30000|5||");
 
@@ -33,24 +37,43 @@ class ProbeSchedulerTest {
   }
 
   private void request(ResourceID who, String identity, java.util.function.Supplier<String> probe) {
-    scheduler.request(key, who, "inference", identity, r -> true, Optional::empty, probe, (outcome, took) -> { });
+    scheduler.request(
+        key, who, "inference", identity, r -> true, Optional::empty, probe, (outcome, took) -> {});
   }
 
   @Test
   void anAnswerIsPublishedEvenWhenItsListenerThrowsAndTheNextProcessIsProbed() {
     AtomicInteger probes = new AtomicInteger();
-    ProbeScheduler.Listener<String> broken = (outcome, took) -> {
-      throw new IllegalStateException("metrics broke");
-    };
-    scheduler.request(key, glm, "inference", "container-a", r -> true, Optional::empty,
-        () -> "pool of a #" + probes.incrementAndGet(), broken);
+    ProbeScheduler.Listener<String> broken =
+        (outcome, took) -> {
+          throw new IllegalStateException("metrics broke");
+        };
+    scheduler.request(
+        key,
+        glm,
+        "inference",
+        "container-a",
+        r -> true,
+        Optional::empty,
+        () -> "pool of a #" + probes.incrementAndGet(),
+        broken);
     await().atMost(Duration.ofSeconds(5)).until(() -> scheduler.result(key, glm).isPresent());
     assertThat(scheduler.result(key, glm).orElseThrow().isFor("container-a")).isTrue();
 
-    // Nothing is left "in flight": the restarted container is probed, and its answer replaces the old one.
-    scheduler.request(key, glm, "inference", "container-b", r -> true, Optional::empty,
-        () -> "pool of b #" + probes.incrementAndGet(), broken);
-    await().atMost(Duration.ofSeconds(5)).until(() -> scheduler.result(key, glm).orElseThrow().isFor("container-b"));
+    // Nothing is left "in flight": the restarted container is probed, and its answer replaces the
+    // old one.
+    scheduler.request(
+        key,
+        glm,
+        "inference",
+        "container-b",
+        r -> true,
+        Optional::empty,
+        () -> "pool of b #" + probes.incrementAndGet(),
+        broken);
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> scheduler.result(key, glm).orElseThrow().isFor("container-b"));
     assertThat(scheduler.result(key, glm).orElseThrow().outcome()).isEqualTo("pool of b #2");
   }
 
@@ -58,17 +81,21 @@ class ProbeSchedulerTest {
   void fortyPoliciesAskingOnePodAlikeShareOneProbeAndAreAllTold() throws Exception {
     CountDownLatch hold = new CountDownLatch(1);
     AtomicInteger probes = new AtomicInteger();
-    List<ResourceID> policies = IntStream.range(0, 40).mapToObj(i -> new ResourceID("policy-" + i, "attacker")).toList();
+    List<ResourceID> policies =
+        IntStream.range(0, 40).mapToObj(i -> new ResourceID("policy-" + i, "attacker")).toList();
     for (ResourceID policy : policies) {
-      request(policy, "container-a", () -> {
-        probes.incrementAndGet();
-        try {
-          hold.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-        return "pool";
-      });
+      request(
+          policy,
+          "container-a",
+          () -> {
+            probes.incrementAndGet();
+            try {
+              hold.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            return "pool";
+          });
     }
     hold.countDown();
 
@@ -80,13 +107,23 @@ class ProbeSchedulerTest {
   @Test
   void aProbeCalledOffBeforeItIsSentIsNeverSent() {
     AtomicInteger probes = new AtomicInteger();
-    scheduler.request(key, glm, "inference", "container-a", r -> true, () -> Optional.of("pod is gone"),
-        () -> "pool #" + probes.incrementAndGet(), (outcome, took) -> { });
+    scheduler.request(
+        key,
+        glm,
+        "inference",
+        "container-a",
+        r -> true,
+        () -> Optional.of("pod is gone"),
+        () -> "pool #" + probes.incrementAndGet(),
+        (outcome, took) -> {});
     // Asking again works once it is settled (nothing is left in flight), and this time it is sent.
-    await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-      request(glm, "container-a", () -> "pool #" + probes.incrementAndGet());
-      assertThat(scheduler.result(key, glm)).isPresent();
-    });
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(
+            () -> {
+              request(glm, "container-a", () -> "pool #" + probes.incrementAndGet());
+              assertThat(scheduler.result(key, glm)).isPresent();
+            });
     assertThat(scheduler.result(key, glm).orElseThrow().outcome()).isEqualTo("pool #1");
   }
 

@@ -12,10 +12,10 @@ import io.kvguard.customresource.ProbeSpec;
 import io.kvguard.customresource.ProbeTlsSpec;
 import io.kvguard.customresource.RoleSpec;
 import io.kvguard.customresource.Scheme;
-import io.kvguard.testkit.EngineShapes;
-import io.kvguard.testkit.FakeEngine;
 import io.kvguard.testing.OperatorHarness;
 import io.kvguard.testing.PrivateCa;
+import io.kvguard.testkit.EngineShapes;
+import io.kvguard.testkit.FakeEngine;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
@@ -25,10 +25,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * spec.probe.tls through the operator: engines serving a certificate of a private CA for their Service name are
- * verified with the CA bundle from a Secret or a ConfigMap and the server name; without it, with a wrong name, or
- * with a bundle that cannot be read, the gate stays shut with ProbeFailed saying what to change. The operator's
- * requests are checked against the chart's RBAC with probeTls on (OperatorHarness.close).
+ * spec.probe.tls through the operator: engines serving a certificate of a private CA for their
+ * Service name are verified with the CA bundle from a Secret or a ConfigMap and the server name;
+ * without it, with a wrong name, or with a bundle that cannot be read, the gate stays shut with
+ * ProbeFailed saying what to change. The operator's requests are checked against the chart's RBAC
+ * with probeTls on (OperatorHarness.close).
  */
 class ProbeTlsIT {
   private static final long WINDOW = 1_048_576;
@@ -38,17 +39,40 @@ class ProbeTlsIT {
 
   @BeforeEach
   void start() {
-    h = new OperatorHarness()
-        .rbacValues("probeTls: {enabled: true, secretNames: [engine-ca, no-such-ca], configMapNames: [engine-ca-bundle]}");
+    h =
+        new OperatorHarness()
+            .rbacValues(
+                "probeTls: {enabled: true, secretNames: [engine-ca, no-such-ca], configMapNames: [engine-ca-bundle]}");
     PrivateCa ca = PrivateCa.create("kvguard test CA");
     engine = ca.issue(SERVER_NAME).serve(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
-    // As cert-manager writes a Certificate's Secret (ca.crt beside tls.crt) and trust-manager a bundle ConfigMap.
-    h.client.secrets().inNamespace(OperatorHarness.NAMESPACE).resource(new SecretBuilder().withNewMetadata()
-        .withName("engine-ca").endMetadata().withType("kubernetes.io/tls")
-        .addToData("ca.crt", Base64.getEncoder().encodeToString(ca.caPem.getBytes(StandardCharsets.US_ASCII)))
-        .build()).create();
-    h.client.configMaps().inNamespace(OperatorHarness.NAMESPACE).resource(new ConfigMapBuilder().withNewMetadata()
-        .withName("engine-ca-bundle").endMetadata().addToData("bundle.pem", ca.caPem).build()).create();
+    // As cert-manager writes a Certificate's Secret (ca.crt beside tls.crt) and trust-manager a
+    // bundle ConfigMap.
+    h.client
+        .secrets()
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName("engine-ca")
+                .endMetadata()
+                .withType("kubernetes.io/tls")
+                .addToData(
+                    "ca.crt",
+                    Base64.getEncoder()
+                        .encodeToString(ca.caPem.getBytes(StandardCharsets.US_ASCII)))
+                .build())
+        .create();
+    h.client
+        .configMaps()
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .resource(
+            new ConfigMapBuilder()
+                .withNewMetadata()
+                .withName("engine-ca-bundle")
+                .endMetadata()
+                .addToData("bundle.pem", ca.caPem)
+                .build())
+        .create();
     h.start();
   }
 
@@ -89,11 +113,17 @@ class ProbeTlsIT {
   }
 
   private void awaitGate(String pod, String status, String reason, String message) {
-    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(h.gate(pod)).hasValueSatisfying(c -> {
-      assertThat(c.getStatus()).isEqualTo(status);
-      assertThat(c.getReason()).isEqualTo(reason);
-      assertThat(c.getMessage()).contains(message);
-    }));
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate(pod))
+                    .hasValueSatisfying(
+                        c -> {
+                          assertThat(c.getStatus()).isEqualTo(status);
+                          assertThat(c.getReason()).isEqualTo(reason);
+                          assertThat(c.getMessage()).contains(message);
+                        }));
   }
 
   @Test
@@ -111,18 +141,32 @@ class ProbeTlsIT {
     policy("wrong-name", tls(ref("engine-ca", null), null, "other.inference.svc"));
     policy("no-name", tls(ref("engine-ca", null), null, null));
     policy("missing-ca", tls(ref("no-such-ca", null), null, SERVER_NAME));
-    awaitGate("no-tls-0", "False", "ProbeFailed", "TLS failure: the engine's certificate is not issued by a CA the"
-        + " probe trusts (the JVM's default trust store); set probe.tls.caSecretRef or probe.tls.caConfigMapRef");
-    awaitGate("wrong-name-0", "False", "ProbeFailed",
+    awaitGate(
+        "no-tls-0",
+        "False",
+        "ProbeFailed",
+        "TLS failure: the engine's certificate is not issued by a CA the"
+            + " probe trusts (the JVM's default trust store); set probe.tls.caSecretRef or probe.tls.caConfigMapRef");
+    awaitGate(
+        "wrong-name-0",
+        "False",
+        "ProbeFailed",
         "TLS failure: the engine's certificate does not carry the name other.inference.svc (probe.tls.serverName)");
-    awaitGate("no-name-0", "False", "ProbeFailed",
+    awaitGate(
+        "no-name-0",
+        "False",
+        "ProbeFailed",
         "the engine's certificate does not name 127.0.0.1, the address probed; set probe.tls.serverName");
-    awaitGate("missing-ca-0", "False", "ProbeFailed",
+    awaitGate(
+        "missing-ca-0",
+        "False",
+        "ProbeFailed",
         "probe TLS: Secret inference/no-such-ca key ca.crt does not exist");
     for (String pod : new String[] {"no-tls-0", "wrong-name-0", "no-name-0", "missing-ca-0"}) {
       assertThat(h.labelled(pod)).as(pod).isFalse();
     }
-    // The engine was never asked without verification: every refused connection failed in the handshake.
+    // The engine was never asked without verification: every refused connection failed in the
+    // handshake.
     assertThat(engine.hits("/server_info")).isZero();
   }
 }

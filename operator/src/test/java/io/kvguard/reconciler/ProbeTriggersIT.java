@@ -7,21 +7,20 @@ import static org.awaitility.Awaitility.await;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.ProbeSpec;
+import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testkit.FakeEngine;
-import io.kvguard.testing.EmbeddedClusterTest;
-import io.kvguard.testing.OperatorHarness;
 import java.time.Duration;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** When engines are probed: once per new process, once per period, once per spec change, never in a storm. */
+/**
+ * When engines are probed: once per new process, once per period, once per spec change, never in a
+ * storm.
+ */
 class ProbeTriggersIT extends EmbeddedClusterTest {
   private static final long WINDOW = 1_048_576;
   private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
-
 
   private ModelDeployment withPeriod(int seconds) {
     ModelDeployment md = h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE));
@@ -37,8 +36,12 @@ class ProbeTriggersIT extends EmbeddedClusterTest {
   }
 
   private void awaitOpen() {
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
-        assertThat(h.gate("serve-0")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate("serve-0"))
+                    .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
   }
 
   @Test
@@ -50,16 +53,20 @@ class ProbeTriggersIT extends EmbeddedClusterTest {
     long first = engine.hits("/server_info");
     long since = System.nanoTime();
 
-    // A window of periods with nothing changing: one probe per 2 s period, not one per reconcile. The operator is
+    // A window of periods with nothing changing: one probe per 2 s period, not one per reconcile.
+    // The operator is
     // stopped before counting, so no probe lands between the two counters read below.
     await().pollDelay(Duration.ofSeconds(7)).atMost(Duration.ofSeconds(8)).until(() -> true);
     h.stopOperator();
     double periods = (System.nanoTime() - since) / 1e9 / 2;
     long more = engine.hits("/server_info") - first;
     assertThat((double) more).isBetween(Math.floor(periods) - 1, Math.ceil(periods));
-    // Each probe is the two GETs of an SGLang probe, no more (one cut off by the stop may still finish).
-    await().atMost(Duration.ofSeconds(6)).untilAsserted(() ->
-        assertThat(engine.hits("/v1/models")).isEqualTo(engine.hits("/server_info")));
+    // Each probe is the two GETs of an SGLang probe, no more (one cut off by the stop may still
+    // finish).
+    await()
+        .atMost(Duration.ofSeconds(6))
+        .untilAsserted(
+            () -> assertThat(engine.hits("/v1/models")).isEqualTo(engine.hits("/server_info")));
   }
 
   @Test
@@ -77,8 +84,12 @@ class ProbeTriggersIT extends EmbeddedClusterTest {
     h.client.resource(md).update();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> engine.hits("/server_info") > before);
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-        assertThat(h.status("glm").observedGeneration).isEqualTo(h.get("glm").getMetadata().getGeneration()));
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(h.status("glm").observedGeneration)
+                    .isEqualTo(h.get("glm").getMetadata().getGeneration()));
     // 2,040,000 >= 1,048,576 x 1.5: still open, and the gate was never written shut.
     assertThat(h.gate("serve-0").orElseThrow().getStatus()).isEqualTo("True");
     assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("× 1.5");
@@ -90,11 +101,20 @@ class ProbeTriggersIT extends EmbeddedClusterTest {
     FakeEngine engine = h.engine(Map.of("/server_info", FakeEngine.Answer.status(503)));
     h.pod("serve-0", SERVE, engine);
     h.create(withPeriod(3600));
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
-        assertThat(h.gate("serve-0")).hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo("ProbeFailed")));
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate("serve-0"))
+                    .hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo("ProbeFailed")));
 
     engine.serve(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
-    await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
-        assertThat(h.gate("serve-0")).hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo("PoolSufficient")));
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate("serve-0"))
+                    .hasValueSatisfying(
+                        c -> assertThat(c.getReason()).isEqualTo("PoolSufficient")));
   }
 }

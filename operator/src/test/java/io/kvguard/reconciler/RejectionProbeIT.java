@@ -13,11 +13,11 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.RejectionProbeSpec;
-import io.kvguard.testkit.EngineShapes;
-import io.kvguard.testkit.FakeEngine;
 import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.EngineFixtures;
 import io.kvguard.testing.OperatorHarness;
+import io.kvguard.testkit.EngineShapes;
+import io.kvguard.testkit.FakeEngine;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -53,7 +53,8 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     return withRejectionProbe(WINDOW, role("serve", engine, SERVE), timeoutSeconds);
   }
 
-  private ModelDeployment withRejectionProbe(long window, io.kvguard.customresource.RoleSpec role, int timeoutSeconds) {
+  private ModelDeployment withRejectionProbe(
+      long window, io.kvguard.customresource.RoleSpec role, int timeoutSeconds) {
     ModelDeployment md = h.modelDeployment("glm", window, role);
     RejectionProbeSpec probe = new RejectionProbeSpec();
     probe.setEnabled(true);
@@ -63,14 +64,16 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   }
 
   private static Map<String, FakeEngine.Answer> sglang(long pool, FakeEngine.Answer generate) {
-    Map<String, FakeEngine.Answer> answers = new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", pool));
+    Map<String, FakeEngine.Answer> answers =
+        new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", pool));
     answers.put("/generate", generate);
     return answers;
   }
 
   @Test
   void anEngineThatRefusesTheOverLimitPromptIsVerified() throws Exception {
-    FakeEngine engine = h.engine(sglang(2_040_000, EngineShapes.refusesOverLong(WINDOW + 1, WINDOW)));
+    FakeEngine engine =
+        h.engine(sglang(2_040_000, EngineShapes.refusesOverLong(WINDOW + 1, WINDOW)));
     h.pod("serve-0", SERVE, engine);
     h.create(withRejectionProbe(Engine.SGLANG, 10));
 
@@ -84,65 +87,98 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     assertThat(tokenIds(sent.get("input_ids"))).isEqualTo(1_048_577);
     assertThat(sent.at("/sampling_params/max_new_tokens").asInt()).isEqualTo(1);
     assertThat(sent.get("stream").asBoolean(true)).isFalse();
-    await().untilAsserted(() -> assertThat(h.status("glm").pods.get(0)).satisfies(pod -> {
-      assertThat(pod.rejectionPromptTokens).isEqualTo(1_048_577L);
-      assertThat(pod.rejectionRefusalStatus).isEqualTo(400);
-      assertThat(pod.rejectionRefusalError).isEqualTo("context-length check");
-    }));
+    await()
+        .untilAsserted(
+            () ->
+                assertThat(h.status("glm").pods.get(0))
+                    .satisfies(
+                        pod -> {
+                          assertThat(pod.rejectionPromptTokens).isEqualTo(1_048_577L);
+                          assertThat(pod.rejectionRefusalStatus).isEqualTo(400);
+                          assertThat(pod.rejectionRefusalError).isEqualTo("context-length check");
+                        }));
   }
 
   private static Map<String, FakeEngine.Answer> tgi(FakeEngine.Answer generate) {
-    Map<String, FakeEngine.Answer> answers = new HashMap<>(EngineShapes.tgi3(WINDOW, 2_040_000, "3.3.7"));
+    Map<String, FakeEngine.Answer> answers =
+        new HashMap<>(EngineShapes.tgi3(WINDOW, 2_040_000, "3.3.7"));
     answers.put("/generate", generate);
     return answers;
   }
 
   @Test
   void tgisBodyLimitIsNoRefusalAndKeepsTheGateShutNamingThePayloadLimit() {
-    // TGI >= 2.4.1 behind its default --payload-limit: axum answers 413 "length limit exceeded" before TGI validates.
-    FakeEngine engine = h.engine(tgi(EngineFixtures.answer("tgi-3.3.7/generate-413-payload-limit.http")));
+    // TGI >= 2.4.1 behind its default --payload-limit: axum answers 413 "length limit exceeded"
+    // before TGI validates.
+    FakeEngine engine =
+        h.engine(tgi(EngineFixtures.answer("tgi-3.3.7/generate-413-payload-limit.http")));
     h.pod("serve-0", SERVE, engine);
     h.create(withRejectionProbe(Engine.TGI, 10));
 
     awaitGate("serve-0", "False", "RejectionProbeInconclusive");
     assertThat(h.gate("serve-0").orElseThrow().getMessage())
-        .startsWith("rejection probe: a 1048577-token prompt proved nothing: POST /generate answered HTTP 413")
+        .startsWith(
+            "rejection probe: a 1048577-token prompt proved nothing: POST /generate answered HTTP 413")
         .endsWith("raise the engine's --payload-limit above 2097201 bytes");
     assertThat(engine.lastBody("/generate")).hasSize(2_097_201);
-    await().untilAsserted(() -> assertThat(h.events()).extracting(Event::getReason).contains("RejectionProbeInconclusive"));
-    await().untilAsserted(() -> assertThat(h.registry.scrape())
-        .containsPattern("kvguard_rejection_probes_total\\{[^}]*result=\"inconclusive\"[^\\n]*\\} 1"));
+    await()
+        .untilAsserted(
+            () ->
+                assertThat(h.events())
+                    .extracting(Event::getReason)
+                    .contains("RejectionProbeInconclusive"));
+    await()
+        .untilAsserted(
+            () ->
+                assertThat(h.registry.scrape())
+                    .containsPattern(
+                        "kvguard_rejection_probes_total\\{[^}]*result=\"inconclusive\"[^\\n]*\\} 1"));
     assertThat(h.status("glm").pods.get(0).rejectionRefusedBy).isNull();
   }
 
   @Test
   void aRefusalCarriedOverFromStatusKeepsTheStatusAndErrorClassTheEngineAnswered() {
-    FakeEngine engine = h.engine(tgi(EngineFixtures.answer("tgi-3.3.7/generate-422-validation.http")));
+    FakeEngine engine =
+        h.engine(tgi(EngineFixtures.answer("tgi-3.3.7/generate-422-validation.http")));
     h.pod("serve-0", SERVE, engine);
     h.create(withRejectionProbe(Engine.TGI, 10));
     awaitGate("serve-0", "True", "PoolSufficient");
-    assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("was refused with HTTP 422 (validation)");
-    await().untilAsserted(() -> assertThat(h.status("glm").pods.get(0).rejectionRefusalStatus).isEqualTo(422));
+    assertThat(h.gate("serve-0").orElseThrow().getMessage())
+        .contains("was refused with HTTP 422 (validation)");
+    await()
+        .untilAsserted(
+            () -> assertThat(h.status("glm").pods.get(0).rejectionRefusalStatus).isEqualTo(422));
 
     h.stopOperator();
     long infoProbes = engine.hits("/info");
     h.start();
-    // The new leader re-reads the pool and carries the recorded refusal over instead of sending the prompt again.
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(engine.hits("/info")).isGreaterThan(infoProbes));
-    await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-      assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("was refused with HTTP 422 (validation)")
-          .doesNotContain("HTTP 400");
-      assertThat(h.status("glm").pods.get(0).rejectionRefusalError).isEqualTo("validation");
-    });
+    // The new leader re-reads the pool and carries the recorded refusal over instead of sending the
+    // prompt again.
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(() -> assertThat(engine.hits("/info")).isGreaterThan(infoProbes));
+    await()
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              assertThat(h.gate("serve-0").orElseThrow().getMessage())
+                  .contains("was refused with HTTP 422 (validation)")
+                  .doesNotContain("HTTP 400");
+              assertThat(h.status("glm").pods.get(0).rejectionRefusalError).isEqualTo("validation");
+            });
     assertThat(engine.hits("/generate")).isEqualTo(1);
   }
 
   @Test
   void aPrefillServerIsNotSentAPromptThatWouldWaitForABootstrapPeer() {
-    // SGLang prefill whose context length (1,048,576) exceeds its pool (681,280), allowed by the role: the probe's
+    // SGLang prefill whose context length (1,048,576) exceeds its pool (681,280), allowed by the
+    // role: the probe's
     // 681,281-token prompt would pass the tokenizer and wait for a decode peer, then answer 500.
-    Map<String, FakeEngine.Answer> answers = new HashMap<>(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280));
-    answers.put("/generate", EngineFixtures.answer("sglang-0.5.6/generate-500-bootstrap-timeout.http"));
+    Map<String, FakeEngine.Answer> answers =
+        new HashMap<>(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280));
+    answers.put(
+        "/generate", EngineFixtures.answer("sglang-0.5.6/generate-500-bootstrap-timeout.http"));
     FakeEngine engine = h.engine(answers);
     Map<String, String> prefill = Map.of("app", "glm", "role", "prefill");
     h.pod("prefill-0", prefill, engine);
@@ -151,22 +187,27 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     h.create(withRejectionProbe(600_000, role, 10));
 
     awaitGate("prefill-0", "False", "RejectionProbeInconclusive");
-    assertThat(h.gate("prefill-0").orElseThrow().getMessage()).startsWith("rejection probe: a 681281-token prompt proved"
-        + " nothing: not sent: the engine runs in disaggregation mode prefill and the 681281-token prompt is shorter"
-        + " than its context length of 1048576 tokens");
+    assertThat(h.gate("prefill-0").orElseThrow().getMessage())
+        .startsWith(
+            "rejection probe: a 681281-token prompt proved"
+                + " nothing: not sent: the engine runs in disaggregation mode prefill and the 681281-token prompt is shorter"
+                + " than its context length of 1048576 tokens");
     assertThat(engine.hits("/generate")).isZero();
   }
 
   @Test
   void aLlamaCppBuildThatTruncatesTheOverLongPromptIsRefusedNamingContextShift() {
-    Map<String, FakeEngine.Answer> answers = new HashMap<>(EngineShapes.llamacpp(16_384, 1, "b4735-73e2ed3c"));
-    answers.put("/completion", EngineFixtures.answer("llamacpp-b4735/completion-200-truncated.http"));
+    Map<String, FakeEngine.Answer> answers =
+        new HashMap<>(EngineShapes.llamacpp(16_384, 1, "b4735-73e2ed3c"));
+    answers.put(
+        "/completion", EngineFixtures.answer("llamacpp-b4735/completion-200-truncated.http"));
     h.pod("serve-0", SERVE, h.engine(answers));
     h.create(withRejectionProbe(16_384, role("serve", Engine.LLAMACPP, SERVE), 10));
 
     awaitGate("serve-0", "False", "RejectionPathUnsafe");
     assertThat(h.gate("serve-0").orElseThrow().getMessage())
-        .contains("a 16385-token prompt, above the engine's admission limit, was answered with HTTP 200")
+        .contains(
+            "a 16385-token prompt, above the engine's admission limit, was answered with HTTP 200")
         .contains("llama.cpp builds before PR #15416 (August 2025) shift the context by default");
   }
 
@@ -177,21 +218,26 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
     awaitGate("serve-0", "True", "PoolSufficient");
 
-    // One edit: the rejection probe on, and a new probe timeout (which makes the earlier pool answer stale).
-    h.editSpec("glm", spec -> {
-      RejectionProbeSpec rejection = new RejectionProbeSpec();
-      rejection.setEnabled(true);
-      rejection.setTimeoutSeconds(10);
-      spec.setRejectionProbe(rejection);
-      io.kvguard.customresource.ProbeSpec probe = new io.kvguard.customresource.ProbeSpec();
-      probe.setTimeoutSeconds(7);
-      spec.setProbe(probe);
-    });
+    // One edit: the rejection probe on, and a new probe timeout (which makes the earlier pool
+    // answer stale).
+    h.editSpec(
+        "glm",
+        spec -> {
+          RejectionProbeSpec rejection = new RejectionProbeSpec();
+          rejection.setEnabled(true);
+          rejection.setTimeoutSeconds(10);
+          spec.setRejectionProbe(rejection);
+          io.kvguard.customresource.ProbeSpec probe = new io.kvguard.customresource.ProbeSpec();
+          probe.setTimeoutSeconds(7);
+          spec.setProbe(probe);
+        });
 
-    // The pool recorded before the edit proves nothing about the over-limit prompt: it is sent, and answered.
+    // The pool recorded before the edit proves nothing about the over-limit prompt: it is sent, and
+    // answered.
     awaitGate("serve-0", "False", "RejectionPathUnsafe");
     assertThat(engine.hits("/generate")).isEqualTo(1);
-    await().untilAsserted(() -> assertThat(h.status("glm").pods.get(0).rejectionRefusedBy).isNull());
+    await()
+        .untilAsserted(() -> assertThat(h.status("glm").pods.get(0).rejectionRefusedBy).isNull());
   }
 
   @Test
@@ -200,32 +246,48 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     h.create(withRejectionProbe(Engine.SGLANG, 10));
 
     awaitGate("serve-0", "False", "RejectionPathUnsafe");
-    assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("was answered with HTTP 200").contains("sha256");
-    await().untilAsserted(() -> assertThat(h.events()).extracting(Event::getReason).contains("RejectionPathUnsafe"));
-    await().untilAsserted(() -> assertThat(h.registry.scrape()).contains("kvguard_rejection_probes_total")
-        .containsPattern("result=\"answered\"[^\\n]*\\} 1"));
-    String written = h.client.getKubernetesSerialization().asJson(h.get("glm"))
-        + h.client.getKubernetesSerialization().asJson(h.events())
-        + h.client.getKubernetesSerialization().asJson(h.getPod("serve-0"))
-        + String.join("\n", logs.list.stream().map(ILoggingEvent::getFormattedMessage).toList());
+    assertThat(h.gate("serve-0").orElseThrow().getMessage())
+        .contains("was answered with HTTP 200")
+        .contains("sha256");
+    await()
+        .untilAsserted(
+            () ->
+                assertThat(h.events())
+                    .extracting(Event::getReason)
+                    .contains("RejectionPathUnsafe"));
+    await()
+        .untilAsserted(
+            () ->
+                assertThat(h.registry.scrape())
+                    .contains("kvguard_rejection_probes_total")
+                    .containsPattern("result=\"answered\"[^\\n]*\\} 1"));
+    String written =
+        h.client.getKubernetesSerialization().asJson(h.get("glm"))
+            + h.client.getKubernetesSerialization().asJson(h.events())
+            + h.client.getKubernetesSerialization().asJson(h.getPod("serve-0"))
+            + String.join(
+                "\n", logs.list.stream().map(ILoggingEvent::getFormattedMessage).toList());
     assertThat(written).doesNotContain("CUSTOMER-B").doesNotContain("ACME");
   }
 
   @Test
   void anEngineThatHangsOnTheOverLimitPromptFailsClosedInBoundedTime() {
-    FakeEngine.Answer hang = new FakeEngine.Answer(200, "application/json", "{}".getBytes(), 60_000);
+    FakeEngine.Answer hang =
+        new FakeEngine.Answer(200, "application/json", "{}".getBytes(), 60_000);
     h.pod("serve-0", SERVE, h.engine(sglang(2_040_000, hang)));
     long started = System.nanoTime();
     h.create(withRejectionProbe(Engine.SGLANG, 2));
 
     awaitGate("serve-0", "False", "ProbeFailed");
-    assertThat(h.gate("serve-0").orElseThrow().getMessage()).contains("rejection probe: POST /generate timed out after 2000 ms");
+    assertThat(h.gate("serve-0").orElseThrow().getMessage())
+        .contains("rejection probe: POST /generate timed out after 2000 ms");
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
   }
 
   @Test
   void aRestartedEngineWhosePoolPassesButWhoseRejectionFailsIsGatedShutAgain() {
-    FakeEngine engine = h.engine(sglang(2_040_000, EngineShapes.refusesOverLong(WINDOW + 1, WINDOW)));
+    FakeEngine engine =
+        h.engine(sglang(2_040_000, EngineShapes.refusesOverLong(WINDOW + 1, WINDOW)));
     h.pod("serve-0", SERVE, engine);
     h.create(withRejectionProbe(Engine.SGLANG, 10));
     awaitGate("serve-0", "True", "PoolSufficient");
@@ -239,10 +301,18 @@ class RejectionProbeIT extends EmbeddedClusterTest {
 
   @Test
   void vllmIsAskedWithATokenIdPromptOnTheCompletionsEndpoint() throws Exception {
-    Map<String, FakeEngine.Answer> answers = new HashMap<>(EngineShapes.vllm(WINDOW, 40_000, 64, 2_000_000L));
-    answers.put("/v1/completions", new FakeEngine.Answer(400, "application/json", ("{\"object\":\"error\",\"message\":"
-        + "\"This model's maximum context length is 1048576 tokens. However, you requested 1048578 tokens\","
-        + "\"type\":\"BadRequestError\",\"param\":null,\"code\":400}").getBytes(), 0));
+    Map<String, FakeEngine.Answer> answers =
+        new HashMap<>(EngineShapes.vllm(WINDOW, 40_000, 64, 2_000_000L));
+    answers.put(
+        "/v1/completions",
+        new FakeEngine.Answer(
+            400,
+            "application/json",
+            ("{\"object\":\"error\",\"message\":"
+                    + "\"This model's maximum context length is 1048576 tokens. However, you requested 1048578 tokens\","
+                    + "\"type\":\"BadRequestError\",\"param\":null,\"code\":400}")
+                .getBytes(),
+            0));
     FakeEngine engine = h.engine(answers);
     h.pod("serve-0", SERVE, engine);
     h.create(withRejectionProbe(Engine.VLLM, 10));
@@ -256,7 +326,10 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     assertThat(sent.get("stream").asBoolean(true)).isFalse();
   }
 
-  /** The number of token IDs in a prompt array; fails unless every element is a token ID (a whole number). */
+  /**
+   * The number of token IDs in a prompt array; fails unless every element is a token ID (a whole
+   * number).
+   */
   private static int tokenIds(JsonNode prompt) {
     assertThat(prompt).isNotNull();
     assertThat(prompt.isArray()).as("prompt is an array of token IDs").isTrue();

@@ -27,25 +27,30 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The indexes answer exactly what a scan with the full selector would: which pods a role selects, and which
- * policies may concern a pod. Run over an in-memory cache with the indexers the operator registers.
+ * The indexes answer exactly what a scan with the full selector would: which pods a role selects,
+ * and which policies may concern a pod. Run over an in-memory cache with the indexers the operator
+ * registers.
  */
 class SelectionIndexTest {
   private final MemoryCache<Pod> pods = new MemoryCache<>();
   private final MemoryCache<ModelDeployment> policies = new MemoryCache<>();
 
-  /** The pods as the reconciler reads them (PodCache: per namespace; here one cache holds every namespace). */
-  private final SelectionIndex.Pods podView = new SelectionIndex.Pods() {
-    @Override
-    public List<Pod> byIndex(String namespace, String index, String key) {
-      return pods.byIndex(index, key);
-    }
+  /**
+   * The pods as the reconciler reads them (PodCache: per namespace; here one cache holds every
+   * namespace).
+   */
+  private final SelectionIndex.Pods podView =
+      new SelectionIndex.Pods() {
+        @Override
+        public List<Pod> byIndex(String namespace, String index, String key) {
+          return pods.byIndex(index, key);
+        }
 
-    @Override
-    public Stream<Pod> list(String namespace) {
-      return pods.list(namespace);
-    }
-  };
+        @Override
+        public Stream<Pod> list(String namespace) {
+          return pods.list(namespace);
+        }
+      };
 
   SelectionIndexTest() {
     pods.addIndexers(SelectionIndex.podIndexers());
@@ -53,8 +58,14 @@ class SelectionIndexTest {
   }
 
   private Pod pod(String namespace, String name, Map<String, String> labels) {
-    Pod pod = new PodBuilder().withNewMetadata().withNamespace(namespace).withName(name).withLabels(labels).endMetadata()
-        .build();
+    Pod pod =
+        new PodBuilder()
+            .withNewMetadata()
+            .withNamespace(namespace)
+            .withName(name)
+            .withLabels(labels)
+            .endMetadata()
+            .build();
     pods.put(pod);
     return pod;
   }
@@ -92,11 +103,18 @@ class SelectionIndexTest {
     pod("inference", "decode-0", Map.of("app", "glm", "role", "decode"));
     pod("other", "prefill-0", Map.of("app", "glm", "role", "prefill"));
 
-    assertThat(names(SelectionIndex.selected(podView, "inference", matchLabels(Map.of("app", "glm", "role", "prefill")))))
+    assertThat(
+            names(
+                SelectionIndex.selected(
+                    podView, "inference", matchLabels(Map.of("app", "glm", "role", "prefill")))))
         .containsExactly("prefill-0", "prefill-1");
-    assertThat(names(SelectionIndex.selected(podView, "inference", matchLabels(Map.of("role", "decode")))))
+    assertThat(
+            names(
+                SelectionIndex.selected(
+                    podView, "inference", matchLabels(Map.of("role", "decode")))))
         .containsExactly("decode-0");
-    assertThat(SelectionIndex.selected(podView, "inference", matchLabels(Map.of("role", "router")))).isEmpty();
+    assertThat(SelectionIndex.selected(podView, "inference", matchLabels(Map.of("role", "router"))))
+        .isEmpty();
   }
 
   @Test
@@ -105,14 +123,28 @@ class SelectionIndexTest {
     pod("inference", "decode-0", Map.of("app", "glm", "role", "decode"));
     pod("inference", "router-0", Map.of("app", "glm", "role", "router"));
     pod("other", "decode-0", Map.of("app", "glm", "role", "decode"));
-    LabelSelectorRequirement engines = new LabelSelectorRequirement("role", "In", List.of("prefill", "decode"));
+    LabelSelectorRequirement engines =
+        new LabelSelectorRequirement("role", "In", List.of("prefill", "decode"));
 
-    assertThat(names(SelectionIndex.selected(podView, "inference", new LabelSelectorBuilder()
-        .withMatchLabels(Map.of("app", "glm")).withMatchExpressions(engines).build())))
+    assertThat(
+            names(
+                SelectionIndex.selected(
+                    podView,
+                    "inference",
+                    new LabelSelectorBuilder()
+                        .withMatchLabels(Map.of("app", "glm"))
+                        .withMatchExpressions(engines)
+                        .build())))
         .containsExactly("decode-0", "prefill-0");
-    // No matchLabels: nothing to look up, so the namespace is scanned, and the selector still decides.
-    assertThat(names(SelectionIndex.selected(podView, "inference", new LabelSelectorBuilder().withMatchExpressions(engines)
-        .build()))).containsExactly("decode-0", "prefill-0");
+    // No matchLabels: nothing to look up, so the namespace is scanned, and the selector still
+    // decides.
+    assertThat(
+            names(
+                SelectionIndex.selected(
+                    podView,
+                    "inference",
+                    new LabelSelectorBuilder().withMatchExpressions(engines).build())))
+        .containsExactly("decode-0", "prefill-0");
   }
 
   @Test
@@ -120,16 +152,28 @@ class SelectionIndexTest {
     pod("inference", "prefill-0", Map.of("app", "glm", "role", "prefill"));
 
     assertThat(SelectionIndex.selected(podView, "inference", new LabelSelector())).isEmpty();
-    assertThat(SelectionIndex.selected(podView, "inference", new LabelSelectorBuilder().withMatchLabels(Map.of("app", "glm"))
-        .withMatchExpressions(new LabelSelectorRequirement("role", "Equals", List.of("prefill"))).build())).isEmpty();
+    assertThat(
+            SelectionIndex.selected(
+                podView,
+                "inference",
+                new LabelSelectorBuilder()
+                    .withMatchLabels(Map.of("app", "glm"))
+                    .withMatchExpressions(
+                        new LabelSelectorRequirement("role", "Equals", List.of("prefill")))
+                    .build()))
+        .isEmpty();
   }
 
   @Test
   void thePoliciesThatMayConcernAPodIncludeEveryPolicyThatSelectsListsOrRecordedIt() {
     Pod pod = pod("inference", "prefill-0", Map.of("app", "glm", "role", "prefill"));
     policy("inference", "by-labels", matchLabels(Map.of("role", "prefill", "app", "glm")));
-    policy("inference", "by-expressions", new LabelSelectorBuilder()
-        .withMatchExpressions(new LabelSelectorRequirement("role", "Exists", null)).build());
+    policy(
+        "inference",
+        "by-expressions",
+        new LabelSelectorBuilder()
+            .withMatchExpressions(new LabelSelectorRequirement("role", "Exists", null))
+            .build());
     policy("inference", "elsewhere", matchLabels(Map.of("role", "decode")));
     policy("other", "other-namespace", matchLabels(Map.of("role", "prefill")));
     ModelDeployment listing = policy("inference", "listing", matchLabels(Map.of("role", "decode")));
@@ -139,22 +183,34 @@ class SelectionIndexTest {
     listing.getStatus().pods.add(listed);
     policies.put(listing);
     policy("inference", "recorded", matchLabels(Map.of("role", "decode")));
-    pod.getMetadata().setAnnotations(Map.of(GateNames.VERDICTS_ANNOTATION, "{\"recorded\": {\"role\": \"role0\"}}"));
+    pod.getMetadata()
+        .setAnnotations(
+            Map.of(GateNames.VERDICTS_ANNOTATION, "{\"recorded\": {\"role\": \"role0\"}}"));
     pods.put(pod);
 
     assertThat(names(SelectionIndex.candidatePolicies(policies, pod)))
         .containsExactly("by-expressions", "by-labels", "listing", "recorded");
-    assertThat(names(SelectionIndex.recordedBy(podView, policies.get(new ResourceID("recorded", "inference")).orElseThrow())))
+    assertThat(
+            names(
+                SelectionIndex.recordedBy(
+                    podView, policies.get(new ResourceID("recorded", "inference")).orElseThrow())))
         .containsExactly("prefill-0");
   }
 
   @Test
   void aRoleIsFiledUnderItsFirstMatchLabelByKeyOrderOrTheWholeNamespace() {
-    ModelDeployment md = policy("inference", "glm", matchLabels(Map.of("role", "prefill", "app", "glm")),
-        matchLabels(Map.of("app", "glm", "role", "decode")),
-        new LabelSelectorBuilder().withMatchExpressions(new LabelSelectorRequirement("role", "Exists", null)).build());
+    ModelDeployment md =
+        policy(
+            "inference",
+            "glm",
+            matchLabels(Map.of("role", "prefill", "app", "glm")),
+            matchLabels(Map.of("app", "glm", "role", "decode")),
+            new LabelSelectorBuilder()
+                .withMatchExpressions(new LabelSelectorRequirement("role", "Exists", null))
+                .build());
 
-    assertThat(SelectionIndex.policySelectKeys(md)).containsExactly("inference/app=glm", "inference/*");
+    assertThat(SelectionIndex.policySelectKeys(md))
+        .containsExactly("inference/app=glm", "inference/*");
   }
 
   /** An informer cache in memory: resources by namespace/name, and the indexers it was given. */

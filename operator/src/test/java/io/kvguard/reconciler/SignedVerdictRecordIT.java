@@ -14,23 +14,24 @@ import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.ModelDeploymentStatus;
 import io.kvguard.customresource.RejectionProbeSpec;
-import io.kvguard.testkit.EngineShapes;
-import io.kvguard.testkit.FakeEngine;
 import io.kvguard.gate.GateNames;
 import io.kvguard.gate.VerdictRecord;
 import io.kvguard.gate.VerdictRecords;
 import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
+import io.kvguard.testkit.EngineShapes;
+import io.kvguard.testkit.FakeEngine;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * A verdict record is trusted only with the operator's signature over it, this pod's UID and the policy's name.
- * The pods/status condition alone does not make a record kvguard's: on a pod whose gate is already open, a tenant's
- * record naming a refusal the engine never gave must not stand in for the rejection probe a policy newly asks for,
- * unsigned, signed wrongly, or signed for another pod.
+ * A verdict record is trusted only with the operator's signature over it, this pod's UID and the
+ * policy's name. The pods/status condition alone does not make a record kvguard's: on a pod whose
+ * gate is already open, a tenant's record naming a refusal the engine never gave must not stand in
+ * for the rejection probe a policy newly asks for, unsigned, signed wrongly, or signed for another
+ * pod.
  */
 class SignedVerdictRecordIT extends EmbeddedClusterTest {
   private static final long WINDOW = 1_048_576;
@@ -39,7 +40,8 @@ class SignedVerdictRecordIT extends EmbeddedClusterTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private static Map<String, FakeEngine.Answer> answeringOverLongPrompts() {
-    Map<String, FakeEngine.Answer> answers = new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", POOL));
+    Map<String, FakeEngine.Answer> answers =
+        new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", POOL));
     answers.put("/generate", EngineShapes.answersOverLong("leaked"));
     return answers;
   }
@@ -51,11 +53,28 @@ class SignedVerdictRecordIT extends EmbeddedClusterTest {
     spec.setRejectionProbe(probe);
   }
 
-  /** A record with every figure that would open the gate, and a refusal of the over-limit prompt. */
-  private static VerdictRecord refusalFor(ContainerStatus container, String lastTransitionTime, String sig) {
-    return new VerdictRecord("serve", "Verified", "PoolSufficient", container.getContainerID(),
-        container.getRestartCount(), POOL, null, WINDOW, "0.5.22", null, container.getContainerID(), WINDOW + 1, 400,
-        "ContextLengthExceeded", lastTransitionTime, sig);
+  /**
+   * A record with every figure that would open the gate, and a refusal of the over-limit prompt.
+   */
+  private static VerdictRecord refusalFor(
+      ContainerStatus container, String lastTransitionTime, String sig) {
+    return new VerdictRecord(
+        "serve",
+        "Verified",
+        "PoolSufficient",
+        container.getContainerID(),
+        container.getRestartCount(),
+        POOL,
+        null,
+        WINDOW,
+        "0.5.22",
+        null,
+        container.getContainerID(),
+        WINDOW + 1,
+        400,
+        "ContextLengthExceeded",
+        lastTransitionTime,
+        sig);
   }
 
   private void writeRecord(String podName, VerdictRecord record) {
@@ -65,33 +84,54 @@ class SignedVerdictRecordIT extends EmbeddedClusterTest {
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
-    h.client.pods().inNamespace(OperatorHarness.NAMESPACE).withName(podName).edit(pod -> {
-      pod.getMetadata().getAnnotations().put(GateNames.VERDICTS_ANNOTATION, json);
-      return pod;
-    });
+    h.client
+        .pods()
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .withName(podName)
+        .edit(
+            pod -> {
+              pod.getMetadata().getAnnotations().put(GateNames.VERDICTS_ANNOTATION, json);
+              return pod;
+            });
   }
 
-  /** The status as for a pod past the 50th: not listed, so only the pod's own record could carry anything over. */
+  /**
+   * The status as for a pod past the 50th: not listed, so only the pod's own record could carry
+   * anything over.
+   */
   private void statusListsNoPod() {
-    h.client.resources(ModelDeployment.class).inNamespace(OperatorHarness.NAMESPACE).withName("glm")
-        .editStatus(md -> {
-          md.setStatus(new ModelDeploymentStatus());
-          return md;
-        });
+    h.client
+        .resources(ModelDeployment.class)
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .withName("glm")
+        .editStatus(
+            md -> {
+              md.setStatus(new ModelDeploymentStatus());
+              return md;
+            });
   }
 
   private void awaitOpen(String podName) {
     awaitGate(podName, "True", "PoolSufficient");
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(h.labelled(podName)).isTrue());
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(h.labelled(podName)).isTrue());
   }
 
   /** The rejection probe was sent, the engine answered it, and the gate went (and stays) shut. */
   private void awaitProbedAndShut(FakeEngine engine, String podName) {
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(engine.hits("/generate")).isPositive());
-    await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(15)).untilAsserted(() -> {
-      assertThat(h.gate(podName)).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False"));
-      assertThat(h.labelled(podName)).isFalse();
-    });
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(() -> assertThat(engine.hits("/generate")).isPositive());
+    await()
+        .during(Duration.ofSeconds(3))
+        .atMost(Duration.ofSeconds(15))
+        .untilAsserted(
+            () -> {
+              assertThat(h.gate(podName))
+                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False"));
+              assertThat(h.labelled(podName)).isFalse();
+            });
   }
 
   private void forgedRefusalOnAnOpenGate(boolean withAnotherRecordsSignature) {
@@ -104,11 +144,14 @@ class SignedVerdictRecordIT extends EmbeddedClusterTest {
 
     h.stopOperator();
     ContainerStatus container = h.getPod("serve-0").getStatus().getContainerStatuses().get(0);
-    writeRecord("serve-0", refusalFor(container, real.lastTransitionTime(),
-        withAnotherRecordsSignature ? real.sig() : null));
+    writeRecord(
+        "serve-0",
+        refusalFor(
+            container, real.lastTransitionTime(), withAnotherRecordsSignature ? real.sig() : null));
     statusListsNoPod();
     h.editSpec("glm", SignedVerdictRecordIT::enableRejectionProbe);
-    assertThat(h.gate("serve-0")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+    assertThat(h.gate("serve-0"))
+        .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
     h.start();
 
     awaitProbedAndShut(engine, "serve-0");
@@ -126,7 +169,8 @@ class SignedVerdictRecordIT extends EmbeddedClusterTest {
 
   @Test
   void aSignedRecordCopiedFromAnotherPodIsNotTrusted() {
-    Map<String, FakeEngine.Answer> refusing = new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", POOL));
+    Map<String, FakeEngine.Answer> refusing =
+        new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", POOL));
     refusing.put("/generate", EngineShapes.refusesOverLong(WINDOW + 1, WINDOW));
     FakeEngine honest = h.engine(refusing);
     FakeEngine leaky = h.engine(answeringOverLongPrompts());
@@ -135,39 +179,69 @@ class SignedVerdictRecordIT extends EmbeddedClusterTest {
     h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
     h.editSpec("glm", SignedVerdictRecordIT::enableRejectionProbe);
     awaitOpen("serve-0");
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-      assertThat(leaky.hits("/generate")).isPositive();
-      assertThat(h.gate("serve-1")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False"));
-    });
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () -> {
+              assertThat(leaky.hits("/generate")).isPositive();
+              assertThat(h.gate("serve-1"))
+                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False"));
+            });
     VerdictRecord signed = VerdictRecords.of(h.getPod("serve-0"), "glm");
     assertThat(signed.rejectionRefusedBy()).isNotNull();
     assertThat(signed.sig()).isNotBlank();
 
     h.stopOperator();
-    // serve-1 made to look like serve-0 in every way a record is checked against (its container, an open
+    // serve-1 made to look like serve-0 in every way a record is checked against (its container, an
+    // open
     // condition), and given serve-0's signed record: only the pod's UID differs.
     ContainerStatus source = h.getPod("serve-0").getStatus().getContainerStatuses().get(0);
     PodCondition open = h.gate("serve-0").orElseThrow();
-    h.client.pods().inNamespace(OperatorHarness.NAMESPACE).withName("serve-1").editStatus(pod -> {
-      ContainerStatus target = pod.getStatus().getContainerStatuses().get(0);
-      target.setContainerID(source.getContainerID());
-      target.setRestartCount(source.getRestartCount());
-      pod.getStatus().getConditions().removeIf(c -> GateNames.CONDITION_TYPE.equals(c.getType()));
-      pod.getStatus().getConditions().add(open);
-      return pod;
-    });
-    h.client.pods().inNamespace(OperatorHarness.NAMESPACE).withName("serve-1").edit(pod -> {
-      pod.getMetadata().getAnnotations().put(GateNames.VERDICTS_ANNOTATION,
-          h.getPod("serve-0").getMetadata().getAnnotations().get(GateNames.VERDICTS_ANNOTATION));
-      return pod;
-    });
+    h.client
+        .pods()
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .withName("serve-1")
+        .editStatus(
+            pod -> {
+              ContainerStatus target = pod.getStatus().getContainerStatuses().get(0);
+              target.setContainerID(source.getContainerID());
+              target.setRestartCount(source.getRestartCount());
+              pod.getStatus()
+                  .getConditions()
+                  .removeIf(c -> GateNames.CONDITION_TYPE.equals(c.getType()));
+              pod.getStatus().getConditions().add(open);
+              return pod;
+            });
+    h.client
+        .pods()
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .withName("serve-1")
+        .edit(
+            pod -> {
+              pod.getMetadata()
+                  .getAnnotations()
+                  .put(
+                      GateNames.VERDICTS_ANNOTATION,
+                      h.getPod("serve-0")
+                          .getMetadata()
+                          .getAnnotations()
+                          .get(GateNames.VERDICTS_ANNOTATION));
+              return pod;
+            });
     statusListsNoPod();
     long before = leaky.hits("/generate");
     h.start();
 
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(leaky.hits("/generate")).isGreaterThan(before));
-    await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(15)).untilAsserted(() ->
-        assertThat(h.gate("serve-1")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False")));
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(() -> assertThat(leaky.hits("/generate")).isGreaterThan(before));
+    await()
+        .during(Duration.ofSeconds(3))
+        .atMost(Duration.ofSeconds(15))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate("serve-1"))
+                    .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False")));
   }
 
   @Test
@@ -175,19 +249,34 @@ class SignedVerdictRecordIT extends EmbeddedClusterTest {
     h.pod("serve-0", SERVE, h.engine(answeringOverLongPrompts()));
     h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
     awaitOpen("serve-0");
-    Secret key = h.client.secrets().inNamespace(OperatorHarness.OPERATOR_NAMESPACE)
-        .withName(KvguardConfig.DEFAULT_VERDICT_KEY_SECRET).get();
+    Secret key =
+        h.client
+            .secrets()
+            .inNamespace(OperatorHarness.OPERATOR_NAMESPACE)
+            .withName(KvguardConfig.DEFAULT_VERDICT_KEY_SECRET)
+            .get();
     assertThat(key).isNotNull();
     assertThat(java.util.Base64.getDecoder().decode(key.getData().get("key"))).hasSize(32);
     String sig = VerdictRecords.of(h.getPod("serve-0"), "glm").sig();
 
     h.stopOperator();
     h.start();
-    await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-      assertThat(h.gate("serve-0")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
-      assertThat(VerdictRecords.of(h.getPod("serve-0"), "glm").sig()).isEqualTo(sig);
-    });
-    assertThat(h.client.secrets().inNamespace(OperatorHarness.OPERATOR_NAMESPACE)
-        .withName(KvguardConfig.DEFAULT_VERDICT_KEY_SECRET).get().getData()).isEqualTo(key.getData());
+    await()
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              assertThat(h.gate("serve-0"))
+                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+              assertThat(VerdictRecords.of(h.getPod("serve-0"), "glm").sig()).isEqualTo(sig);
+            });
+    assertThat(
+            h.client
+                .secrets()
+                .inNamespace(OperatorHarness.OPERATOR_NAMESPACE)
+                .withName(KvguardConfig.DEFAULT_VERDICT_KEY_SECRET)
+                .get()
+                .getData())
+        .isEqualTo(key.getData());
   }
 }

@@ -16,8 +16,8 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 /**
- * Which specs gate nothing open, and the message the operator puts on the pods it shuts for them (ProbeFailed) and
- * {@code check --model-deployment} prints.
+ * Which specs gate nothing open, and the message the operator puts on the pods it shuts for them
+ * (ProbeFailed) and {@code check --model-deployment} prints.
  */
 class SpecProblemsTest {
 
@@ -26,7 +26,8 @@ class SpecProblemsTest {
     role.setName(name);
     role.setEngine(engine);
     role.setPort(new IntOrString("http"));
-    role.setSelector(new LabelSelectorBuilder().withMatchLabels(Map.of("app", "glm", "role", name)).build());
+    role.setSelector(
+        new LabelSelectorBuilder().withMatchLabels(Map.of("app", "glm", "role", name)).build());
     return role;
   }
 
@@ -58,34 +59,50 @@ class SpecProblemsTest {
   void specWideProblemsNameTheField() {
     assertThat(SpecProblems.of(null)).contains("spec is missing");
     assertThat(problemAfter(spec -> spec.setModel(" "))).isEqualTo("spec.model is required");
-    assertThat(problemAfter(spec -> spec.setContextWindow(0L))).isEqualTo("spec.contextWindow must be >= 1");
-    assertThat(problemAfter(spec -> spec.setContextWindow(null))).isEqualTo("spec.contextWindow must be >= 1");
-    assertThat(problemAfter(spec -> spec.setMinPoolRatio(0.5))).isEqualTo("spec.minPoolRatio must be a finite number >= 1.0");
+    assertThat(problemAfter(spec -> spec.setContextWindow(0L)))
+        .isEqualTo("spec.contextWindow must be >= 1");
+    assertThat(problemAfter(spec -> spec.setContextWindow(null)))
+        .isEqualTo("spec.contextWindow must be >= 1");
+    assertThat(problemAfter(spec -> spec.setMinPoolRatio(0.5)))
+        .isEqualTo("spec.minPoolRatio must be a finite number >= 1.0");
     assertThat(problemAfter(spec -> spec.setMinPoolRatio(Double.NaN)))
         .isEqualTo("spec.minPoolRatio must be a finite number >= 1.0");
     assertThat(problemAfter(spec -> spec.setMinPoolRatio(Double.POSITIVE_INFINITY)))
         .isEqualTo("spec.minPoolRatio must be a finite number >= 1.0");
-    assertThat(problemAfter(spec -> {
-      ProbeSpec probe = new ProbeSpec();
-      probe.setTimeoutSeconds(0);
-      spec.setProbe(probe);
-    })).isEqualTo("spec.probe.periodSeconds and timeoutSeconds must be >= 1");
-    assertThat(problemAfter(spec -> spec.setRoles(List.of()))).isEqualTo("spec.roles must list at least one role");
+    assertThat(
+            problemAfter(
+                spec -> {
+                  ProbeSpec probe = new ProbeSpec();
+                  probe.setTimeoutSeconds(0);
+                  spec.setProbe(probe);
+                }))
+        .isEqualTo("spec.probe.periodSeconds and timeoutSeconds must be >= 1");
+    assertThat(problemAfter(spec -> spec.setRoles(List.of())))
+        .isEqualTo("spec.roles must list at least one role");
   }
 
   @Test
   void roleProblemsNameTheRole() {
-    assertThat(roleProblemAfter(role -> role.setEngine(null))).isEqualTo("role decode: engine is required");
-    assertThat(roleProblemAfter(role -> role.setPort(null))).isEqualTo("role decode: port is required");
+    assertThat(roleProblemAfter(role -> role.setEngine(null)))
+        .isEqualTo("role decode: engine is required");
+    assertThat(roleProblemAfter(role -> role.setPort(null)))
+        .isEqualTo("role decode: port is required");
     assertThat(roleProblemAfter(role -> role.setPort(new IntOrString(0))))
         .isEqualTo("role decode: port 0 is out of range 1-65535");
     assertThat(roleProblemAfter(role -> role.setMetricsPort(new IntOrString(70000))))
         .isEqualTo("role decode: metricsPort 70000 is out of range 1-65535");
-    assertThat(roleProblemAfter(role -> role.setMinReadyPods(-1))).isEqualTo("role decode: minReadyPods must be >= 0");
+    assertThat(roleProblemAfter(role -> role.setMinReadyPods(-1)))
+        .isEqualTo("role decode: minReadyPods must be >= 0");
     assertThat(roleProblemAfter(role -> role.setSelector(new LabelSelector())))
         .isEqualTo("role decode: selector is empty and would select every pod in the namespace");
-    assertThat(roleProblemAfter(role -> role.setSelector(new LabelSelectorBuilder()
-        .withMatchExpressions(new LabelSelectorRequirement("role", "Matches", List.of("decode"))).build())))
+    assertThat(
+            roleProblemAfter(
+                role ->
+                    role.setSelector(
+                        new LabelSelectorBuilder()
+                            .withMatchExpressions(
+                                new LabelSelectorRequirement("role", "Matches", List.of("decode")))
+                            .build())))
         .isEqualTo("role decode: matchExpression role has unknown operator Matches");
   }
 
@@ -93,27 +110,37 @@ class SpecProblemsTest {
   void blockCountIsPoolIsOnlyForEnginesThatExportABlockCount() {
     assertThat(roleProblemAfter(role -> role.setBlockCountIsPool(true)))
         .isEqualTo("role decode: blockCountIsPool applies to engines trtllm and vllm only");
-    assertThat(roleProblemAfter(role -> {
-      role.setEngine(Engine.VLLM);
-      role.setBlockCountIsPool(true);
-    })).isEqualTo("(none)");
-    assertThat(roleProblemAfter(role -> {
-      role.setEngine(Engine.TRTLLM);
-      role.setBlockCountIsPool(false);
-    })).isEqualTo("(none)");
+    assertThat(
+            roleProblemAfter(
+                role -> {
+                  role.setEngine(Engine.VLLM);
+                  role.setBlockCountIsPool(true);
+                }))
+        .isEqualTo("(none)");
+    assertThat(
+            roleProblemAfter(
+                role -> {
+                  role.setEngine(Engine.TRTLLM);
+                  role.setBlockCountIsPool(false);
+                }))
+        .isEqualTo("(none)");
   }
 
   @Test
   void roleNamesMustBePresentAndDistinct() {
     assertThat(roleProblemAfter(role -> role.setName(""))).isEqualTo("every role needs a name");
-    assertThat(roleProblemAfter(role -> role.setName("prefill"))).isEqualTo("role name prefill is used twice");
+    assertThat(roleProblemAfter(role -> role.setName("prefill")))
+        .isEqualTo("role name prefill is used twice");
   }
 
   @Test
   void theFirstProblemIsTheOneReported() {
-    assertThat(problemAfter(spec -> {
-      spec.setContextWindow(0L);
-      spec.getRoles().get(0).setEngine(null);
-    })).isEqualTo("spec.contextWindow must be >= 1");
+    assertThat(
+            problemAfter(
+                spec -> {
+                  spec.setContextWindow(0L);
+                  spec.getRoles().get(0).setEngine(null);
+                }))
+        .isEqualTo("spec.contextWindow must be >= 1");
   }
 }

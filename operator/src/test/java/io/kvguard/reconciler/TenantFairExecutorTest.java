@@ -52,14 +52,16 @@ class TenantFairExecutorTest {
     executor = new TenantFairExecutor("test-probe", 1, 1);
     CountDownLatch first = new CountDownLatch(1);
     CountDownLatch running = new CountDownLatch(1);
-    executor.submit("a", () -> {
-      running.countDown();
-      try {
-        first.await();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    executor.submit(
+        "a",
+        () -> {
+          running.countDown();
+          try {
+            first.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
     assertThat(running.await(2, TimeUnit.SECONDS)).isTrue();
     List<String> order = new CopyOnWriteArrayList<>();
     for (int i = 0; i < 3; i++) {

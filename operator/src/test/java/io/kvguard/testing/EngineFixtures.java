@@ -9,13 +9,16 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * Raw engine answers kept under {@code src/test/resources/engines/<engine>-<version>/} (status line, headers,
- * blank line, body), each folder citing its source in {@code SOURCE.md}.
+ * Raw engine answers kept under {@code src/test/resources/engines/<engine>-<version>/} (status
+ * line, headers, blank line, body), each folder citing its source in {@code SOURCE.md}.
  */
 public final class EngineFixtures {
   private EngineFixtures() {}
 
-  /** The answer in {@code engines/<relativePath>}, e.g. {@code tgi-3.3.7/generate-413-payload-limit.http}. */
+  /**
+   * The answer in {@code engines/<relativePath>}, e.g. {@code
+   * tgi-3.3.7/generate-413-payload-limit.http}.
+   */
   public static FakeEngine.Answer answer(String relativePath) {
     return parse(read(relativePath), relativePath);
   }
@@ -56,7 +59,8 @@ public final class EngineFixtures {
     if (contentType == null) {
       throw new IllegalArgumentException(name + ": no content-type header");
     }
-    return new FakeEngine.Answer(status, contentType, Arrays.copyOfRange(raw, end + 4, raw.length), 0);
+    return new FakeEngine.Answer(
+        status, contentType, Arrays.copyOfRange(raw, end + 4, raw.length), 0);
   }
 
   private static int indexOf(byte[] data, byte[] pattern) {

@@ -12,10 +12,10 @@ import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.ModelDeploymentSpec;
 import io.kvguard.customresource.RoleSpec;
+import io.kvguard.gate.GateNames;
 import io.kvguard.testkit.EmbeddedApiServer;
 import io.kvguard.testkit.FakeEngine;
 import io.kvguard.testkit.SimulatedPods;
-import io.kvguard.gate.GateNames;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
@@ -26,50 +26,75 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * An API server, the operator as production wires it (leader election on, JSON patches only), and helpers
- * to create fake engine pods. One per test class; closed after it.
+ * An API server, the operator as production wires it (leader election on, JSON patches only), and
+ * helpers to create fake engine pods. One per test class; closed after it.
  */
 public final class OperatorHarness implements AutoCloseable {
   public static final String NAMESPACE = "inference";
   public static final String OPERATOR_NAMESPACE = "kvguard-system";
 
   public final EmbeddedApiServer api = new EmbeddedApiServer();
-  /** The operator's own identity on the API server, so its requests can be checked against the chart's RBAC. */
+
+  /**
+   * The operator's own identity on the API server, so its requests can be checked against the
+   * chart's RBAC.
+   */
   public static final String OPERATOR_AGENT = "kvguard-operator-under-test";
 
   public final NamespacedKubernetesClient client = api.client();
-  private final io.fabric8.kubernetes.client.KubernetesClient operatorClient = new io.fabric8.kubernetes.client.KubernetesClientBuilder()
-      .withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(client.getConfiguration()).withUserAgent(OPERATOR_AGENT).build())
-      .build();
+  private final io.fabric8.kubernetes.client.KubernetesClient operatorClient =
+      new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+          .withConfig(
+              new io.fabric8.kubernetes.client.ConfigBuilder(client.getConfiguration())
+                  .withUserAgent(OPERATOR_AGENT)
+                  .build())
+          .build();
   private String rbacValues = "";
   public final SimulatedPods pods = new SimulatedPods(client);
-  public final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  public final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final List<FakeEngine> engines = new ArrayList<>();
-  private final List<io.fabric8.kubernetes.api.model.Event> eventHistory = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final List<io.fabric8.kubernetes.api.model.Event> eventHistory =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
   private final io.fabric8.kubernetes.client.Watch eventWatch;
   private KvguardOperator operator;
 
   public OperatorHarness() {
     api.applyModelDeploymentCrd(client);
     for (String ns : List.of(NAMESPACE, OPERATOR_NAMESPACE)) {
-      client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
+      client
+          .namespaces()
+          .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
+          .create();
     }
-    eventWatch = client.v1().events().inNamespace(NAMESPACE).watch(new io.fabric8.kubernetes.client.Watcher<>() {
-      @Override
-      public void eventReceived(Action action, io.fabric8.kubernetes.api.model.Event event) {
-        if (action == Action.ADDED || action == Action.MODIFIED) {
-          eventHistory.add(event);
-        }
-      }
+    eventWatch =
+        client
+            .v1()
+            .events()
+            .inNamespace(NAMESPACE)
+            .watch(
+                new io.fabric8.kubernetes.client.Watcher<>() {
+                  @Override
+                  public void eventReceived(
+                      Action action, io.fabric8.kubernetes.api.model.Event event) {
+                    if (action == Action.ADDED || action == Action.MODIFIED) {
+                      eventHistory.add(event);
+                    }
+                  }
 
-      @Override
-      public void onClose(io.fabric8.kubernetes.client.WatcherException cause) {
-      }
-    });
+                  @Override
+                  public void onClose(io.fabric8.kubernetes.client.WatcherException cause) {}
+                });
   }
 
   public static KvguardConfig productionConfig() {
-    return new KvguardConfig(Set.of(), 0, true, OPERATOR_NAMESPACE, 8, io.kvguard.probe.EngineHttp.DEFAULT_MAX_BODY_BYTES,
+    return new KvguardConfig(
+        Set.of(),
+        0,
+        true,
+        OPERATOR_NAMESPACE,
+        8,
+        io.kvguard.probe.EngineHttp.DEFAULT_MAX_BODY_BYTES,
         "kvguard-test-0");
   }
 
@@ -135,10 +160,13 @@ public final class OperatorHarness implements AutoCloseable {
   }
 
   /**
-   * Edits a ModelDeployment's spec as a user would: read, change, write; a write refused because the operator
-   * wrote the status in between (409) is made again on the new version, as kubectl edit would have the user do.
+   * Edits a ModelDeployment's spec as a user would: read, change, write; a write refused because
+   * the operator wrote the status in between (409) is made again on the new version, as kubectl
+   * edit would have the user do.
    */
-  public ModelDeployment editSpec(String name, java.util.function.Consumer<io.kvguard.customresource.ModelDeploymentSpec> change) {
+  public ModelDeployment editSpec(
+      String name,
+      java.util.function.Consumer<io.kvguard.customresource.ModelDeploymentSpec> change) {
     for (int attempt = 1; ; attempt++) {
       ModelDeployment md = get(name);
       change.accept(md.getSpec());
@@ -174,12 +202,15 @@ public final class OperatorHarness implements AutoCloseable {
     if (pod == null || pod.getStatus() == null || pod.getStatus().getConditions() == null) {
       return Optional.empty();
     }
-    return pod.getStatus().getConditions().stream().filter(c -> GateNames.CONDITION_TYPE.equals(c.getType())).findFirst();
+    return pod.getStatus().getConditions().stream()
+        .filter(c -> GateNames.CONDITION_TYPE.equals(c.getType()))
+        .findFirst();
   }
 
   public boolean labelled(String podName) {
     Pod pod = getPod(podName);
-    return pod != null && pod.getMetadata().getLabels() != null
+    return pod != null
+        && pod.getMetadata().getLabels() != null
         && "true".equals(pod.getMetadata().getLabels().get(GateNames.VERIFIED_LABEL));
   }
 
@@ -188,24 +219,33 @@ public final class OperatorHarness implements AutoCloseable {
     if (md == null || md.getStatus() == null || md.getStatus().conditions == null) {
       return Optional.empty();
     }
-    return md.getStatus().conditions.stream().filter(c -> type.equals(c.getType())).map(c -> c.getStatus()).findFirst();
+    return md.getStatus().conditions.stream()
+        .filter(c -> type.equals(c.getType()))
+        .map(c -> c.getStatus())
+        .findFirst();
   }
 
-  /** The Event objects there are now (one per ModelDeployment and reason: later transitions update them). */
+  /**
+   * The Event objects there are now (one per ModelDeployment and reason: later transitions update
+   * them).
+   */
   public List<io.fabric8.kubernetes.api.model.Event> events() {
     return client.v1().events().inNamespace(NAMESPACE).list().getItems();
   }
 
   /**
-   * Every version of every Event as a watch saw it, oldest first: what {@code kubectl get events -w} shows. Each
-   * write announces the transitions of its moment, so this is where each one can be found after later writes
-   * to the same Event replaced its message.
+   * Every version of every Event as a watch saw it, oldest first: what {@code kubectl get events
+   * -w} shows. Each write announces the transitions of its moment, so this is where each one can be
+   * found after later writes to the same Event replaced its message.
    */
   public List<io.fabric8.kubernetes.api.model.Event> eventHistory() {
     return List.copyOf(eventHistory);
   }
 
-  /** Helm values the operator's requests are checked against on close (default: the chart's defaults). */
+  /**
+   * Helm values the operator's requests are checked against on close (default: the chart's
+   * defaults).
+   */
   public OperatorHarness rbacValues(String valuesYaml) {
     this.rbacValues = valuesYaml;
     return this;
@@ -217,8 +257,9 @@ public final class OperatorHarness implements AutoCloseable {
   }
 
   /**
-   * Stops everything, then fails the test if the operator made a request the Helm chart's RBAC would refuse:
-   * the mock API server enforces no RBAC, so every IT checks the shipped rules this way.
+   * Stops everything, then fails the test if the operator made a request the Helm chart's RBAC
+   * would refuse: the mock API server enforces no RBAC, so every IT checks the shipped rules this
+   * way.
    */
   @Override
   public void close() {

@@ -6,7 +6,10 @@ import java.util.List;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
 
-/** Advisories with a verified fixed release refuse; those without one warn, whatever the version, and say why. */
+/**
+ * Advisories with a verified fixed release refuse; those without one warn, whatever the version,
+ * and say why.
+ */
 class EngineAdvisoriesTest {
   private static final long WINDOW = 1_048_576;
 
@@ -20,36 +23,53 @@ class EngineAdvisoriesTest {
 
   private static List<String> warned(String engine, String version, String mode) {
     return EngineAdvisories.warnings(policy(engine).versions(), seen(version, mode)).stream()
-        .map(w -> w.advisory().id()).toList();
+        .map(w -> w.advisory().id())
+        .toList();
   }
 
   @Test
   void sglangPrefillDecodeAfterTheIncidentsFixIsVerifiedButWarnedAboutIssues30233And32605() {
-    PoolVerdict verdict = PoolJudge.judge(policy("sglang"), ProbeOutcome.observed(seen("0.5.22", "decode")));
+    PoolVerdict verdict =
+        PoolJudge.judge(policy("sglang"), ProbeOutcome.observed(seen("0.5.22", "decode")));
     assertThat(verdict.reason()).isEqualTo(GateReason.PoolSufficient);
 
-    List<EngineAdvisories.Warning> warnings = EngineAdvisories.warnings(policy("sglang").versions(), seen("0.5.22", "decode"));
-    assertThat(warnings).extracting(w -> w.advisory().id()).containsExactly("sglang-pd-admission-abort");
-    assertThat(warnings.get(0).message()).contains("#30233", "#32605")
-        .contains("kvguard warns instead of refusing because no fixed release is verified in the engine's tags")
+    List<EngineAdvisories.Warning> warnings =
+        EngineAdvisories.warnings(policy("sglang").versions(), seen("0.5.22", "decode"));
+    assertThat(warnings)
+        .extracting(w -> w.advisory().id())
+        .containsExactly("sglang-pd-admission-abort");
+    assertThat(warnings.get(0).message())
+        .contains("#30233", "#32605")
+        .contains(
+            "kvguard warns instead of refusing because no fixed release is verified in the engine's tags")
         .contains("#30325", "#34208", "#35421");
   }
 
   @Test
   void theRefusingAdvisoryStillRefusesAndUnifiedServingIsNotWarned() {
-    assertThat(PoolJudge.judge(policy("sglang"), ProbeOutcome.observed(seen("0.5.21", "prefill"))).reason()).isEqualTo(GateReason.KnownUnsafeEngine);
+    assertThat(
+            PoolJudge.judge(policy("sglang"), ProbeOutcome.observed(seen("0.5.21", "prefill")))
+                .reason())
+        .isEqualTo(GateReason.KnownUnsafeEngine);
     assertThat(warned("sglang", "0.5.22", null)).isEmpty();
   }
 
   @Test
   void vllmIsWarnedAboutThePrefixCacheHashBelowTheReleaseItsNotesNameAndWhenItsVersionIsUnknown() {
-    assertThat(warned("vllm", "0.7.1", null)).contains("vllm-prefix-cache-hash-GHSA-rm76-4mrf-v9r8");
-    assertThat(warned("vllm", "0.0.0.dev1+gabc", null)).contains("vllm-prefix-cache-hash-GHSA-rm76-4mrf-v9r8");
-    assertThat(warned("vllm", "0.7.2", null)).doesNotContain("vllm-prefix-cache-hash-GHSA-rm76-4mrf-v9r8");
-    assertThat(warned("vllm", "0.11.0", null)).doesNotContain("vllm-prefix-cache-hash-GHSA-rm76-4mrf-v9r8");
-    // Warned, never refused: an unverified fixed release decides nothing, not even for an unknown version.
-    assertThat(PoolJudge.judge(policy("vllm"), ProbeOutcome.observed(seen("0.7.1", null))).reason()).isEqualTo(GateReason.PoolSufficient);
-    assertThat(PoolJudge.judge(policy("vllm"), ProbeOutcome.observed(seen(null, null))).reason()).isEqualTo(GateReason.PoolSufficient);
+    assertThat(warned("vllm", "0.7.1", null))
+        .contains("vllm-prefix-cache-hash-GHSA-rm76-4mrf-v9r8");
+    assertThat(warned("vllm", "0.0.0.dev1+gabc", null))
+        .contains("vllm-prefix-cache-hash-GHSA-rm76-4mrf-v9r8");
+    assertThat(warned("vllm", "0.7.2", null))
+        .doesNotContain("vllm-prefix-cache-hash-GHSA-rm76-4mrf-v9r8");
+    assertThat(warned("vllm", "0.11.0", null))
+        .doesNotContain("vllm-prefix-cache-hash-GHSA-rm76-4mrf-v9r8");
+    // Warned, never refused: an unverified fixed release decides nothing, not even for an unknown
+    // version.
+    assertThat(PoolJudge.judge(policy("vllm"), ProbeOutcome.observed(seen("0.7.1", null))).reason())
+        .isEqualTo(GateReason.PoolSufficient);
+    assertThat(PoolJudge.judge(policy("vllm"), ProbeOutcome.observed(seen(null, null))).reason())
+        .isEqualTo(GateReason.PoolSufficient);
   }
 
   @Test
@@ -57,7 +77,8 @@ class EngineAdvisoriesTest {
     assertThat(warned("trtllm", null, null))
         .containsExactly("trtllm-host-kv-cache-8813", "dynamo-kvbm-disk-onboard-15079");
     assertThat(warned("vllm", "0.11.0", null)).containsExactly("dynamo-kvbm-disk-onboard-15079");
-    assertThat(PoolJudge.judge(policy("trtllm"), ProbeOutcome.observed(seen(null, null))).reason()).isEqualTo(GateReason.PoolSufficient);
+    assertThat(PoolJudge.judge(policy("trtllm"), ProbeOutcome.observed(seen(null, null))).reason())
+        .isEqualTo(GateReason.PoolSufficient);
   }
 
   @Test

@@ -23,17 +23,19 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Golden AdmissionReviews in, answers out. Each folder under golden/webhook holds in-review.json (what the API
- * server posts for a pod CREATE) and in-modeldeployments.yaml (the namespace's ModelDeployments as the informer
- * holds them, several documents), out-response.json (the AdmissionReview answered, exactly) and out-patch.json
- * (its patch, decoded) where a patch is expected: no out-patch.json, no patch. Every patch is applied to the
- * request's pod: it must then declare the gate exactly once and keep every gate it had, in order. Unused files
- * fail the test. -Dkvguard.golden.update=true rewrites the out- files; review the diff.
+ * Golden AdmissionReviews in, answers out. Each folder under golden/webhook holds in-review.json
+ * (what the API server posts for a pod CREATE) and in-modeldeployments.yaml (the namespace's
+ * ModelDeployments as the informer holds them, several documents), out-response.json (the
+ * AdmissionReview answered, exactly) and out-patch.json (its patch, decoded) where a patch is
+ * expected: no out-patch.json, no patch. Every patch is applied to the request's pod: it must then
+ * declare the gate exactly once and keep every gate it had, in order. Unused files fail the test.
+ * -Dkvguard.golden.update=true rewrites the out- files; review the diff.
  */
 class GateInjectionGoldenTest {
   private static final Path ROOT = Path.of("src/test/resources/golden/webhook");
   private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
-  private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  private static final ObjectMapper JSON =
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
   private static final boolean UPDATE = Boolean.getBoolean("kvguard.golden.update");
 
   static Stream<Path> cases() throws IOException {
@@ -43,10 +45,12 @@ class GateInjectionGoldenTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("cases")
   void answersMatchTheGoldenFiles(Path folder) throws IOException {
-    Set<String> used = new HashSet<>(List.of("in-review.json", "in-modeldeployments.yaml", "out-response.json"));
+    Set<String> used =
+        new HashSet<>(List.of("in-review.json", "in-modeldeployments.yaml", "out-response.json"));
     JsonNode review = JSON.readTree(Files.readString(folder.resolve("in-review.json")));
     List<ModelDeployment> policies = new ArrayList<>();
-    for (String document : Files.readString(folder.resolve("in-modeldeployments.yaml")).split("(?m)^---$")) {
+    for (String document :
+        Files.readString(folder.resolve("in-modeldeployments.yaml")).split("(?m)^---$")) {
       if (!document.isBlank()) {
         policies.add(SERIALIZATION.unmarshal(document, ModelDeployment.class));
       }
@@ -58,7 +62,8 @@ class GateInjectionGoldenTest {
     golden(folder.resolve("out-response.json"), JSON.writeValueAsString(answer) + "\n");
     JsonNode response = answer.path("response");
     assertThat(response.path("allowed").asBoolean()).as("%s: never denies", folder).isTrue();
-    assertThat(response.path("uid").asText()).isEqualTo(review.path("request").path("uid").asText());
+    assertThat(response.path("uid").asText())
+        .isEqualTo(review.path("request").path("uid").asText());
     Path patchFile = folder.resolve("out-patch.json");
     if (UPDATE) {
       Files.deleteIfExists(patchFile);
@@ -70,15 +75,20 @@ class GateInjectionGoldenTest {
       checkPatch(folder, review, response, patchFile);
     }
     try (Stream<Path> files = Files.list(folder)) {
-      assertThat(files.map(p -> p.getFileName().toString())).as("unused golden files in %s", folder)
+      assertThat(files.map(p -> p.getFileName().toString()))
+          .as("unused golden files in %s", folder)
           .allMatch(used::contains);
     }
   }
 
-  private static void checkPatch(Path folder, JsonNode review, JsonNode response, Path patchFile) throws IOException {
+  private static void checkPatch(Path folder, JsonNode review, JsonNode response, Path patchFile)
+      throws IOException {
     assertThat(response.path("patchType").asText()).isEqualTo("JSONPatch");
-    JsonNode patch = JSON.readTree(new String(Base64.getDecoder().decode(response.path("patch").asText()),
-        StandardCharsets.UTF_8));
+    JsonNode patch =
+        JSON.readTree(
+            new String(
+                Base64.getDecoder().decode(response.path("patch").asText()),
+                StandardCharsets.UTF_8));
     golden(patchFile, JSON.writeValueAsString(patch) + "\n");
 
     JsonNode pod = review.path("request").path("object");
@@ -91,7 +101,9 @@ class GateInjectionGoldenTest {
 
   private static List<String> gates(JsonNode pod) {
     List<String> gates = new ArrayList<>();
-    pod.path("spec").path("readinessGates").forEach(g -> gates.add(g.path("conditionType").asText()));
+    pod.path("spec")
+        .path("readinessGates")
+        .forEach(g -> gates.add(g.path("conditionType").asText()));
     return gates;
   }
 

@@ -36,7 +36,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The webhook's HTTPS server as the API server meets it: TLS, keep-alive, rotated key pairs, dawdling clients. */
+/**
+ * The webhook's HTTPS server as the API server meets it: TLS, keep-alive, rotated key pairs,
+ * dawdling clients.
+ */
 class WebhookServerTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Path GOLDEN = Path.of("src/test/resources/golden/webhook/selected-no-gates");
@@ -51,14 +54,27 @@ class WebhookServerTest {
 
   @BeforeEach
   void start() throws Exception {
-    write(CertificateIssuer.servingCertificate(firstCa, List.of("localhost"), Instant.now(), Duration.ofDays(1)));
-    List<ModelDeployment> policies = List.of(new KubernetesSerialization().unmarshal(
-        Files.readString(GOLDEN.resolve("in-modeldeployments.yaml")), ModelDeployment.class));
-    server = new WebhookServer(0, new ServingCertificate(certDir),
-        new AdmissionHandler(namespace -> policies, new SimpleMeterRegistry()));
+    write(
+        CertificateIssuer.servingCertificate(
+            firstCa, List.of("localhost"), Instant.now(), Duration.ofDays(1)));
+    List<ModelDeployment> policies =
+        List.of(
+            new KubernetesSerialization()
+                .unmarshal(
+                    Files.readString(GOLDEN.resolve("in-modeldeployments.yaml")),
+                    ModelDeployment.class));
+    server =
+        new WebhookServer(
+            0,
+            new ServingCertificate(certDir),
+            new AdmissionHandler(namespace -> policies, new SimpleMeterRegistry()));
     server.start();
-    client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).sslContext(trusting(firstCa, secondCa))
-        .connectTimeout(Duration.ofSeconds(5)).build();
+    client =
+        HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .sslContext(trusting(firstCa, secondCa))
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
   }
 
   @AfterEach
@@ -73,24 +89,30 @@ class WebhookServerTest {
     assertThat(answer.statusCode()).isEqualTo(200);
     JsonNode response = JSON.readTree(answer.body()).path("response");
     assertThat(response.path("allowed").asBoolean()).isTrue();
-    assertThat(new String(Base64.getDecoder().decode(response.path("patch").asText()), StandardCharsets.UTF_8))
+    assertThat(
+            new String(
+                Base64.getDecoder().decode(response.path("patch").asText()),
+                StandardCharsets.UTF_8))
         .contains("\"path\":\"/spec/readinessGates\"", "kvguard.io/pool-verified");
   }
 
   /**
-   * The API server encodes the review with Go's encoding/json (apimachinery pkg/runtime/serializer/json/json.go at
-   * v0.34.9: json.NewEncoder, HTML escaping on), which writes each {@code <}, {@code >} and {@code &} of the pod as
-   * six bytes. A pod a tenant creates with 1.4 MiB of {@code <} in an environment variable (one byte each in its
-   * request and in etcd, so it is stored) arrives as an 8.4 MiB review; refusing it would admit the pod without the
-   * gate under failurePolicy Ignore.
+   * The API server encodes the review with Go's encoding/json (apimachinery
+   * pkg/runtime/serializer/json/json.go at v0.34.9: json.NewEncoder, HTML escaping on), which
+   * writes each {@code <}, {@code >} and {@code &} of the pod as six bytes. A pod a tenant creates
+   * with 1.4 MiB of {@code <} in an environment variable (one byte each in its request and in etcd,
+   * so it is stored) arrives as an 8.4 MiB review; refusing it would admit the pod without the gate
+   * under failurePolicy Ignore.
    */
   @Test
   void aPodWhoseEscapedReviewOutgrowsThreeMebibytesStillGetsTheGate() throws Exception {
-    ObjectNode review = (ObjectNode) JSON.readTree(Files.readString(GOLDEN.resolve("in-review.json")));
+    ObjectNode review =
+        (ObjectNode) JSON.readTree(Files.readString(GOLDEN.resolve("in-review.json")));
     ObjectNode container = (ObjectNode) review.at("/request/object/spec/containers/0");
     container.withArray("env").addObject().put("name", "TEMPLATE").put("value", "PLACEHOLDER");
     int podBytes = 1400 * 1024;
-    String body = JSON.writeValueAsString(review).replace("PLACEHOLDER", "\\u003c".repeat(podBytes));
+    String body =
+        JSON.writeValueAsString(review).replace("PLACEHOLDER", "\\u003c".repeat(podBytes));
     assertThat(body.length()).isGreaterThan(8 * 1024 * 1024);
 
     HttpResponse<String> answer = post(body);
@@ -98,20 +120,25 @@ class WebhookServerTest {
     assertThat(answer.statusCode()).isEqualTo(200);
     JsonNode response = JSON.readTree(answer.body()).path("response");
     assertThat(response.path("uid").asText()).isEqualTo("a1");
-    assertThat(new String(Base64.getDecoder().decode(response.path("patch").asText()), StandardCharsets.UTF_8))
+    assertThat(
+            new String(
+                Base64.getDecoder().decode(response.path("patch").asText()),
+                StandardCharsets.UTF_8))
         .contains("kvguard.io/pool-verified");
   }
 
   @Test
   void keptAliveConnectionAnswersOneRequestAfterAnother() throws Exception {
     for (int i = 0; i < 20; i++) {
-      assertThat(post(Files.readString(GOLDEN.resolve("in-review.json"))).statusCode()).isEqualTo(200);
+      assertThat(post(Files.readString(GOLDEN.resolve("in-review.json"))).statusCode())
+          .isEqualTo(200);
     }
   }
 
   @Test
   void aBrokenReviewIsAllowedUnchanged() throws Exception {
-    HttpResponse<String> answer = post("{\"apiVersion\":\"admission.k8s.io/v1\",\"request\":{\"uid\":\"u1\"");
+    HttpResponse<String> answer =
+        post("{\"apiVersion\":\"admission.k8s.io/v1\",\"request\":{\"uid\":\"u1\"");
 
     assertThat(answer.statusCode()).isEqualTo(200);
     JsonNode response = JSON.readTree(answer.body()).path("response");
@@ -121,10 +148,16 @@ class WebhookServerTest {
 
   @Test
   void otherPathsAndMethodsAreRefused() throws Exception {
-    HttpResponse<String> wrongPath = client.send(HttpRequest.newBuilder(url("/mutate-v1-service"))
-        .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
-    HttpResponse<String> wrongMethod = client.send(HttpRequest.newBuilder(url(WebhookServer.PATH)).GET().build(),
-        HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> wrongPath =
+        client.send(
+            HttpRequest.newBuilder(url("/mutate-v1-service"))
+                .POST(HttpRequest.BodyPublishers.ofString("{}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> wrongMethod =
+        client.send(
+            HttpRequest.newBuilder(url(WebhookServer.PATH)).GET().build(),
+            HttpResponse.BodyHandlers.ofString());
 
     assertThat(wrongPath.statusCode()).isEqualTo(404);
     assertThat(wrongMethod.statusCode()).isEqualTo(405);
@@ -134,28 +167,36 @@ class WebhookServerTest {
   void aReplacedKeyPairIsServedToNewConnections() throws Exception {
     BigInteger first = servedCertificate().getSerialNumber();
     CertificateIssuer.Issued rotated =
-        CertificateIssuer.servingCertificate(secondCa, List.of("localhost"), Instant.now(), Duration.ofDays(1));
+        CertificateIssuer.servingCertificate(
+            secondCa, List.of("localhost"), Instant.now(), Duration.ofDays(1));
 
     write(rotated);
 
-    await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
-        assertThat(servedCertificate().getSerialNumber()).isEqualTo(rotated.certificate().getSerialNumber()));
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(
+            () ->
+                assertThat(servedCertificate().getSerialNumber())
+                    .isEqualTo(rotated.certificate().getSerialNumber()));
     assertThat(rotated.certificate().getSerialNumber()).isNotEqualTo(first);
-    assertThat(post(Files.readString(GOLDEN.resolve("in-review.json"))).statusCode()).isEqualTo(200);
+    assertThat(post(Files.readString(GOLDEN.resolve("in-review.json"))).statusCode())
+        .isEqualTo(200);
   }
 
   @Test
   void aHalfWrittenKeyPairKeepsTheOneInUse() throws Exception {
     BigInteger first = servedCertificate().getSerialNumber();
     CertificateIssuer.Issued rotated =
-        CertificateIssuer.servingCertificate(secondCa, List.of("localhost"), Instant.now(), Duration.ofDays(1));
+        CertificateIssuer.servingCertificate(
+            secondCa, List.of("localhost"), Instant.now(), Duration.ofDays(1));
 
     // The certificate is replaced, the key not yet: they do not belong together.
     Files.writeString(certDir.resolve(ServingCertificate.CERT_FILE), rotated.certificatePem());
     Thread.sleep(2500);
 
     assertThat(servedCertificate().getSerialNumber()).isEqualTo(first);
-    assertThat(post(Files.readString(GOLDEN.resolve("in-review.json"))).statusCode()).isEqualTo(200);
+    assertThat(post(Files.readString(GOLDEN.resolve("in-review.json"))).statusCode())
+        .isEqualTo(200);
   }
 
   @Test
@@ -184,9 +225,13 @@ class WebhookServerTest {
   }
 
   private HttpResponse<String> post(String body) throws Exception {
-    return client.send(HttpRequest.newBuilder(url(WebhookServer.PATH + "?timeout=10s"))
-        .header("Content-Type", "application/json").timeout(Duration.ofSeconds(5))
-        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    return client.send(
+        HttpRequest.newBuilder(url(WebhookServer.PATH + "?timeout=10s"))
+            .header("Content-Type", "application/json")
+            .timeout(Duration.ofSeconds(5))
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   private URI url(String path) {
@@ -194,8 +239,11 @@ class WebhookServerTest {
   }
 
   private X509Certificate servedCertificate() throws Exception {
-    try (SSLSocket socket = (SSLSocket) trusting(firstCa, secondCa).getSocketFactory()
-        .createSocket("localhost", server.port())) {
+    try (SSLSocket socket =
+        (SSLSocket)
+            trusting(firstCa, secondCa)
+                .getSocketFactory()
+                .createSocket("localhost", server.port())) {
       socket.setSoTimeout(5000);
       socket.startHandshake();
       return (X509Certificate) socket.getSession().getPeerCertificates()[0];
@@ -205,10 +253,17 @@ class WebhookServerTest {
   /** Replaces both files as a Secret volume does: each whole, never half-written. */
   private void write(CertificateIssuer.Issued pair) throws Exception {
     Path key = Files.writeString(Files.createTempFile(certDir, "key", ".tmp"), pair.keyPem());
-    Path cert = Files.writeString(Files.createTempFile(certDir, "crt", ".tmp"), pair.certificatePem());
-    Files.move(key, certDir.resolve(ServingCertificate.KEY_FILE), StandardCopyOption.REPLACE_EXISTING,
+    Path cert =
+        Files.writeString(Files.createTempFile(certDir, "crt", ".tmp"), pair.certificatePem());
+    Files.move(
+        key,
+        certDir.resolve(ServingCertificate.KEY_FILE),
+        StandardCopyOption.REPLACE_EXISTING,
         StandardCopyOption.ATOMIC_MOVE);
-    Files.move(cert, certDir.resolve(ServingCertificate.CERT_FILE), StandardCopyOption.REPLACE_EXISTING,
+    Files.move(
+        cert,
+        certDir.resolve(ServingCertificate.CERT_FILE),
+        StandardCopyOption.REPLACE_EXISTING,
         StandardCopyOption.ATOMIC_MOVE);
   }
 
@@ -218,7 +273,8 @@ class WebhookServerTest {
     for (int i = 0; i < cas.length; i++) {
       store.setCertificateEntry("ca" + i, cas[i].certificate());
     }
-    TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    TrustManagerFactory trust =
+        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
     trust.init(store);
     SSLContext context = SSLContext.getInstance("TLS");
     context.init(null, trust.getTrustManagers(), null);

@@ -6,9 +6,9 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Counts the writes the operator makes at the API server, by kind. Installed as the embedded server's
- * request hook (it never answers, only looks), so every request is seen as the server receives it. The
- * benchmark's own client sends {@link #BENCH_AGENT} and is not counted.
+ * Counts the writes the operator makes at the API server, by kind. Installed as the embedded
+ * server's request hook (it never answers, only looks), so every request is seen as the server
+ * receives it. The benchmark's own client sends {@link #BENCH_AGENT} and is not counted.
  */
 final class ApiWrites {
   static final String BENCH_AGENT = "kvguard-bench";
@@ -65,7 +65,8 @@ final class ApiWrites {
       return Kind.EVENT;
     }
     if (path.contains("/secrets")) {
-      // The only Secret kvguard writes: its verdict key, created once by the first replica to start.
+      // The only Secret kvguard writes: its verdict key, created once by the first replica to
+      // start.
       return Kind.SECRET;
     }
     if (path.contains("/pods/")) {
@@ -93,6 +94,9 @@ final class ApiWrites {
 
   /** Every write but lease renewals (which leader election makes on its own clock). */
   static long nonLease(Map<Kind, Long> counts) {
-    return counts.entrySet().stream().filter(e -> e.getKey() != Kind.LEASE).mapToLong(Map.Entry::getValue).sum();
+    return counts.entrySet().stream()
+        .filter(e -> e.getKey() != Kind.LEASE)
+        .mapToLong(Map.Entry::getValue)
+        .sum();
   }
 }

@@ -7,7 +7,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** The restart phase: engine container restarts at a fixed rate and the gate-close latency of each. */
+/**
+ * The restart phase: engine container restarts at a fixed rate and the gate-close latency of each.
+ */
 final class EngineRestarts {
   private final KubernetesClient benchClient;
   private final BenchOptions options;
@@ -20,14 +22,15 @@ final class EngineRestarts {
   }
 
   /**
-   * The close latencies (ms), how long the benchmark's own restart write took (GET + PATCH: what the API
-   * server alone costs at this moment), and how many restarts each pod (by index) got.
+   * The close latencies (ms), how long the benchmark's own restart write took (GET + PATCH: what
+   * the API server alone costs at this moment), and how many restarts each pod (by index) got.
    */
   record Run(double[] latencies, double[] restartRoundTrips, Map<Integer, Integer> perPod) {}
 
   /**
-   * Restarts verified engines at the configured rate, each one only while its gate is open, and times the
-   * close: from the restart written (the kubelet's report) to the watch seeing condition False.
+   * Restarts verified engines at the configured rate, each one only while its gate is open, and
+   * times the close: from the restart written (the kubelet's report) to the watch seeing condition
+   * False.
    */
   Run run(GateWatch watch) throws Exception {
     SimulatedPods pods = new SimulatedPods(benchClient);
@@ -35,11 +38,12 @@ final class EngineRestarts {
     Map<String, Long> closedAt = new ConcurrentHashMap<>();
     List<Double> latencies = java.util.Collections.synchronizedList(new ArrayList<>());
     List<Double> roundTrips = new ArrayList<>();
-    watch.onChange((pod, gate) -> {
-      if (!gate.open() && restartedAt.containsKey(pod)) {
-        closedAt.putIfAbsent(pod, System.nanoTime());
-      }
-    });
+    watch.onChange(
+        (pod, gate) -> {
+          if (!gate.open() && restartedAt.containsKey(pod)) {
+            closedAt.putIfAbsent(pod, System.nanoTime());
+          }
+        });
     Map<Integer, Integer> perPod = new ConcurrentHashMap<>();
     long interval = (long) (1e9 / options.restartsPerSecond());
     long next = System.nanoTime();
@@ -50,7 +54,10 @@ final class EngineRestarts {
       candidate = (candidate + 1) % options.pods();
       String name = podNames.get(index);
       GateWatch.Gate gate = watch.gate(name);
-      if (ScaleBenchmark.refused(index) || restartedAt.containsKey(name) || gate == null || !gate.open()) {
+      if (ScaleBenchmark.refused(index)
+          || restartedAt.containsKey(name)
+          || gate == null
+          || !gate.open()) {
         if (candidate == 0) {
           Waits.sleep(50);
         }
@@ -70,19 +77,31 @@ final class EngineRestarts {
       perPod.merge(index, 1, Integer::sum);
       done++;
     }
-    Waits.await("restarted gates closed", 300, () -> {
-      collect(restartedAt, closedAt, latencies);
-      return restartedAt.isEmpty();
-    });
+    Waits.await(
+        "restarted gates closed",
+        300,
+        () -> {
+          collect(restartedAt, closedAt, latencies);
+          return restartedAt.isEmpty();
+        });
     long refusedCount = podNames.stream().filter(p -> p.endsWith("-9")).count();
-    Waits.await("restarted gates open again", 600, () -> watch.count("True", "PoolSufficient") == options.pods() - refusedCount);
+    Waits.await(
+        "restarted gates open again",
+        600,
+        () -> watch.count("True", "PoolSufficient") == options.pods() - refusedCount);
     watch.onChange((pod, gate) -> {});
-    return new Run(latencies.stream().mapToDouble(Double::doubleValue).toArray(),
-        roundTrips.stream().mapToDouble(Double::doubleValue).toArray(), perPod);
+    return new Run(
+        latencies.stream().mapToDouble(Double::doubleValue).toArray(),
+        roundTrips.stream().mapToDouble(Double::doubleValue).toArray(),
+        perPod);
   }
 
-  /** Moves every restart whose close was seen into the latency list (a close seen before the write returned is 0). */
-  private static void collect(Map<String, Long> restartedAt, Map<String, Long> closedAt, List<Double> latencies) {
+  /**
+   * Moves every restart whose close was seen into the latency list (a close seen before the write
+   * returned is 0).
+   */
+  private static void collect(
+      Map<String, Long> restartedAt, Map<String, Long> closedAt, List<Double> latencies) {
     for (Map.Entry<String, Long> closed : closedAt.entrySet()) {
       Long restarted = restartedAt.get(closed.getKey());
       if (restarted == null || restarted == Long.MAX_VALUE) {

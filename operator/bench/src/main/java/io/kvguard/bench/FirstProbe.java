@@ -3,9 +3,10 @@ package io.kvguard.bench;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * When the engines first heard from the subject (floor or operator) after it was told to go. Everything before
- * is the subject's own start (classes, informers, leader election); everything after is the work, which is what
- * the floors and the operator can be compared on once their starts are told apart.
+ * When the engines first heard from the subject (floor or operator) after it was told to go.
+ * Everything before is the subject's own start (classes, informers, leader election); everything
+ * after is the work, which is what the floors and the operator can be compared on once their starts
+ * are told apart.
  */
 final class FirstProbe {
   private final AtomicLong armedAt = new AtomicLong();

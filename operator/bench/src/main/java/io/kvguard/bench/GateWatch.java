@@ -13,8 +13,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 
 /**
- * Watches the gate condition of every pod in one namespace, as a user with {@code kubectl get -w} would: the
- * current condition per pod, the number of status flips seen, and a callback on each change.
+ * Watches the gate condition of every pod in one namespace, as a user with {@code kubectl get -w}
+ * would: the current condition per pod, the number of status flips seen, and a callback on each
+ * change.
  */
 final class GateWatch implements AutoCloseable {
   /** The gate as last seen on one pod: status True/False and reason. */
@@ -37,23 +38,28 @@ final class GateWatch implements AutoCloseable {
   private final SharedIndexInformer<Pod> informer;
 
   GateWatch(KubernetesClient client, String namespace) {
-    informer = client.pods().inNamespace(namespace).inform(new ResourceEventHandler<>() {
-      @Override
-      public void onAdd(Pod pod) {
-        seen(pod);
-      }
+    informer =
+        client
+            .pods()
+            .inNamespace(namespace)
+            .inform(
+                new ResourceEventHandler<>() {
+                  @Override
+                  public void onAdd(Pod pod) {
+                    seen(pod);
+                  }
 
-      @Override
-      public void onUpdate(Pod before, Pod after) {
-        seen(after);
-      }
+                  @Override
+                  public void onUpdate(Pod before, Pod after) {
+                    seen(after);
+                  }
 
-      @Override
-      public void onDelete(Pod pod, boolean unknownFinalState) {
-        gates.remove(pod.getMetadata().getName());
-        labelled.remove(pod.getMetadata().getName());
-      }
-    });
+                  @Override
+                  public void onDelete(Pod pod, boolean unknownFinalState) {
+                    gates.remove(pod.getMetadata().getName());
+                    labelled.remove(pod.getMetadata().getName());
+                  }
+                });
   }
 
   private void seen(Pod pod) {
@@ -104,9 +110,13 @@ final class GateWatch implements AutoCloseable {
     return gates.values().stream().filter(g -> g.shows(status, reason)).count();
   }
 
-  /** Like {@link #count}, counting only pods that also carry the routing label: an open gate is both. */
+  /**
+   * Like {@link #count}, counting only pods that also carry the routing label: an open gate is
+   * both.
+   */
   long countLabelled(String status, String reason) {
-    return gates.entrySet().stream().filter(e -> labelled.contains(e.getKey()) && e.getValue().shows(status, reason))
+    return gates.entrySet().stream()
+        .filter(e -> labelled.contains(e.getKey()) && e.getValue().shows(status, reason))
         .count();
   }
 

@@ -12,11 +12,11 @@ import io.kvguard.customresource.ModelDeploymentSpec;
 import io.kvguard.customresource.ProbeSpec;
 import io.kvguard.customresource.RejectionProbeSpec;
 import io.kvguard.customresource.RoleSpec;
+import io.kvguard.gate.GateNames;
 import io.kvguard.testkit.EmbeddedApiServer;
 import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testkit.FakeEngine.Answer;
 import io.kvguard.testkit.SimulatedPods;
-import io.kvguard.gate.GateNames;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -35,16 +35,18 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The four attacks of issue 20 against the operator as the chart runs it: a child JVM with the chart's JVM
- * options and heap ({@link OperatorJvm#launchAsTheChartRunsIt}), serving /metrics and /healthz like
- * {@code OperatorMain}, against the embedded API server, with hostile engines on loopback in namespace
- * {@value #HOSTILE} and an innocent tenant in {@value #INNOCENT}. Used by {@code HostileTenantsIT} (which asserts)
- * and {@link HostileBenchmark} (which prints heap figures).
+ * The four attacks of issue 20 against the operator as the chart runs it: a child JVM with the
+ * chart's JVM options and heap ({@link OperatorJvm#launchAsTheChartRunsIt}), serving /metrics and
+ * /healthz like {@code OperatorMain}, against the embedded API server, with hostile engines on
+ * loopback in namespace {@value #HOSTILE} and an innocent tenant in {@value #INNOCENT}. Used by
+ * {@code HostileTenantsIT} (which asserts) and {@link HostileBenchmark} (which prints heap
+ * figures).
  */
 public final class HostileTenants implements AutoCloseable {
   public static final String HOSTILE = "hostile";
   public static final String INNOCENT = "innocent";
   public static final long WINDOW = 1_048_576;
+
   /** The claim of attack 2: pool and context of 30,000,000 tokens. */
   public static final long HUGE_CLAIM = 30_000_000;
 
@@ -52,17 +54,24 @@ public final class HostileTenants implements AutoCloseable {
   private final NamespacedKubernetesClient client = api.client();
   private final SimulatedPods pods = new SimulatedPods(client);
   private final List<AutoCloseable> engines = new ArrayList<>();
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
   private final List<Socket> halfSent = new ArrayList<>();
   private OperatorJvm operator;
   private int healthPort;
 
-  /** The API server, the namespaces, and the operator JVM serving with the chart's settings plus {@code env}. */
+  /**
+   * The API server, the namespaces, and the operator JVM serving with the chart's settings plus
+   * {@code env}.
+   */
   public static HostileTenants start(Map<String, String> env) throws IOException {
     HostileTenants cluster = new HostileTenants();
     cluster.api.applyModelDeploymentCrd(cluster.client);
     for (String ns : List.of(HOSTILE, INNOCENT, ScaleBenchmark.OPERATOR_NAMESPACE)) {
-      cluster.client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
+      cluster
+          .client
+          .namespaces()
+          .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
           .create();
     }
     cluster.operator = OperatorJvm.launchAsTheChartRunsIt(cluster.api.url());
@@ -86,9 +95,13 @@ public final class HostileTenants implements AutoCloseable {
     return client;
   }
 
-  /** Attack 1: {@code count} vLLM pods whose /metrics is {@code bytes} of junk series (no cache_config_info). */
+  /**
+   * Attack 1: {@code count} vLLM pods whose /metrics is {@code bytes} of junk series (no
+   * cache_config_info).
+   */
   public void junkPages(int count, int bytes) throws IOException {
-    Map<String, Answer> shape = new LinkedHashMap<>(EngineShapes.vllm(WINDOW, 127_500, 16, 2_040_000L));
+    Map<String, Answer> shape =
+        new LinkedHashMap<>(EngineShapes.vllm(WINDOW, 127_500, 16, 2_040_000L));
     shape.put("/metrics", Answer.prometheus(junkPage(bytes)));
     LoopbackEngines served = serve(java.util.Collections.nCopies(count, shape));
     for (int i = 0; i < count; i++) {
@@ -106,9 +119,13 @@ public final class HostileTenants implements AutoCloseable {
     return page.toString();
   }
 
-  /** Attack 2: an SGLang pod claiming a 30,000,000-token pool and context, its policy with the rejection probe on. */
+  /**
+   * Attack 2: an SGLang pod claiming a 30,000,000-token pool and context, its policy with the
+   * rejection probe on.
+   */
   public void hugeClaim() throws IOException {
-    LoopbackEngines served = serve(List.of(EngineShapes.sglang(HUGE_CLAIM, null, "0.5.22", HUGE_CLAIM)));
+    LoopbackEngines served =
+        serve(List.of(EngineShapes.sglang(HUGE_CLAIM, null, "0.5.22", HUGE_CLAIM)));
     pods.createRunning(HOSTILE, "claims-0", Map.of("attack", "claim"), served.port(0), true);
     ModelDeployment md = policy(HOSTILE, "claim", Engine.SGLANG, Map.of("attack", "claim"), 5, 1);
     RejectionProbeSpec rejection = new RejectionProbeSpec();
@@ -118,15 +135,20 @@ public final class HostileTenants implements AutoCloseable {
   }
 
   /**
-   * Attack 3: one pod that accepts connections and never answers, selected by {@code policies} policies in its
-   * namespace, each with its own timeout (261 to 300 s), so no two share a probe.
+   * Attack 3: one pod that accepts connections and never answers, selected by {@code policies}
+   * policies in its namespace, each with its own timeout (261 to 300 s), so no two share a probe.
    */
   public void neverAnswering(int policies) throws IOException {
     ServerSocket silent = new ServerSocket(0, 4096, InetAddress.getLoopbackAddress());
     engines.add(silent);
-    pods.createRunning(HOSTILE, "silent-0", Map.of("attack", "silent"), silent.getLocalPort(), true);
+    pods.createRunning(
+        HOSTILE, "silent-0", Map.of("attack", "silent"), silent.getLocalPort(), true);
     for (int i = 0; i < policies; i++) {
-      client.resource(policy(HOSTILE, "silent-" + i, Engine.SGLANG, Map.of("attack", "silent"), 300 - i, 60)).create();
+      client
+          .resource(
+              policy(
+                  HOSTILE, "silent-" + i, Engine.SGLANG, Map.of("attack", "silent"), 300 - i, 60))
+          .create();
     }
   }
 
@@ -145,14 +167,22 @@ public final class HostileTenants implements AutoCloseable {
   public void innocentTenant() throws IOException {
     LoopbackEngines served = serve(List.of(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
     pods.createRunning(INNOCENT, "serve-0", Map.of("app", "innocent"), served.port(0), true);
-    client.resource(policy(INNOCENT, "innocent", Engine.SGLANG, Map.of("app", "innocent"), 5, 60)).create();
+    client
+        .resource(policy(INNOCENT, "innocent", Engine.SGLANG, Map.of("app", "innocent"), 5, 60))
+        .create();
   }
 
-  /** Whether the innocent tenant's pod is verified: condition True (PoolSufficient) and the routing label. */
+  /**
+   * Whether the innocent tenant's pod is verified: condition True (PoolSufficient) and the routing
+   * label.
+   */
   public boolean innocentVerified() {
     Pod pod = client.pods().inNamespace(INNOCENT).withName("serve-0").get();
-    return pod != null && condition(pod).filter(c -> "True".equals(c.getStatus())
-        && "PoolSufficient".equals(c.getReason())).isPresent() && labelled(pod);
+    return pod != null
+        && condition(pod)
+            .filter(c -> "True".equals(c.getStatus()) && "PoolSufficient".equals(c.getReason()))
+            .isPresent()
+        && labelled(pod);
   }
 
   /** Hostile pods whose gate is open (condition True or routing label): there must never be any. */
@@ -166,18 +196,27 @@ public final class HostileTenants implements AutoCloseable {
     return open;
   }
 
-  /** The condition of a hostile pod ("status reason: message"), or empty before kvguard wrote one. */
+  /**
+   * The condition of a hostile pod ("status reason: message"), or empty before kvguard wrote one.
+   */
   public Optional<String> hostileCondition(String pod) {
     Pod found = client.pods().inNamespace(HOSTILE).withName(pod).get();
-    return found == null ? Optional.empty()
+    return found == null
+        ? Optional.empty()
         : condition(found).map(c -> c.getStatus() + " " + c.getReason() + ": " + c.getMessage());
   }
 
-  /** GET /healthz on the health port, as the kubelet does (2 s timeout): true when it answered 200. */
+  /**
+   * GET /healthz on the health port, as the kubelet does (2 s timeout): true when it answered 200.
+   */
   public boolean healthz() {
     try {
-      HttpResponse<String> answer = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + healthPort
-          + "/healthz")).timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> answer =
+          http.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + healthPort + "/healthz"))
+                  .timeout(Duration.ofSeconds(2))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
       return answer.statusCode() == 200;
     } catch (IOException e) {
       return false;
@@ -188,8 +227,11 @@ public final class HostileTenants implements AutoCloseable {
   }
 
   private static Optional<PodCondition> condition(Pod pod) {
-    return pod.getStatus() == null || pod.getStatus().getConditions() == null ? Optional.empty()
-        : pod.getStatus().getConditions().stream().filter(c -> GateNames.CONDITION_TYPE.equals(c.getType())).findFirst();
+    return pod.getStatus() == null || pod.getStatus().getConditions() == null
+        ? Optional.empty()
+        : pod.getStatus().getConditions().stream()
+            .filter(c -> GateNames.CONDITION_TYPE.equals(c.getType()))
+            .findFirst();
   }
 
   private static boolean labelled(Pod pod) {
@@ -203,8 +245,13 @@ public final class HostileTenants implements AutoCloseable {
     return served;
   }
 
-  private static ModelDeployment policy(String namespace, String name, Engine engine, Map<String, String> selector,
-      int timeoutSeconds, int periodSeconds) {
+  private static ModelDeployment policy(
+      String namespace,
+      String name,
+      Engine engine,
+      Map<String, String> selector,
+      int timeoutSeconds,
+      int periodSeconds) {
     RoleSpec role = new RoleSpec();
     role.setName("serve");
     role.setEngine(engine);

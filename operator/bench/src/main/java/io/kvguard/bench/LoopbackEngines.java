@@ -18,10 +18,11 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * Many fake engine endpoints on 127.0.0.1 served by ONE selector thread. {@link io.kvguard.testkit.FakeEngine}
- * costs a JDK HttpServer (a dispatcher and a timer thread) per port, which at 5,000 ports would put 10,000
- * threads beside the operator it is meant to measure. Answers GET with keep-alive, counts requests per
- * endpoint and path, and serves the same shapes (EngineShapes) the tests use.
+ * Many fake engine endpoints on 127.0.0.1 served by ONE selector thread. {@link
+ * io.kvguard.testkit.FakeEngine} costs a JDK HttpServer (a dispatcher and a timer thread) per port,
+ * which at 5,000 ports would put 10,000 threads beside the operator it is meant to measure. Answers
+ * GET with keep-alive, counts requests per endpoint and path, and serves the same shapes
+ * (EngineShapes) the tests use.
  */
 final class LoopbackEngines implements AutoCloseable {
   private final Selector selector;
@@ -33,12 +34,16 @@ final class LoopbackEngines implements AutoCloseable {
   private final long[] lastProbeNanos;
   private final long[] shortestProbeGapNanos;
   private final String probePath;
-  private final java.util.Set<SocketChannel> connections = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final java.util.Set<SocketChannel> connections =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final Thread loop;
   private volatile boolean running = true;
   private volatile Runnable onProbe = () -> {};
 
-  /** One endpoint per entry of {@code shapes}; {@code probePath} is the request counted as "one probe". */
+  /**
+   * One endpoint per entry of {@code shapes}; {@code probePath} is the request counted as "one
+   * probe".
+   */
   @SuppressWarnings("unchecked")
   LoopbackEngines(List<Map<String, Answer>> shapes, String probePath) throws IOException {
     this.probePath = probePath;
@@ -78,12 +83,18 @@ final class LoopbackEngines implements AutoCloseable {
     return probeRequests.get(endpoint);
   }
 
-  /** Forgets the shortest gaps seen so far (only the selector thread writes them; a stale read is harmless). */
+  /**
+   * Forgets the shortest gaps seen so far (only the selector thread writes them; a stale read is
+   * harmless).
+   */
   synchronized void resetProbeGaps() {
     java.util.Arrays.fill(shortestProbeGapNanos, Long.MAX_VALUE);
   }
 
-  /** The shortest time between two probe requests to one endpoint since the last reset, over all endpoints (ms). */
+  /**
+   * The shortest time between two probe requests to one endpoint since the last reset, over all
+   * endpoints (ms).
+   */
   double shortestProbeGapMillis() {
     long shortest = Long.MAX_VALUE;
     for (long gap : shortestProbeGapNanos) {
@@ -124,8 +135,16 @@ final class LoopbackEngines implements AutoCloseable {
   }
 
   private static byte[] response(Answer answer) {
-    String head = "HTTP/1.1 " + answer.status() + (answer.status() == 200 ? " OK" : " Not Found") + "\r\n"
-        + "Content-Type: " + answer.contentType() + "\r\nContent-Length: " + answer.body().length + "\r\n\r\n";
+    String head =
+        "HTTP/1.1 "
+            + answer.status()
+            + (answer.status() == 200 ? " OK" : " Not Found")
+            + "\r\n"
+            + "Content-Type: "
+            + answer.contentType()
+            + "\r\nContent-Length: "
+            + answer.body().length
+            + "\r\n\r\n";
     byte[] headBytes = head.getBytes(StandardCharsets.US_ASCII);
     byte[] all = new byte[headBytes.length + answer.body().length];
     System.arraycopy(headBytes, 0, all, 0, headBytes.length);
@@ -206,7 +225,10 @@ final class LoopbackEngines implements AutoCloseable {
       }
       connection.out.remove(0);
     }
-    key.interestOps(connection.out.isEmpty() ? SelectionKey.OP_READ : SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+    key.interestOps(
+        connection.out.isEmpty()
+            ? SelectionKey.OP_READ
+            : SelectionKey.OP_READ | SelectionKey.OP_WRITE);
   }
 
   /** Answers every complete request (GETs carry no body) in the read buffer. */
@@ -217,7 +239,8 @@ final class LoopbackEngines implements AutoCloseable {
     byte[] bytes = new byte[in.remaining()];
     in.get(bytes);
     for (int end = indexOfBlankLine(bytes, start); end >= 0; end = indexOfBlankLine(bytes, start)) {
-      String requestLine = new String(bytes, start, lineEnd(bytes, start) - start, StandardCharsets.US_ASCII);
+      String requestLine =
+          new String(bytes, start, lineEnd(bytes, start) - start, StandardCharsets.US_ASCII);
       String[] parts = requestLine.split(" ");
       String target = parts.length > 1 ? parts[1] : "/";
       int query = target.indexOf('?');
@@ -243,7 +266,10 @@ final class LoopbackEngines implements AutoCloseable {
 
   private static int indexOfBlankLine(byte[] bytes, int from) {
     for (int i = from; i + 3 < bytes.length; i++) {
-      if (bytes[i] == '\r' && bytes[i + 1] == '\n' && bytes[i + 2] == '\r' && bytes[i + 3] == '\n') {
+      if (bytes[i] == '\r'
+          && bytes[i + 1] == '\n'
+          && bytes[i + 2] == '\r'
+          && bytes[i + 3] == '\n') {
         return i;
       }
     }
@@ -260,8 +286,9 @@ final class LoopbackEngines implements AutoCloseable {
   }
 
   /**
-   * Hangs up every client connection, as engines restarting would. The floor's HTTP client keeps one idle
-   * connection per engine for 20 minutes; at 5,000 engines those would exhaust the process's file descriptors.
+   * Hangs up every client connection, as engines restarting would. The floor's HTTP client keeps
+   * one idle connection per engine for 20 minutes; at 5,000 engines those would exhaust the
+   * process's file descriptors.
    */
   void closeConnections() {
     for (SocketChannel channel : connections) {

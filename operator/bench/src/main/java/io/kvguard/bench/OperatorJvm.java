@@ -12,9 +12,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The benchmark's handle on an {@link OperatorJvmMain} child process: same Java, same class path, its own heap.
- * One child runs the floor, another the operator, so neither is warmed up by the other and neither shares a
- * heap or a JIT with the mock API server.
+ * The benchmark's handle on an {@link OperatorJvmMain} child process: same Java, same class path,
+ * its own heap. One child runs the floor, another the operator, so neither is warmed up by the
+ * other and neither shares a heap or a JIT with the mock API server.
  */
 public final class OperatorJvm implements AutoCloseable {
   private final Process process;
@@ -23,11 +23,15 @@ public final class OperatorJvm implements AutoCloseable {
 
   private OperatorJvm(Process process) {
     this.process = process;
-    this.answers = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    this.answers =
+        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
     this.commands = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8);
   }
 
-  /** Starts the child and waits until its JVM is up and its client built (not yet any operator or floor work). */
+  /**
+   * Starts the child and waits until its JVM is up and its client built (not yet any operator or
+   * floor work).
+   */
   static OperatorJvm launch(String apiUrl, BenchOptions options) throws IOException {
     return launch(apiUrl, options.operatorHeap(), options.probeConcurrency());
   }
@@ -40,19 +44,28 @@ public final class OperatorJvm implements AutoCloseable {
     return launch(apiUrl, BenchOptions.CHART_HEAP, BenchOptions.DEFAULT_PROBE_CONCURRENCY);
   }
 
-  private static OperatorJvm launch(String apiUrl, String heap, int probeConcurrency) throws IOException {
+  private static OperatorJvm launch(String apiUrl, String heap, int probeConcurrency)
+      throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     // What the chart runs the operator with, and the heap its default memory limit gives.
     command.addAll(List.of(BenchOptions.CHART_JVM_OPTIONS.split(" ")));
-    command.addAll(List.of("-Xmx" + heap, "-cp", System.getProperty("java.class.path"),
-        OperatorJvmMain.class.getName(), apiUrl, String.valueOf(probeConcurrency)));
-    // e.g. -Dkvguard.bench.operatorJvmArgs="-XX:StartFlightRecording=filename=operator.jfr" to profile the operator.
+    command.addAll(
+        List.of(
+            "-Xmx" + heap,
+            "-cp",
+            System.getProperty("java.class.path"),
+            OperatorJvmMain.class.getName(),
+            apiUrl,
+            String.valueOf(probeConcurrency)));
+    // e.g. -Dkvguard.bench.operatorJvmArgs="-XX:StartFlightRecording=filename=operator.jfr" to
+    // profile the operator.
     String extra = System.getProperty("kvguard.bench.operatorJvmArgs", "").trim();
     if (!extra.isEmpty()) {
       command.addAll(1, List.of(extra.split("\\s+")));
     }
-    Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    Process process =
+        new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     OperatorJvm jvm = new OperatorJvm(process);
     jvm.expect(OperatorJvmMain.READY);
     return jvm;
@@ -63,15 +76,16 @@ public final class OperatorJvm implements AutoCloseable {
   }
 
   /**
-   * Starts the operator with its HTTP servers as OperatorMain does, configured by {@code environment} (the
-   * chart's variables); returns the health and metrics ports.
+   * Starts the operator with its HTTP servers as OperatorMain does, configured by {@code
+   * environment} (the chart's variables); returns the health and metrics ports.
    */
   public int[] serve(Map<String, String> environment) throws IOException {
     StringBuilder command = new StringBuilder("serve");
     environment.forEach((key, value) -> command.append(' ').append(key).append('=').append(value));
     String[] answer = ask(command.toString(), null).split(" ");
     if (!answer[0].equals("serving")) {
-      throw new IllegalStateException("operator JVM answered '" + String.join(" ", answer) + "' to serve");
+      throw new IllegalStateException(
+          "operator JVM answered '" + String.join(" ", answer) + "' to serve");
     }
     return new int[] {Integer.parseInt(answer[1]), Integer.parseInt(answer[2])};
   }
@@ -137,12 +151,16 @@ public final class OperatorJvm implements AutoCloseable {
     commands.println(command);
     String answer = readLine();
     if (answer.startsWith("error") || (expected != null && !answer.equals(expected))) {
-      throw new IllegalStateException("operator JVM answered '" + answer + "' to '" + command + "'");
+      throw new IllegalStateException(
+          "operator JVM answered '" + answer + "' to '" + command + "'");
     }
     return answer;
   }
 
-  /** Until the child says {@code expected}, its stdout is the JVM's own (JFR, GC logs): passed on to stderr. */
+  /**
+   * Until the child says {@code expected}, its stdout is the JVM's own (JFR, GC logs): passed on to
+   * stderr.
+   */
   private void expect(String expected) throws IOException {
     for (String line = readLine(); !line.equals(expected); line = readLine()) {
       System.err.println("[operator JVM] " + line);
@@ -152,14 +170,17 @@ public final class OperatorJvm implements AutoCloseable {
   private String readLine() throws IOException {
     String line = answers.readLine();
     if (line == null) {
-      throw new IllegalStateException("operator JVM exited (code " + waitFor() + "); its stderr is above");
+      throw new IllegalStateException(
+          "operator JVM exited (code " + waitFor() + "); its stderr is above");
     }
     return line;
   }
 
   private String waitFor() {
     try {
-      return process.waitFor(10, TimeUnit.SECONDS) ? String.valueOf(process.exitValue()) : "still running";
+      return process.waitFor(10, TimeUnit.SECONDS)
+          ? String.valueOf(process.exitValue())
+          : "still running";
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return "unknown";

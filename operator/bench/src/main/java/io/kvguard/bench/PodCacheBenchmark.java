@@ -26,16 +26,18 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * What pods no ModelDeployment can select cost the operator (issue 18 §2). A program that prints figures, not a
- * test. Realistic pods ({@link RealisticPods}, about 27 KB of JSON each) in the embedded API server: {@code --guarded}
- * pods in {@code --guarded-namespaces} namespaces, ten per ModelDeployment, each with a loopback engine it is
- * verified on; then {@code --unrelated} pods no policy selects, most in namespaces without a ModelDeployment and
- * {@code --beside} of them (a fraction) in the guarded namespaces. The operator runs in a JVM of its own with the
- * chart's JVM options and heap ({@link OperatorJvm#launchAsTheChartRunsIt}).
+ * What pods no ModelDeployment can select cost the operator (issue 18 §2). A program that prints
+ * figures, not a test. Realistic pods ({@link RealisticPods}, about 27 KB of JSON each) in the
+ * embedded API server: {@code --guarded} pods in {@code --guarded-namespaces} namespaces, ten per
+ * ModelDeployment, each with a loopback engine it is verified on; then {@code --unrelated} pods no
+ * policy selects, most in namespaces without a ModelDeployment and {@code --beside} of them (a
+ * fraction) in the guarded namespaces. The operator runs in a JVM of its own with the chart's JVM
+ * options and heap ({@link OperatorJvm#launchAsTheChartRunsIt}).
  *
- * <p>Phases: (1) start with the guarded pods only, every gate set; (2) unrelated pods created in other namespaces;
- * (3) unrelated pods created beside the guarded ones; (4) a fresh operator JVM started with every pod already
- * there (its LIST). After each: the live heap (what a full collection left) and resident memory of the operator.
+ * <p>Phases: (1) start with the guarded pods only, every gate set; (2) unrelated pods created in
+ * other namespaces; (3) unrelated pods created beside the guarded ones; (4) a fresh operator JVM
+ * started with every pod already there (its LIST). After each: the live heap (what a full
+ * collection left) and resident memory of the operator.
  */
 public final class PodCacheBenchmark implements AutoCloseable {
   private static final long WINDOW = 1_048_576;
@@ -59,15 +61,26 @@ public final class PodCacheBenchmark implements AutoCloseable {
     unrelatedNamespaces = Integer.parseInt(options.getOrDefault("--unrelated-namespaces", "50"));
     beside = Double.parseDouble(options.getOrDefault("--beside", "0.1"));
     if (guarded % (guardedNamespaces * PODS_PER_POLICY) != 0) {
-      throw new IllegalArgumentException("--guarded must be a multiple of 10 x --guarded-namespaces");
+      throw new IllegalArgumentException(
+          "--guarded must be a multiple of 10 x --guarded-namespaces");
     }
-    client = new KubernetesClientBuilder().withConfig(new ConfigBuilder().withMasterUrl(api.url())
-        .withUserAgent(ApiWrites.BENCH_AGENT).withRequestTimeout(300_000).build()).build();
+    client =
+        new KubernetesClientBuilder()
+            .withConfig(
+                new ConfigBuilder()
+                    .withMasterUrl(api.url())
+                    .withUserAgent(ApiWrites.BENCH_AGENT)
+                    .withRequestTimeout(300_000)
+                    .build())
+            .build();
     Map<String, Answer> verified = EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000);
     engines = new LoopbackEngines(Collections.nCopies(guarded, verified), "/server_info");
   }
 
-  /** {@code --guarded 5000 --unrelated 50000 --guarded-namespaces 10 --unrelated-namespaces 50 --beside 0.1}. */
+  /**
+   * {@code --guarded 5000 --unrelated 50000 --guarded-namespaces 10 --unrelated-namespaces 50
+   * --beside 0.1}.
+   */
   public static void main(String[] args) throws Exception {
     Map<String, String> options = new HashMap<>();
     for (int i = 0; i + 1 < args.length; i += 2) {
@@ -87,14 +100,22 @@ public final class PodCacheBenchmark implements AutoCloseable {
   private void run(PrintStream out) throws Exception {
     int besideCount = (int) Math.round(unrelated * beside);
     int elsewhere = unrelated - besideCount;
-    out.printf("pod-cache benchmark: %d guarded pods in %d namespaces (%d ModelDeployments); %d unrelated pods: %d in %d"
-        + " other namespaces, %d beside the guarded ones%n", guarded, guardedNamespaces, guarded / PODS_PER_POLICY,
-        unrelated, elsewhere, unrelatedNamespaces, besideCount);
+    out.printf(
+        "pod-cache benchmark: %d guarded pods in %d namespaces (%d ModelDeployments); %d unrelated pods: %d in %d"
+            + " other namespaces, %d beside the guarded ones%n",
+        guarded,
+        guardedNamespaces,
+        guarded / PODS_PER_POLICY,
+        unrelated,
+        elsewhere,
+        unrelatedNamespaces,
+        besideCount);
     api.applyModelDeploymentCrd(api.client());
     namespace(ScaleBenchmark.OPERATOR_NAMESPACE);
     long t0 = System.nanoTime();
     createGuarded();
-    out.printf("set up the guarded pods and policies in %d s%n", (System.nanoTime() - t0) / 1_000_000_000);
+    out.printf(
+        "set up the guarded pods and policies in %d s%n", (System.nanoTime() - t0) / 1_000_000_000);
     List<String[]> rows = new ArrayList<>();
 
     try (OperatorJvm operator = OperatorJvm.launchAsTheChartRunsIt(api.url())) {
@@ -102,24 +123,64 @@ public final class PodCacheBenchmark implements AutoCloseable {
       long start = System.nanoTime();
       operator.startOperator();
       awaitEveryGate(operator);
-      out.printf("every guarded gate set %d ms after start%n", (System.nanoTime() - start) / 1_000_000);
+      out.printf(
+          "every guarded gate set %d ms after start%n", (System.nanoTime() - start) / 1_000_000);
       double guardedOnly = live(operator);
-      measured(out, rows, figures("(1) " + guarded + " guarded pods, every gate set", operator, guardedOnly));
+      measured(
+          out,
+          rows,
+          figures("(1) " + guarded + " guarded pods, every gate set", operator, guardedOnly));
 
       t0 = System.nanoTime();
       createUnrelated(elsewhere, unrelatedNamespaces, i -> String.format("batch-%02d", i), "job");
-      out.printf("created %d unrelated pods in other namespaces in %d s%n", elsewhere, (System.nanoTime() - t0) / 1_000_000_000);
+      out.printf(
+          "created %d unrelated pods in other namespaces in %d s%n",
+          elsewhere, (System.nanoTime() - t0) / 1_000_000_000);
       double afterElsewhere = settledLive(operator);
-      measured(out, rows, figures("(2) + " + elsewhere + " unrelated pods in " + unrelatedNamespaces + " other namespaces", operator,
-          afterElsewhere));
-      measured(out, rows, new String[] {"    per unrelated pod elsewhere", perPod(afterElsewhere - guardedOnly, elsewhere), "", ""});
+      measured(
+          out,
+          rows,
+          figures(
+              "(2) + "
+                  + elsewhere
+                  + " unrelated pods in "
+                  + unrelatedNamespaces
+                  + " other namespaces",
+              operator,
+              afterElsewhere));
+      measured(
+          out,
+          rows,
+          new String[] {
+            "    per unrelated pod elsewhere",
+            perPod(afterElsewhere - guardedOnly, elsewhere),
+            "",
+            ""
+          });
 
       t0 = System.nanoTime();
-      createUnrelated(besideCount, guardedNamespaces, PodCacheBenchmark::guardedNamespace, "sidecar-job");
-      out.printf("created %d unrelated pods beside the guarded ones in %d s%n", besideCount, (System.nanoTime() - t0) / 1_000_000_000);
+      createUnrelated(
+          besideCount, guardedNamespaces, PodCacheBenchmark::guardedNamespace, "sidecar-job");
+      out.printf(
+          "created %d unrelated pods beside the guarded ones in %d s%n",
+          besideCount, (System.nanoTime() - t0) / 1_000_000_000);
       double afterBeside = settledLive(operator);
-      measured(out, rows, figures("(3) + " + besideCount + " unrelated pods in the guarded namespaces", operator, afterBeside));
-      measured(out, rows, new String[] {"    per unrelated pod beside guarded ones", perPod(afterBeside - afterElsewhere, besideCount), "", ""});
+      measured(
+          out,
+          rows,
+          figures(
+              "(3) + " + besideCount + " unrelated pods in the guarded namespaces",
+              operator,
+              afterBeside));
+      measured(
+          out,
+          rows,
+          new String[] {
+            "    per unrelated pod beside guarded ones",
+            perPod(afterBeside - afterElsewhere, besideCount),
+            "",
+            ""
+          });
     } catch (IllegalStateException e) {
       out.println("operator JVM failed: " + e.getMessage());
     }
@@ -128,14 +189,26 @@ public final class PodCacheBenchmark implements AutoCloseable {
       operator.resetHeapPeak();
       long start = System.nanoTime();
       operator.startOperator();
-      Waits.await("a pass of every ModelDeployment", 600,
+      Waits.await(
+          "a pass of every ModelDeployment",
+          600,
           () -> reconciles(operator) >= guarded / PODS_PER_POLICY);
       awaitEveryGate(operator);
-      out.printf("restart: a pass of every ModelDeployment %d ms after start%n", (System.nanoTime() - start) / 1_000_000);
+      out.printf(
+          "restart: a pass of every ModelDeployment %d ms after start%n",
+          (System.nanoTime() - start) / 1_000_000);
       double restarted = settledLive(operator);
       String[] row = figures("(4) fresh operator, every pod there at start", operator, restarted);
       measured(out, rows, row);
-      measured(out, rows, new String[] {"    heap peak during (4), garbage included", String.format("%.1f MiB", operator.heapPeakMiB()), "", ""});
+      measured(
+          out,
+          rows,
+          new String[] {
+            "    heap peak during (4), garbage included",
+            String.format("%.1f MiB", operator.heapPeakMiB()),
+            "",
+            ""
+          });
     } catch (IllegalStateException e) {
       out.println("operator JVM (restart) failed: " + e.getMessage());
     }
@@ -145,7 +218,10 @@ public final class PodCacheBenchmark implements AutoCloseable {
     rows.forEach(r -> out.printf("| %s | %s | %s | %s |%n", (Object[]) r));
   }
 
-  /** Keeps a row for the table and prints it at once: a run cut short still shows the phases it finished. */
+  /**
+   * Keeps a row for the table and prints it at once: a run cut short still shows the phases it
+   * finished.
+   */
   private static void measured(PrintStream out, List<String[]> rows, String[] row) {
     rows.add(row);
     out.printf("measured: %s%n", String.join(" | ", row));
@@ -168,7 +244,10 @@ public final class PodCacheBenchmark implements AutoCloseable {
     return operator.liveHeapMiB();
   }
 
-  /** The live heap once two readings 3 s apart agree within 0.5 MiB (the watch has delivered what it will). */
+  /**
+   * The live heap once two readings 3 s apart agree within 0.5 MiB (the watch has delivered what it
+   * will).
+   */
   private static double settledLive(OperatorJvm operator) throws java.io.IOException {
     double before = operator.liveHeapMiB();
     for (int i = 0; i < 40; i++) {
@@ -182,24 +261,37 @@ public final class PodCacheBenchmark implements AutoCloseable {
     return before;
   }
 
-  private static String[] figures(String phase, OperatorJvm operator, double liveMiB) throws java.io.IOException {
+  private static String[] figures(String phase, OperatorJvm operator, double liveMiB)
+      throws java.io.IOException {
     double live = liveMiB > 0 ? liveMiB : operator.liveHeapMiB();
     double[] resident = operator.residentMiB();
-    return new String[] {phase, String.format("%.1f MiB", live), String.format("%.0f MiB", resident[0]),
-        String.format("%.0f MiB", resident[1])};
+    return new String[] {
+      phase,
+      String.format("%.1f MiB", live),
+      String.format("%.0f MiB", resident[0]),
+      String.format("%.0f MiB", resident[1])
+    };
   }
 
   private void awaitEveryGate(OperatorJvm operator) {
-    Waits.await("every guarded pod verified and labelled", 1_800, () -> {
-      if (!operator.alive()) {
-        throw new IllegalStateException("the operator JVM exited (code " + operator.exitCode() + ")");
-      }
-      return watches.stream().mapToLong(w -> w.countLabelled("True", "PoolSufficient")).sum() >= guarded;
-    });
+    Waits.await(
+        "every guarded pod verified and labelled",
+        1_800,
+        () -> {
+          if (!operator.alive()) {
+            throw new IllegalStateException(
+                "the operator JVM exited (code " + operator.exitCode() + ")");
+          }
+          return watches.stream().mapToLong(w -> w.countLabelled("True", "PoolSufficient")).sum()
+              >= guarded;
+        });
   }
 
   private void namespace(String name) {
-    client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build()).create();
+    client
+        .namespaces()
+        .resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build())
+        .create();
   }
 
   private void createGuarded() throws Exception {
@@ -211,21 +303,31 @@ public final class PodCacheBenchmark implements AutoCloseable {
       for (int p = 0; p < perNamespace; p++) {
         int index = n * perNamespace + p;
         String policy = String.format("model-%03d", p / PODS_PER_POLICY);
-        pods.add(RealisticPods.pod(namespace, policy + "-7f9c5d-" + p % PODS_PER_POLICY,
-            Map.of("app", policy, "pod-template-hash", "7f9c5d"), engines.port(index), true));
+        pods.add(
+            RealisticPods.pod(
+                namespace,
+                policy + "-7f9c5d-" + p % PODS_PER_POLICY,
+                Map.of("app", policy, "pod-template-hash", "7f9c5d"),
+                engines.port(index),
+                true));
       }
     }
     create(pods);
     for (int n = 0; n < guardedNamespaces; n++) {
       String namespace = guardedNamespace(n);
       for (int m = 0; m < perNamespace / PODS_PER_POLICY; m++) {
-        client.resources(ModelDeployment.class).inNamespace(namespace).resource(policy(namespace, String.format("model-%03d", m))).create();
+        client
+            .resources(ModelDeployment.class)
+            .inNamespace(namespace)
+            .resource(policy(namespace, String.format("model-%03d", m)))
+            .create();
       }
       watches.add(new GateWatch(client, namespace));
     }
   }
 
-  private void createUnrelated(int count, int namespaces, java.util.function.IntFunction<String> namespaceName, String app)
+  private void createUnrelated(
+      int count, int namespaces, java.util.function.IntFunction<String> namespaceName, String app)
       throws Exception {
     if (count == 0) {
       return;
@@ -236,18 +338,34 @@ public final class PodCacheBenchmark implements AutoCloseable {
       if (i < namespaces && !namespace.startsWith("serving-")) {
         namespace(namespace);
       }
-      pods.add(RealisticPods.pod(namespace, app + "-" + i, Map.of("app", app + "-" + (i % 100), "pod-template-hash", "5d8b7c"), -1, false));
+      pods.add(
+          RealisticPods.pod(
+              namespace,
+              app + "-" + i,
+              Map.of("app", app + "-" + (i % 100), "pod-template-hash", "5d8b7c"),
+              -1,
+              false));
     }
     create(pods);
   }
 
-  /** Created with their status, as a kubelet would have reported it (the mock keeps what it is given). */
+  /**
+   * Created with their status, as a kubelet would have reported it (the mock keeps what it is
+   * given).
+   */
   private void create(List<Pod> pods) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(CREATE_THREADS);
     try {
       List<Future<?>> done = new ArrayList<>();
       for (Pod pod : pods) {
-        done.add(pool.submit(() -> client.pods().inNamespace(pod.getMetadata().getNamespace()).resource(pod).create()));
+        done.add(
+            pool.submit(
+                () ->
+                    client
+                        .pods()
+                        .inNamespace(pod.getMetadata().getNamespace())
+                        .resource(pod)
+                        .create()));
       }
       for (Future<?> future : done) {
         future.get();

@@ -26,9 +26,9 @@ import java.util.concurrent.Future;
 import org.slf4j.LoggerFactory;
 
 /**
- * The scale benchmark of issue 7. Run it from the shaded jar:
- * {@code java -cp operator/target/kvguard-operator.jar io.kvguard.bench.ScaleBenchmark --pods 1000}.
- * Phases: floor, operator start-up, steady window (writes and probes counted), engine restarts (gate-close
+ * The scale benchmark of issue 7. Run it from the shaded jar: {@code java -cp
+ * operator/target/kvguard-operator.jar io.kvguard.bench.ScaleBenchmark --pods 1000}. Phases: floor,
+ * operator start-up, steady window (writes and probes counted), engine restarts (gate-close
  * latency, writes per flip), then heap and CPU.
  */
 public final class ScaleBenchmark implements AutoCloseable {
@@ -39,8 +39,10 @@ public final class ScaleBenchmark implements AutoCloseable {
   static final long BIG_POOL = 2_040_000;
   static final long SMALL_POOL = 600_000;
   private static final long SETTLE_MILLIS = 2_000;
+
   /** Held so the level sticks: java.util.logging keeps loggers weakly. */
-  private static final java.util.logging.Logger MOCK_LOG = java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
+  private static final java.util.logging.Logger MOCK_LOG =
+      java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
 
   private final BenchOptions options;
   private final EmbeddedApiServer api = new EmbeddedApiServer();
@@ -58,8 +60,15 @@ public final class ScaleBenchmark implements AutoCloseable {
     timeline = new StartupTimeline(options.timelineBucketMillis());
     writes = new ApiWrites(timeline);
     api.faults(writes::observe);
-    benchClient = new KubernetesClientBuilder().withConfig(new ConfigBuilder().withMasterUrl(api.url())
-        .withUserAgent(ApiWrites.BENCH_AGENT).withRequestTimeout(60_000).build()).build();
+    benchClient =
+        new KubernetesClientBuilder()
+            .withConfig(
+                new ConfigBuilder()
+                    .withMasterUrl(api.url())
+                    .withUserAgent(ApiWrites.BENCH_AGENT)
+                    .withRequestTimeout(60_000)
+                    .build())
+            .build();
     List<Map<String, Answer>> shapes = new ArrayList<>();
     Map<String, Answer> verified = EngineShapes.sglang(WINDOW, null, "0.5.22", BIG_POOL);
     Map<String, Answer> refused = EngineShapes.sglang(WINDOW, null, "0.5.22", SMALL_POOL);
@@ -68,10 +77,11 @@ public final class ScaleBenchmark implements AutoCloseable {
       podNames.add(String.format("md-%04d-pod-%d", i / 10, i % 10));
     }
     engines = new LoopbackEngines(shapes, "/server_info");
-    engines.onProbe(() -> {
-      timeline.probe();
-      firstProbe.probed();
-    });
+    engines.onProbe(
+        () -> {
+          timeline.probe();
+          firstProbe.probed();
+        });
   }
 
   static boolean refused(int pod) {
@@ -92,8 +102,8 @@ public final class ScaleBenchmark implements AutoCloseable {
   }
 
   /**
-   * Console logging of thousands of verdict lines (and the mock server's line per request) would measure the
-   * terminal, not the operator.
+   * Console logging of thousands of verdict lines (and the mock server's line per request) would
+   * measure the terminal, not the operator.
    */
   static void quietLogs() {
     ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger("io.kvguard")).setLevel(Level.WARN);
@@ -102,7 +112,9 @@ public final class ScaleBenchmark implements AutoCloseable {
 
   BenchFigures run(java.io.PrintStream progress) throws Exception {
     int n = options.pods();
-    progress.printf("setting up %d pods, %d ModelDeployments, %d engines (and %d floor pods)%n", n, n / 10, n, n);
+    progress.printf(
+        "setting up %d pods, %d ModelDeployments, %d engines (and %d floor pods)%n",
+        n, n / 10, n, n);
     setUp();
 
     progress.println("floor (in a JVM of its own) ...");
@@ -114,7 +126,10 @@ public final class ScaleBenchmark implements AutoCloseable {
     long contractFloorFirstProbe = firstProbe.millis();
     engines.closeConnections();
     benchClient.pods().inNamespace(FLOOR_NAMESPACE).delete();
-    Waits.await("floor pods deleted", 120, () -> benchClient.pods().inNamespace(FLOOR_NAMESPACE).list().getItems().isEmpty());
+    Waits.await(
+        "floor pods deleted",
+        120,
+        () -> benchClient.pods().inNamespace(FLOOR_NAMESPACE).list().getItems().isEmpty());
 
     try (GateWatch watch = new GateWatch(benchClient, NAMESPACE)) {
       drainRecordedRequests();
@@ -123,7 +138,8 @@ public final class ScaleBenchmark implements AutoCloseable {
       writes.reset();
       api.clearRequests();
       long refusedCount = podNames.stream().filter(p -> p.endsWith("-9")).count();
-      progress.println("operator start-up (in a JVM of its own, -Xmx" + options.operatorHeap() + ") ...");
+      progress.println(
+          "operator start-up (in a JVM of its own, -Xmx" + options.operatorHeap() + ") ...");
       double cpu0 = operator.cpuSeconds();
       double serverCpu0 = cpuSeconds();
       long start = System.nanoTime();
@@ -133,10 +149,15 @@ public final class ScaleBenchmark implements AutoCloseable {
       }
       operator.startOperator();
       // Set means both halves: verified pods show the condition True and carry the routing label.
-      Waits.await("every gate set", 1800, () -> watch.countLabelled("True", "PoolSufficient") == n - refusedCount
-          && watch.count("False", "PoolTooSmall") == refusedCount);
+      Waits.await(
+          "every gate set",
+          1800,
+          () ->
+              watch.countLabelled("True", "PoolSufficient") == n - refusedCount
+                  && watch.count("False", "PoolTooSmall") == refusedCount);
       long startupMillis = (System.nanoTime() - start) / 1_000_000;
-      FirstProbes firstProbes = new FirstProbes(floorFirstProbe, contractFloorFirstProbe, firstProbe.millis());
+      FirstProbes firstProbes =
+          new FirstProbes(floorFirstProbe, contractFloorFirstProbe, firstProbe.millis());
       timeline.stop();
       progress.printf("every gate set after %,d ms (floor %,d ms)%n", startupMillis, floorMillis);
       awaitQuiet();
@@ -176,7 +197,8 @@ public final class ScaleBenchmark implements AutoCloseable {
         }
       }
 
-      progress.printf("%d engine restarts at %.0f/s ...%n", options.restarts(), options.restartsPerSecond());
+      progress.printf(
+          "%d engine restarts at %.0f/s ...%n", options.restarts(), options.restartsPerSecond());
       writes.reset();
       api.clearRequests();
       double failedBefore = operator.reconciles("failed");
@@ -192,7 +214,10 @@ public final class ScaleBenchmark implements AutoCloseable {
       int restartOverruns = 0;
       for (int i = 0; i < n; i++) {
         long probes = restartProbesAfter[i] - restartProbesBefore[i];
-        if (probes > Math.floor(restartSeconds / options.periodSeconds()) + 1 + restarts.perPod().getOrDefault(i, 0)) {
+        if (probes
+            > Math.floor(restartSeconds / options.periodSeconds())
+                + 1
+                + restarts.perPod().getOrDefault(i, 0)) {
           restartOverruns++;
         }
       }
@@ -206,31 +231,72 @@ public final class ScaleBenchmark implements AutoCloseable {
       drainRecordedRequests();
       double[] resident = operator.residentMiB();
       double heapFinal = operator.heapAfterGcMiB();
-      return new BenchFigures(options, floorMillis, contractFloorMillis, startupMillis, firstProbes, startupWrites, startupRejected, restarts.latencies(), restarts.restartRoundTrips(), flips,
-          restartWrites, rejected.podStatus(), rejected.podLabel(), rejected.crStatus(), (long) failedReconciles,
-          steadySeconds, steadyWrites, startupReconciles, steadyReconciles / (n / 10.0) / periods, shortestGap, max, sum / n, steadyOverruns, restartOverruns,
-          heapBaseline, heapFinal, resident, new double[] {cpuStartup, cpuRestarts, cpuSteady},
-          new double[] {serverCpuStartup, serverCpuRestarts, serverCpuSteady}, operator.threadCpu(), ThreadCpu.byGroup(10));
+      return new BenchFigures(
+          options,
+          floorMillis,
+          contractFloorMillis,
+          startupMillis,
+          firstProbes,
+          startupWrites,
+          startupRejected,
+          restarts.latencies(),
+          restarts.restartRoundTrips(),
+          flips,
+          restartWrites,
+          rejected.podStatus(),
+          rejected.podLabel(),
+          rejected.crStatus(),
+          (long) failedReconciles,
+          steadySeconds,
+          steadyWrites,
+          startupReconciles,
+          steadyReconciles / (n / 10.0) / periods,
+          shortestGap,
+          max,
+          sum / n,
+          steadyOverruns,
+          restartOverruns,
+          heapBaseline,
+          heapFinal,
+          resident,
+          new double[] {cpuStartup, cpuRestarts, cpuSteady},
+          new double[] {serverCpuStartup, serverCpuRestarts, serverCpuSteady},
+          operator.threadCpu(),
+          ThreadCpu.byGroup(10));
     }
   }
 
-  /** One floor run over the floor pods, in a fresh JVM: until the watch sees every condition with {@code reason}. */
+  /**
+   * One floor run over the floor pods, in a fresh JVM: until the watch sees every condition with
+   * {@code reason}.
+   */
   private long floor(boolean withLabel, String reason) throws Exception {
     try (GateWatch floorWatch = new GateWatch(benchClient, FLOOR_NAMESPACE);
         OperatorJvm floorJvm = OperatorJvm.launch(api.url(), options)) {
       long start = System.nanoTime();
       firstProbe.arm();
       floorJvm.runFloor(FLOOR_NAMESPACE, withLabel);
-      Waits.await("floor gates", 600, () -> (withLabel ? floorWatch.countLabelled("True", reason)
-          : floorWatch.count("True", reason)) == options.pods());
+      Waits.await(
+          "floor gates",
+          600,
+          () ->
+              (withLabel
+                      ? floorWatch.countLabelled("True", reason)
+                      : floorWatch.count("True", reason))
+                  == options.pods());
       return (System.nanoTime() - start) / 1_000_000;
     }
   }
 
-  /** Milliseconds from each subject's start to its first probe: its own start-up, before any work. */
+  /**
+   * Milliseconds from each subject's start to its first probe: its own start-up, before any work.
+   */
   record FirstProbes(long floor, long contractFloor, long operator) {}
 
-  /** Operator writes the API server refused (409/422) in one phase; the operator re-reads and retries them. */
+  /**
+   * Operator writes the API server refused (409/422) in one phase; the operator re-reads and
+   * retries them.
+   */
   record Rejected(long podStatus, long podLabel, long crStatus) {}
 
   static Rejected rejected(List<EmbeddedApiServer.Request> requests) {
@@ -253,12 +319,13 @@ public final class ScaleBenchmark implements AutoCloseable {
     return new Rejected(podStatus, podLabel, crStatus);
   }
 
-
-
   private void setUp() throws Exception {
     api.applyModelDeploymentCrd(setupClient);
     for (String ns : List.of(NAMESPACE, FLOOR_NAMESPACE, OPERATOR_NAMESPACE)) {
-      benchClient.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
+      benchClient
+          .namespaces()
+          .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
+          .create();
     }
     SimulatedPods pods = new SimulatedPods(benchClient);
     ExecutorService pool = Executors.newFixedThreadPool(4);
@@ -267,8 +334,16 @@ public final class ScaleBenchmark implements AutoCloseable {
       for (int i = 0; i < options.pods(); i++) {
         int index = i;
         Map<String, String> labels = Map.of("app", modelDeploymentName(index / 10));
-        done.add(pool.submit(() -> pods.createRunning(NAMESPACE, podNames.get(index), labels, engines.port(index), true)));
-        done.add(pool.submit(() -> pods.createRunning(FLOOR_NAMESPACE, podNames.get(index), labels, engines.port(index), true)));
+        done.add(
+            pool.submit(
+                () ->
+                    pods.createRunning(
+                        NAMESPACE, podNames.get(index), labels, engines.port(index), true)));
+        done.add(
+            pool.submit(
+                () ->
+                    pods.createRunning(
+                        FLOOR_NAMESPACE, podNames.get(index), labels, engines.port(index), true)));
       }
       for (Future<?> future : done) {
         future.get();
@@ -277,7 +352,11 @@ public final class ScaleBenchmark implements AutoCloseable {
       pool.shutdownNow();
     }
     for (int md = 0; md < options.pods() / 10; md++) {
-      benchClient.resources(ModelDeployment.class).inNamespace(NAMESPACE).resource(modelDeployment(md)).create();
+      benchClient
+          .resources(ModelDeployment.class)
+          .inNamespace(NAMESPACE)
+          .resource(modelDeployment(md))
+          .create();
     }
   }
 
@@ -289,7 +368,10 @@ public final class ScaleBenchmark implements AutoCloseable {
     RoleSpec role = new RoleSpec();
     role.setName("serve");
     role.setEngine(Engine.SGLANG);
-    role.setSelector(new LabelSelectorBuilder().withMatchLabels(Map.of("app", modelDeploymentName(index))).build());
+    role.setSelector(
+        new LabelSelectorBuilder()
+            .withMatchLabels(Map.of("app", modelDeploymentName(index)))
+            .build());
     role.setPort(new IntOrString(SimulatedPods.ENGINE_PORT_NAME));
     ProbeSpec probe = new ProbeSpec();
     probe.setPeriodSeconds(options.periodSeconds());
@@ -319,11 +401,15 @@ public final class ScaleBenchmark implements AutoCloseable {
     }
   }
 
-  /** The mock web server keeps every request it served (bodies included) in an unbounded queue: empty it. */
+  /**
+   * The mock web server keeps every request it served (bodies included) in an unbounded queue:
+   * empty it.
+   */
   private void drainRecordedRequests() throws Exception {
     java.lang.reflect.Field field = EmbeddedApiServer.class.getDeclaredField("server");
     field.setAccessible(true);
-    io.fabric8.mockwebserver.DefaultMockServer server = (io.fabric8.mockwebserver.DefaultMockServer) field.get(api);
+    io.fabric8.mockwebserver.DefaultMockServer server =
+        (io.fabric8.mockwebserver.DefaultMockServer) field.get(api);
     while (server.takeRequest(1, java.util.concurrent.TimeUnit.MILLISECONDS) != null) {
       // drained
     }
@@ -332,7 +418,6 @@ public final class ScaleBenchmark implements AutoCloseable {
   private static double cpuSeconds() {
     return OperatorJvmMain.processCpuSeconds();
   }
-
 
   @Override
   public void close() {

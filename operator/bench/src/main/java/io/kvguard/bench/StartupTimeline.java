@@ -6,9 +6,10 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
- * What the operator sent the API server, and what the engines were asked, in each bucket of start-up
- * ({@code --timeline}: half a second, or {@code --timeline-ms}). It shows where start-up goes: informers and
- * leader election, finalizers, probes, and whether gate writes keep up with probe answers or queue behind them.
+ * What the operator sent the API server, and what the engines were asked, in each bucket of
+ * start-up ({@code --timeline}: half a second, or {@code --timeline-ms}). It shows where start-up
+ * goes: informers and leader election, finalizers, probes, and whether gate writes keep up with
+ * probe answers or queue behind them.
  */
 final class StartupTimeline {
   static final String PROBE = "engine /server_info";
@@ -34,7 +35,9 @@ final class StartupTimeline {
     recording = false;
   }
 
-  /** An operator request ({@link ApiWrites#classify} names writes; reads are "GET"/"LIST"/"WATCH"). */
+  /**
+   * An operator request ({@link ApiWrites#classify} names writes; reads are "GET"/"LIST"/"WATCH").
+   */
   void apiRequest(String method, String path) {
     if (!recording) {
       return;
@@ -60,15 +63,20 @@ final class StartupTimeline {
   void print(PrintStream out) {
     Map<Long, Map<String, Integer>> buckets = new TreeMap<>();
     for (Mark mark : marks) {
-      long bucket = Math.max(0, (mark.nanos() - startNanos) / 1_000_000 / bucketMillis) * bucketMillis;
+      long bucket =
+          Math.max(0, (mark.nanos() - startNanos) / 1_000_000 / bucketMillis) * bucketMillis;
       buckets.computeIfAbsent(bucket, b -> new TreeMap<>()).merge(mark.what(), 1, Integer::sum);
     }
-    out.println("\nStart-up timeline (from the operator's start; per " + bucketMillis
-        + " ms: operator requests and engine probes):");
-    buckets.forEach((bucket, counts) -> {
-      StringBuilder line = new StringBuilder(String.format("  %6d ms ", bucket));
-      counts.forEach((what, count) -> line.append(" ").append(what).append(" ").append(count).append(";"));
-      out.println(line);
-    });
+    out.println(
+        "\nStart-up timeline (from the operator's start; per "
+            + bucketMillis
+            + " ms: operator requests and engine probes):");
+    buckets.forEach(
+        (bucket, counts) -> {
+          StringBuilder line = new StringBuilder(String.format("  %6d ms ", bucket));
+          counts.forEach(
+              (what, count) -> line.append(" ").append(what).append(" ").append(count).append(";"));
+          out.println(line);
+        });
   }
 }

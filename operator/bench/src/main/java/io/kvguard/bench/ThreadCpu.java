@@ -7,7 +7,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-/** CPU seconds of the live threads, grouped by name with the numbers taken out (where the time goes). */
+/**
+ * CPU seconds of the live threads, grouped by name with the numbers taken out (where the time
+ * goes).
+ */
 final class ThreadCpu {
   private ThreadCpu() {}
 
@@ -22,7 +25,10 @@ final class ThreadCpu {
       }
       groups.merge(info.getThreadName().replaceAll("\\d+", "#"), nanos / 1e9, Double::sum);
     }
-    return groups.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed()).limit(top)
-        .map(e -> Map.entry(e.getKey(), e.getValue())).toList();
+    return groups.entrySet().stream()
+        .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+        .limit(top)
+        .map(e -> Map.entry(e.getKey(), e.getValue()))
+        .toList();
   }
 }

@@ -2,7 +2,9 @@ package io.kvguard.bench;
 
 import java.util.function.BooleanSupplier;
 
-/** Polling waits for the benchmark program (a program, not a test: no Awaitility on its classpath). */
+/**
+ * Polling waits for the benchmark program (a program, not a test: no Awaitility on its classpath).
+ */
 final class Waits {
   private Waits() {}
 
@@ -10,7 +12,8 @@ final class Waits {
     long deadline = System.nanoTime() + seconds * 1_000_000_000L;
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("benchmark gave up waiting for: " + what + " (" + seconds + " s)");
+        throw new IllegalStateException(
+            "benchmark gave up waiting for: " + what + " (" + seconds + " s)");
       }
       sleep(5);
     }

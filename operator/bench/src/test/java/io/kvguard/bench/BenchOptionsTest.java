@@ -9,8 +9,11 @@ import org.junit.jupiter.api.Test;
 class BenchOptionsTest {
   @Test
   void aFlagAnywhereAndValuedOptionsInAnyOrderAreRead() {
-    BenchOptions options = BenchOptions.parse(new String[] {"--timeline", "--steady", "60", "--pods", "100",
-        "--operator-heap", "512m"});
+    BenchOptions options =
+        BenchOptions.parse(
+            new String[] {
+              "--timeline", "--steady", "60", "--pods", "100", "--operator-heap", "512m"
+            });
     assertThat(options.pods()).isEqualTo(100);
     assertThat(options.steadySeconds()).isEqualTo(60);
     assertThat(options.timeline()).isTrue();
@@ -41,17 +44,21 @@ class BenchOptionsTest {
   @Test
   void typosAndBadValuesAreRefusedWithTheReason() {
     assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--podz", "100"}))
-        .hasMessageContaining("unknown option --podz").hasMessageContaining("--pods");
-    assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--steady"})).hasMessageContaining("needs a value");
+        .hasMessageContaining("unknown option --podz")
+        .hasMessageContaining("--pods");
+    assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--steady"}))
+        .hasMessageContaining("needs a value");
     assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--operator-heap", "lots"}))
         .hasMessageContaining("-Xmx size");
-    assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--pods", "15"})).hasMessageContaining("multiple of 10");
+    assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--pods", "15"}))
+        .hasMessageContaining("multiple of 10");
   }
 
   @Test
   void theOperatorJvmRunsWithTheChartsJvmOptions() throws java.io.IOException {
-    com.fasterxml.jackson.databind.JsonNode values = new com.fasterxml.jackson.dataformat.yaml.YAMLMapper()
-        .readTree(io.kvguard.helm.RenderedChart.CHART.resolve("values.yaml").toFile());
+    com.fasterxml.jackson.databind.JsonNode values =
+        new com.fasterxml.jackson.dataformat.yaml.YAMLMapper()
+            .readTree(io.kvguard.helm.RenderedChart.CHART.resolve("values.yaml").toFile());
     assertThat(BenchOptions.CHART_JVM_OPTIONS).isEqualTo(values.get("jvmOptions").asText());
   }
 }

@@ -3,7 +3,6 @@ package io.kvguard.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.kvguard.bench.HostileTenants;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -11,16 +10,20 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 20's four attacks, each against the operator as the chart runs it: a JVM of its own with the chart's
- * {@code jvmOptions} (ExitOnOutOfMemoryError) and heap (-Xmx256m: MaxRAMPercentage 50 of the 512Mi limit), serving
- * /metrics and /healthz as {@code OperatorMain} does. Each shows the operator staying up, /healthz answering as
- * the kubelet asks it (never three failures in a row, the chart's liveness failureThreshold), no hostile gate
- * opening, and an innocent tenant's new pod verified within {@link #INNOCENT_WITHIN} while the attack runs.
- * On the code before issue 20 the first two end the JVM (OutOfMemoryError), the third keeps the innocent pod
- * shut for minutes, and the fourth stops /healthz.
+ * Issue 20's four attacks, each against the operator as the chart runs it: a JVM of its own with
+ * the chart's {@code jvmOptions} (ExitOnOutOfMemoryError) and heap (-Xmx256m: MaxRAMPercentage 50
+ * of the 512Mi limit), serving /metrics and /healthz as {@code OperatorMain} does. Each shows the
+ * operator staying up, /healthz answering as the kubelet asks it (never three failures in a row,
+ * the chart's liveness failureThreshold), no hostile gate opening, and an innocent tenant's new pod
+ * verified within {@link #INNOCENT_WITHIN} while the attack runs. On the code before issue 20 the
+ * first two end the JVM (OutOfMemoryError), the third keeps the innocent pod shut for minutes, and
+ * the fourth stops /healthz.
  */
 class HostileTenantsIT {
-  /** How long an innocent tenant's new pod may wait for its verdict during an attack; unattacked it takes ~1 s. */
+  /**
+   * How long an innocent tenant's new pod may wait for its verdict during an attack; unattacked it
+   * takes ~1 s.
+   */
   static final Duration INNOCENT_WITHIN = Duration.ofSeconds(20);
 
   private HostileTenants cluster;
@@ -40,11 +43,18 @@ class HostileTenantsIT {
     health = new HealthWatch(cluster);
     cluster.innocentTenant();
     long started = System.nanoTime();
-    await().atMost(INNOCENT_WITHIN).pollInterval(Duration.ofMillis(200)).until(() -> {
-      assertThat(cluster.operator().alive()).as("operator JVM alive (exit code %s)", cluster.operator().exitCode()).isTrue();
-      return cluster.innocentVerified();
-    });
-    System.out.printf("hostile: innocent tenant verified after %d ms, operator live heap %.1f MiB%n",
+    await()
+        .atMost(INNOCENT_WITHIN)
+        .pollInterval(Duration.ofMillis(200))
+        .until(
+            () -> {
+              assertThat(cluster.operator().alive())
+                  .as("operator JVM alive (exit code %s)", cluster.operator().exitCode())
+                  .isTrue();
+              return cluster.innocentVerified();
+            });
+    System.out.printf(
+        "hostile: innocent tenant verified after %d ms, operator live heap %.1f MiB%n",
         (System.nanoTime() - started) / 1_000_000, cluster.operator().liveHeapMiB());
     assertThat(cluster.openHostileGates()).isEmpty();
     assertThat(cluster.operator().alive()).isTrue();
@@ -55,17 +65,33 @@ class HostileTenantsIT {
 
   @Test
   void thirtyTwoPagesOfJunkSeriesAtOnceAreReadInBoundedMemory() throws Exception {
-    // The old 4 MiB cap and every junk page read at once: only streaming keeps the heap bounded here.
-    cluster = HostileTenants.start(Map.of("KVGUARD_PROBE_MAX_BODY_BYTES", "4194304",
-        "KVGUARD_PROBE_CONCURRENCY_PER_NAMESPACE", "32"));
+    // The old 4 MiB cap and every junk page read at once: only streaming keeps the heap bounded
+    // here.
+    cluster =
+        HostileTenants.start(
+            Map.of(
+                "KVGUARD_PROBE_MAX_BODY_BYTES",
+                "4194304",
+                "KVGUARD_PROBE_CONCURRENCY_PER_NAMESPACE",
+                "32"));
     cluster.junkPages(32, 3_400_000);
-    await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-      assertThat(cluster.operator().alive()).as("operator JVM alive (exit code %s)", cluster.operator().exitCode()).isTrue();
-      for (int i = 0; i < 32; i++) {
-        assertThat(cluster.hostileCondition("junk-" + i)).as("junk-" + i)
-            .hasValueSatisfying(c -> assertThat(c).startsWith("False ProbeFailed").contains("vllm:cache_config_info"));
-      }
-    });
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () -> {
+              assertThat(cluster.operator().alive())
+                  .as("operator JVM alive (exit code %s)", cluster.operator().exitCode())
+                  .isTrue();
+              for (int i = 0; i < 32; i++) {
+                assertThat(cluster.hostileCondition("junk-" + i))
+                    .as("junk-" + i)
+                    .hasValueSatisfying(
+                        c ->
+                            assertThat(c)
+                                .startsWith("False ProbeFailed")
+                                .contains("vllm:cache_config_info"));
+              }
+            });
     innocentIsVerifiedWhileTheAttackRuns();
   }
 
@@ -73,12 +99,21 @@ class HostileTenantsIT {
   void anEngineClaimingThirtyMillionTokensGetsNoPromptBuiltAndStaysShut() throws Exception {
     cluster = HostileTenants.start(Map.of());
     cluster.hugeClaim();
-    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-      assertThat(cluster.operator().alive()).as("operator JVM alive (exit code %s)", cluster.operator().exitCode()).isTrue();
-      assertThat(cluster.hostileCondition("claims-0")).hasValueSatisfying(c -> assertThat(c)
-          .startsWith("False RejectionProbeInconclusive")
-          .contains("30000001-token prompt, above KVGUARD_REJECTION_MAX_PROMPT_TOKENS"));
-    });
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> {
+              assertThat(cluster.operator().alive())
+                  .as("operator JVM alive (exit code %s)", cluster.operator().exitCode())
+                  .isTrue();
+              assertThat(cluster.hostileCondition("claims-0"))
+                  .hasValueSatisfying(
+                      c ->
+                          assertThat(c)
+                              .startsWith("False RejectionProbeInconclusive")
+                              .contains(
+                                  "30000001-token prompt, above KVGUARD_REJECTION_MAX_PROMPT_TOKENS"));
+            });
     innocentIsVerifiedWhileTheAttackRuns();
   }
 
@@ -87,9 +122,19 @@ class HostileTenantsIT {
     cluster = HostileTenants.start(Map.of());
     cluster.neverAnswering(40);
     // Let the forty policies queue their probes first: the innocent tenant comes after all of them.
-    await().atMost(Duration.ofSeconds(30)).until(() -> cluster.client().resources(io.kvguard.customresource.ModelDeployment.class)
-        .inNamespace(HostileTenants.HOSTILE).list().getItems().stream().allMatch(md -> md.getMetadata().getFinalizers() != null
-            || md.getStatus() != null));
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                cluster
+                    .client()
+                    .resources(io.kvguard.customresource.ModelDeployment.class)
+                    .inNamespace(HostileTenants.HOSTILE)
+                    .list()
+                    .getItems()
+                    .stream()
+                    .allMatch(
+                        md -> md.getMetadata().getFinalizers() != null || md.getStatus() != null));
     innocentIsVerifiedWhileTheAttackRuns();
     assertThat(cluster.hostileCondition("silent-0").filter(c -> c.startsWith("True"))).isEmpty();
   }
@@ -99,14 +144,21 @@ class HostileTenantsIT {
     cluster = HostileTenants.start(Map.of());
     cluster.halfSendToHealthPort(2);
     innocentIsVerifiedWhileTheAttackRuns();
-    // Longer than the JDK server's request time limit (5 s): the half-sent requests are cut, /healthz still answers.
+    // Longer than the JDK server's request time limit (5 s): the half-sent requests are cut,
+    // /healthz still answers.
     health = new HealthWatch(cluster);
-    await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(10)).until(() -> health.longestFailureStreak() == 0);
+    await()
+        .during(Duration.ofSeconds(8))
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> health.longestFailureStreak() == 0);
     cluster.halfSendToHealthPort(2);
     assertThat(cluster.healthz()).isTrue();
   }
 
-  /** Polls /healthz every half second, as a kubelet with a short period would, and keeps the longest failure streak. */
+  /**
+   * Polls /healthz every half second, as a kubelet with a short period would, and keeps the longest
+   * failure streak.
+   */
   private static final class HealthWatch {
     private final AtomicInteger streak = new AtomicInteger();
     private final AtomicInteger longest = new AtomicInteger();
@@ -114,13 +166,17 @@ class HostileTenantsIT {
         java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
 
     HealthWatch(HostileTenants cluster) {
-      poller.scheduleWithFixedDelay(() -> {
-        if (cluster.healthz()) {
-          streak.set(0);
-        } else {
-          longest.accumulateAndGet(streak.incrementAndGet(), Math::max);
-        }
-      }, 0, 500, java.util.concurrent.TimeUnit.MILLISECONDS);
+      poller.scheduleWithFixedDelay(
+          () -> {
+            if (cluster.healthz()) {
+              streak.set(0);
+            } else {
+              longest.accumulateAndGet(streak.incrementAndGet(), Math::max);
+            }
+          },
+          0,
+          500,
+          java.util.concurrent.TimeUnit.MILLISECONDS);
     }
 
     int longestFailureStreak() {

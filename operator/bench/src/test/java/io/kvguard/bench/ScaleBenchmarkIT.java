@@ -7,8 +7,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The scale benchmark at CI size (N = 100): the counts that do not depend on the machine's speed. No
- * timing is asserted; {@code docs/benchmarks.md} has the timed runs.
+ * The scale benchmark at CI size (N = 100): the counts that do not depend on the machine's speed.
+ * No timing is asserted; {@code docs/benchmarks.md} has the timed runs.
  */
 class ScaleBenchmarkIT {
   private static final int PODS = 100;
@@ -19,8 +19,16 @@ class ScaleBenchmarkIT {
   @BeforeAll
   static void run() throws Exception {
     ScaleBenchmark.quietLogs();
-    BenchOptions options = new BenchOptions(PODS, PERIOD_SECONDS, 2 * PERIOD_SECONDS, RESTARTS, 10,
-        BenchOptions.DEFAULT_PROBE_CONCURRENCY, BenchOptions.CHART_HEAP, 0);
+    BenchOptions options =
+        new BenchOptions(
+            PODS,
+            PERIOD_SECONDS,
+            2 * PERIOD_SECONDS,
+            RESTARTS,
+            10,
+            BenchOptions.DEFAULT_PROBE_CONCURRENCY,
+            BenchOptions.CHART_HEAP,
+            0);
     try (ScaleBenchmark bench = new ScaleBenchmark(options)) {
       figures = bench.run(System.out);
     }
@@ -32,18 +40,23 @@ class ScaleBenchmarkIT {
     // Each restart closes a verified pod's gate and the next probe opens it again: two flips.
     assertThat(figures.closeLatenciesMillis()).hasSize(RESTARTS);
     assertThat(figures.restartFlips()).isEqualTo(2L * RESTARTS);
-    // Accepted writes: a write refused with 409/422 (the kubelet wrote the pod in between) is re-read and retried.
+    // Accepted writes: a write refused with 409/422 (the kubelet wrote the pod in between) is
+    // re-read and retried.
     assertThat(figures.acceptedRestartWrites(Kind.POD_STATUS)).isEqualTo(figures.restartFlips());
-    // Every flip moves the label too. (A label write can repeat when the pod cache lags: docs/benchmarks.md.)
-    assertThat(figures.acceptedRestartWrites(Kind.POD_LABEL)).isGreaterThanOrEqualTo(figures.restartFlips());
+    // Every flip moves the label too. (A label write can repeat when the pod cache lags:
+    // docs/benchmarks.md.)
+    assertThat(figures.acceptedRestartWrites(Kind.POD_LABEL))
+        .isGreaterThanOrEqualTo(figures.restartFlips());
     assertThat(figures.restartWrites(Kind.OTHER)).isZero();
   }
 
   @Test
   void startUpWritesEachConditionOnceEachFinalizerOnceAndNothingIsRefused() {
     assertThat(figures.startupWrites().get(Kind.POD_STATUS)).isEqualTo(PODS);
-    // The only other writes at start-up are the finalizers, one per ModelDeployment, added before its first
-    // pod write; the pass that added one writes its status against the version the finalizer made, not a stale one.
+    // The only other writes at start-up are the finalizers, one per ModelDeployment, added before
+    // its first
+    // pod write; the pass that added one writes its status against the version the finalizer made,
+    // not a stale one.
     assertThat(figures.startupWrites().get(Kind.OTHER)).isEqualTo(PODS / 10);
     // And the verdict key, created once by the operator that finds none.
     assertThat(figures.startupWrites().get(Kind.SECRET)).isEqualTo(1L);
@@ -62,18 +75,21 @@ class ScaleBenchmarkIT {
   void nothingIsWrittenWhileNothingChanges() {
     // The recorder was live in the window: the leader renewed its lease there.
     assertThat(figures.steadyWrites().getOrDefault(Kind.LEASE, 0L)).isPositive();
-    assertThat(figures.steadyWrites()).allSatisfy((kind, count) -> {
-      if (kind != Kind.LEASE) {
-        assertThat(count).as(kind.label).isZero();
-      }
-    });
+    assertThat(figures.steadyWrites())
+        .allSatisfy(
+            (kind, count) -> {
+              if (kind != Kind.LEASE) {
+                assertThat(count).as(kind.label).isZero();
+              }
+            });
   }
 
   @Test
   void eachEngineIsProbedOncePerPeriodPlusOncePerContainerStart() {
     assertThat(figures.steadyProbeOverruns()).isZero();
     assertThat(figures.restartProbeOverruns()).isZero();
-    // Re-probing does happen: over two periods every engine is asked about once per period on average.
+    // Re-probing does happen: over two periods every engine is asked about once per period on
+    // average.
     assertThat(figures.steadyProbesPerPeriodMean()).isGreaterThanOrEqualTo(0.5);
   }
 }

@@ -6,34 +6,46 @@ import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.PodVerdictStatus;
-import io.kvguard.testkit.SimulatedPods;
 import io.kvguard.gate.GateNames;
+import io.kvguard.testkit.SimulatedPods;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
-/** One read of everything a user would look at with kubectl in the namespace: ModelDeployments, pods, events. */
-record ClusterSnapshot(Instant at, List<ModelDeployment> modelDeployments, List<Pod> pods, List<Event> events) {
+/**
+ * One read of everything a user would look at with kubectl in the namespace: ModelDeployments,
+ * pods, events.
+ */
+record ClusterSnapshot(
+    Instant at, List<ModelDeployment> modelDeployments, List<Pod> pods, List<Event> events) {
 
   static ClusterSnapshot read(KubernetesClient client, String namespace, Instant now) {
-    List<ModelDeployment> mds = client.resources(ModelDeployment.class).inNamespace(namespace).list().getItems().stream()
-        .sorted(Comparator.comparing(md -> md.getMetadata().getName())).toList();
-    List<Pod> pods = client.pods().inNamespace(namespace).list().getItems().stream()
-        .sorted(Comparator.comparing(p -> p.getMetadata().getName())).toList();
+    List<ModelDeployment> mds =
+        client.resources(ModelDeployment.class).inNamespace(namespace).list().getItems().stream()
+            .sorted(Comparator.comparing(md -> md.getMetadata().getName()))
+            .toList();
+    List<Pod> pods =
+        client.pods().inNamespace(namespace).list().getItems().stream()
+            .sorted(Comparator.comparing(p -> p.getMetadata().getName()))
+            .toList();
     List<Event> events = client.v1().events().inNamespace(namespace).list().getItems();
     return new ClusterSnapshot(now, mds, pods, events);
   }
 
   /** Every namespace at once, for answering kubectl in --keep-running mode. */
   static ClusterSnapshot readAll(KubernetesClient client, Instant now) {
-    Comparator<io.fabric8.kubernetes.api.model.HasMetadata> byName = Comparator.comparing(
-        (io.fabric8.kubernetes.api.model.HasMetadata o) -> o.getMetadata().getNamespace())
-        .thenComparing(o -> o.getMetadata().getName());
-    List<ModelDeployment> mds = client.resources(ModelDeployment.class).inAnyNamespace().list().getItems().stream()
-        .sorted(byName).toList();
-    List<Pod> pods = client.pods().inAnyNamespace().list().getItems().stream().sorted(byName).toList();
+    Comparator<io.fabric8.kubernetes.api.model.HasMetadata> byName =
+        Comparator.comparing(
+                (io.fabric8.kubernetes.api.model.HasMetadata o) -> o.getMetadata().getNamespace())
+            .thenComparing(o -> o.getMetadata().getName());
+    List<ModelDeployment> mds =
+        client.resources(ModelDeployment.class).inAnyNamespace().list().getItems().stream()
+            .sorted(byName)
+            .toList();
+    List<Pod> pods =
+        client.pods().inAnyNamespace().list().getItems().stream().sorted(byName).toList();
     List<Event> events = client.v1().events().inAnyNamespace().list().getItems();
     return new ClusterSnapshot(now, mds, pods, events);
   }
@@ -44,7 +56,9 @@ record ClusterSnapshot(Instant at, List<ModelDeployment> modelDeployments, List<
   }
 
   Optional<ModelDeployment> modelDeployment(String name) {
-    return modelDeployments.stream().filter(md -> md.getMetadata().getName().equals(name)).findFirst();
+    return modelDeployments.stream()
+        .filter(md -> md.getMetadata().getName().equals(name))
+        .findFirst();
   }
 
   Optional<Pod> pod(String name) {
@@ -55,7 +69,9 @@ record ClusterSnapshot(Instant at, List<ModelDeployment> modelDeployments, List<
     if (pod.getStatus() == null || pod.getStatus().getConditions() == null) {
       return Optional.empty();
     }
-    return pod.getStatus().getConditions().stream().filter(c -> GateNames.CONDITION_TYPE.equals(c.getType())).findFirst();
+    return pod.getStatus().getConditions().stream()
+        .filter(c -> GateNames.CONDITION_TYPE.equals(c.getType()))
+        .findFirst();
   }
 
   static boolean labelled(Pod pod) {
@@ -69,13 +85,17 @@ record ClusterSnapshot(Instant at, List<ModelDeployment> modelDeployments, List<
     }
     return pod.getStatus().getContainerStatuses().stream()
         .filter(s -> SimulatedPods.ENGINE_CONTAINER.equals(s.getName()))
-        .map(s -> s.getRestartCount() == null ? 0 : s.getRestartCount()).findFirst().orElse(0);
+        .map(s -> s.getRestartCount() == null ? 0 : s.getRestartCount())
+        .findFirst()
+        .orElse(0);
   }
 
   /** Whether the pod's gate shows exactly this status and reason. */
   boolean gateIs(String podName, String status, String reason) {
-    return pod(podName).flatMap(ClusterSnapshot::gate)
-        .filter(c -> status.equals(c.getStatus()) && reason.equals(c.getReason())).isPresent();
+    return pod(podName)
+        .flatMap(ClusterSnapshot::gate)
+        .filter(c -> status.equals(c.getStatus()) && reason.equals(c.getReason()))
+        .isPresent();
   }
 
   boolean isLabelled(String podName) {
@@ -83,25 +103,44 @@ record ClusterSnapshot(Instant at, List<ModelDeployment> modelDeployments, List<
   }
 
   Optional<String> condition(String mdName, String type) {
-    return modelDeployment(mdName).filter(md -> md.getStatus() != null && md.getStatus().conditions != null)
-        .flatMap(md -> md.getStatus().conditions.stream().filter(c -> type.equals(c.getType())).findFirst())
+    return modelDeployment(mdName)
+        .filter(md -> md.getStatus() != null && md.getStatus().conditions != null)
+        .flatMap(
+            md ->
+                md.getStatus().conditions.stream()
+                    .filter(c -> type.equals(c.getType()))
+                    .findFirst())
         .map(c -> c.getStatus());
   }
 
   /** The verdict the ModelDeployment's status records for the pod. */
   Optional<PodVerdictStatus> verdict(String mdName, String podName) {
-    return modelDeployment(mdName).filter(md -> md.getStatus() != null && md.getStatus().pods != null)
-        .flatMap(md -> md.getStatus().pods.stream().filter(p -> Objects.equals(p.name, podName)).findFirst());
+    return modelDeployment(mdName)
+        .filter(md -> md.getStatus() != null && md.getStatus().pods != null)
+        .flatMap(
+            md ->
+                md.getStatus().pods.stream()
+                    .filter(p -> Objects.equals(p.name, podName))
+                    .findFirst());
   }
 
-  /** How many transitions the Events with this reason announced (kvguard keeps one per ModelDeployment and reason). */
+  /**
+   * How many transitions the Events with this reason announced (kvguard keeps one per
+   * ModelDeployment and reason).
+   */
   int eventCount(String reason) {
-    return events.stream().filter(e -> reason.equals(e.getReason()))
-        .mapToInt(e -> e.getCount() == null ? 1 : e.getCount()).sum();
+    return events.stream()
+        .filter(e -> reason.equals(e.getReason()))
+        .mapToInt(e -> e.getCount() == null ? 1 : e.getCount())
+        .sum();
   }
 
   boolean hasEvent(String reason, String messagePart) {
-    return events.stream().anyMatch(e -> reason.equals(e.getReason())
-        && e.getMessage() != null && e.getMessage().contains(messagePart));
+    return events.stream()
+        .anyMatch(
+            e ->
+                reason.equals(e.getReason())
+                    && e.getMessage() != null
+                    && e.getMessage().contains(messagePart));
   }
 }

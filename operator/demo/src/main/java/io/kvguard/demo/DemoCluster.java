@@ -1,6 +1,5 @@
 package io.kvguard.demo;
 
-import io.kvguard.testkit.FakeEngineOptions;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
@@ -13,6 +12,7 @@ import io.kvguard.customresource.ModelDeploymentSpec;
 import io.kvguard.customresource.RoleSpec;
 import io.kvguard.testkit.EmbeddedApiServer;
 import io.kvguard.testkit.FakeEngine;
+import io.kvguard.testkit.FakeEngineOptions;
 import io.kvguard.testkit.SimulatedPods;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -25,9 +25,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The demo's world: an in-process API server with the generated CRD, one fake SGLang engine per pod, pods
- * that point at them, and the operator as production wires it (minus leader election, which one replica
- * does not need).
+ * The demo's world: an in-process API server with the generated CRD, one fake SGLang engine per
+ * pod, pods that point at them, and the operator as production wires it (minus leader election,
+ * which one replica does not need).
  */
 final class DemoCluster implements AutoCloseable {
   static final String NAMESPACE = "inference";
@@ -61,8 +61,12 @@ final class DemoCluster implements AutoCloseable {
     DemoCluster cluster = new DemoCluster();
     try {
       cluster.api.applyModelDeploymentCrd(cluster.client);
-      cluster.client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata()
-          .build()).create();
+      cluster
+          .client
+          .namespaces()
+          .resource(
+              new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build())
+          .create();
       return cluster;
     } catch (RuntimeException e) {
       cluster.close();
@@ -86,13 +90,17 @@ final class DemoCluster implements AutoCloseable {
     pods.createRunning(NAMESPACE, name, Map.of("app", "glm", "role", role), fake.port(), true);
   }
 
-  /** The pod's engine process restarts and comes back with other figures, as after a config change. */
+  /**
+   * The pod's engine process restarts and comes back with other figures, as after a config change.
+   */
   void restartEngine(String name, FakeEngineOptions engine) {
     engines.get(name).serve(engine.answers());
     pods.restartEngine(NAMESPACE, name);
   }
 
-  /** The ModelDeployment of the incident: the advertised window over a prefill and a decode role. */
+  /**
+   * The ModelDeployment of the incident: the advertised window over a prefill and a decode role.
+   */
   static ModelDeployment incidentModelDeployment() {
     ModelDeployment md = new ModelDeployment();
     md.getMetadata().setName(MODEL_DEPLOYMENT);
@@ -112,7 +120,8 @@ final class DemoCluster implements AutoCloseable {
     RoleSpec role = new RoleSpec();
     role.setName(name);
     role.setEngine(Engine.SGLANG);
-    role.setSelector(new LabelSelectorBuilder().withMatchLabels(Map.of("app", "glm", "role", name)).build());
+    role.setSelector(
+        new LabelSelectorBuilder().withMatchLabels(Map.of("app", "glm", "role", name)).build());
     role.setPort(new IntOrString(SimulatedPods.ENGINE_PORT_NAME));
     role.setScheme(null);
     role.setMinReadyPods(null);
@@ -125,9 +134,15 @@ final class DemoCluster implements AutoCloseable {
   }
 
   void startOperator() {
-    KvguardConfig config = new KvguardConfig(Set.of(), 0, false, null, 8, 4 * 1024 * 1024, "kvguard-demo");
-    operator = KvguardOperator.create(client, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
-        Clock.systemUTC(), false);
+    KvguardConfig config =
+        new KvguardConfig(Set.of(), 0, false, null, 8, 4 * 1024 * 1024, "kvguard-demo");
+    operator =
+        KvguardOperator.create(
+            client,
+            config,
+            new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+            Clock.systemUTC(),
+            false);
     operator.start();
   }
 

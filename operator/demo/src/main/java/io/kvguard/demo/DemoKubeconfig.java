@@ -5,7 +5,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 
-/** A kubeconfig for the demo's API server: plain HTTP on loopback, no credentials (the server checks none). */
+/**
+ * A kubeconfig for the demo's API server: plain HTTP on loopback, no credentials (the server checks
+ * none).
+ */
 final class DemoKubeconfig {
   private DemoKubeconfig() {}
 
@@ -27,14 +30,18 @@ final class DemoKubeconfig {
             user: kvguard-demo
             namespace: %s
         current-context: kvguard-demo
-        """.formatted(serverUrl, namespace);
+        """
+        .formatted(serverUrl, namespace);
   }
 
   static Path write(String serverUrl, String namespace) throws IOException {
     Path file;
     try {
-      file = Files.createTempFile("kvguard-demo-", ".kubeconfig",
-          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+      file =
+          Files.createTempFile(
+              "kvguard-demo-",
+              ".kubeconfig",
+              PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
     } catch (UnsupportedOperationException e) {
       file = Files.createTempFile("kvguard-demo-", ".kubeconfig");
     }

@@ -3,11 +3,13 @@ package io.kvguard.demo;
 import java.util.Arrays;
 
 /**
- * The demo jar's entry point: {@code demo} (the default) replays the incident on an embedded API server;
- * {@code fake-engine} serves a fake engine's answers, the process of the end-to-end suite's engine image.
+ * The demo jar's entry point: {@code demo} (the default) replays the incident on an embedded API
+ * server; {@code fake-engine} serves a fake engine's answers, the process of the end-to-end suite's
+ * engine image.
  */
 public final class DemoMain {
-  static final String USAGE = """
+  static final String USAGE =
+      """
       Usage: java -jar kvguard-demo.jar [COMMAND]
         demo           (the default) replay the GLM-5.3 incident on an in-process API server, no cluster needed
                        [--keep-running] keep it up and print a kubeconfig for kubectl

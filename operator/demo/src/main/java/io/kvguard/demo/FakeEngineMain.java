@@ -1,11 +1,11 @@
 package io.kvguard.demo;
 
-import io.kvguard.testkit.FakeEngineOptions;
-import io.kvguard.cli.UsageException;
-import io.kvguard.cli.Arguments;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.kvguard.cli.Arguments;
+import io.kvguard.cli.UsageException;
 import io.kvguard.testkit.FakeEngine;
+import io.kvguard.testkit.FakeEngineOptions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -21,15 +21,16 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * {@code fake-engine}: one engine stand-in per container, for end-to-end runs on real clusters. It serves the
- * engine answers on {@code --port} and an admin endpoint on {@code --admin-port}:
- * {@code POST /admin/restart?pool=N} records the new pool in {@code --state-file} (put it on an emptyDir,
- * which outlives container restarts) and exits, so the kubelet starts a new engine container that comes
- * back with that pool: a new container ID and restart count, exactly what a real engine restart looks like.
+ * {@code fake-engine}: one engine stand-in per container, for end-to-end runs on real clusters. It
+ * serves the engine answers on {@code --port} and an admin endpoint on {@code --admin-port}: {@code
+ * POST /admin/restart?pool=N} records the new pool in {@code --state-file} (put it on an emptyDir,
+ * which outlives container restarts) and exits, so the kubelet starts a new engine container that
+ * comes back with that pool: a new container ID and restart count, exactly what a real engine
+ * restart looks like.
  */
 public final class FakeEngineMain implements AutoCloseable {
-  private static final Set<String> VALUED = union(FakeEngineOptions.VALUED,
-      Set.of("port", "admin-port", "bind", "state-file"));
+  private static final Set<String> VALUED =
+      union(FakeEngineOptions.VALUED, Set.of("port", "admin-port", "bind", "state-file"));
 
   private final FakeEngine engine;
   private final HttpServer admin;
@@ -37,7 +38,12 @@ public final class FakeEngineMain implements AutoCloseable {
   private final Path stateFile;
   private final Runnable exit;
 
-  private FakeEngineMain(FakeEngine engine, HttpServer admin, FakeEngineOptions serving, Path stateFile, Runnable exit) {
+  private FakeEngineMain(
+      FakeEngine engine,
+      HttpServer admin,
+      FakeEngineOptions serving,
+      Path stateFile,
+      Runnable exit) {
     this.engine = engine;
     this.admin = admin;
     this.serving = serving;
@@ -45,30 +51,48 @@ public final class FakeEngineMain implements AutoCloseable {
     this.exit = exit;
   }
 
-  /** The subcommand: serves until the process is stopped or restarted through the admin endpoint. */
-  public static int run(String[] args, PrintStream out, PrintStream err) throws IOException, InterruptedException {
+  /**
+   * The subcommand: serves until the process is stopped or restarted through the admin endpoint.
+   */
+  public static int run(String[] args, PrintStream out, PrintStream err)
+      throws IOException, InterruptedException {
     FakeEngineMain main;
     try {
       main = start(args, () -> System.exit(0));
     } catch (UsageException e) {
       err.println("kvguard fake-engine: " + e.getMessage());
-      err.println("Usage: java -jar kvguard-operator.jar fake-engine --shape sglang|vllm --pool TOKENS [--ranks N]"
-          + " [--context-length TOKENS] [--mode prefill|decode] [--version V] [--port 30000] [--admin-port 30001]"
-          + " [--bind 0.0.0.0] [--state-file PATH]");
+      err.println(
+          "Usage: java -jar kvguard-operator.jar fake-engine --shape sglang|vllm --pool TOKENS [--ranks N]"
+              + " [--context-length TOKENS] [--mode prefill|decode] [--version V] [--port 30000] [--admin-port 30001]"
+              + " [--bind 0.0.0.0] [--state-file PATH]");
       return 2;
     } catch (java.net.BindException e) {
       err.println("kvguard fake-engine: cannot listen: " + e.getMessage());
       return 1;
     }
-    out.println("kvguard fake-engine: " + main.serving().shape() + " on port " + main.enginePort() + ", "
-        + main.serving().ranks() + " rank(s) x " + main.serving().poolPerRank() + " tokens, context length "
-        + main.serving().engineContext() + "; admin on port " + main.adminPort());
+    out.println(
+        "kvguard fake-engine: "
+            + main.serving().shape()
+            + " on port "
+            + main.enginePort()
+            + ", "
+            + main.serving().ranks()
+            + " rank(s) x "
+            + main.serving().poolPerRank()
+            + " tokens, context length "
+            + main.serving().engineContext()
+            + "; admin on port "
+            + main.adminPort());
     new CountDownLatch(1).await();
     return 0;
   }
 
-  /** Starts both servers; {@code exit} is what a restart request ends with (System.exit in the image). */
-  public static FakeEngineMain start(String[] args, Runnable exit) throws UsageException, IOException {
+  /**
+   * Starts both servers; {@code exit} is what a restart request ends with (System.exit in the
+   * image).
+   */
+  public static FakeEngineMain start(String[] args, Runnable exit)
+      throws UsageException, IOException {
     Arguments parsed = Arguments.parse(args, VALUED, Set.of());
     FakeEngineOptions options = parseOptions(parsed);
     Path stateFile = parsed.value("state-file").map(Path::of).orElse(null);
@@ -111,7 +135,10 @@ public final class FakeEngineMain implements AutoCloseable {
         return;
       }
       if (stateFile == null) {
-        reply(exchange, 409, "started without --state-file: a restarted container would come back with its original pool");
+        reply(
+            exchange,
+            409,
+            "started without --state-file: a restarted container would come back with its original pool");
         return;
       }
       long pool;
@@ -181,7 +208,9 @@ public final class FakeEngineMain implements AutoCloseable {
     engine.close();
   }
 
-  /** The engine flags of the command line (see {@link FakeEngineOptions#toArgs()} for the reverse). */
+  /**
+   * The engine flags of the command line (see {@link FakeEngineOptions#toArgs()} for the reverse).
+   */
   static FakeEngineOptions parseOptions(Arguments args) throws UsageException {
     String shape = args.value("shape").orElse("sglang");
     if (!FakeEngineOptions.SHAPES.contains(shape)) {
@@ -195,7 +224,8 @@ public final class FakeEngineMain implements AutoCloseable {
     long context = args.longValue("context-length", 1_048_576, 1, Long.MAX_VALUE / 1024);
     String mode = args.value("mode").orElse(null);
     if (mode != null && !Set.of("prefill", "decode").contains(mode)) {
-      throw new UsageException("--mode must be prefill or decode (omit it for a unified engine), was '" + mode + "'");
+      throw new UsageException(
+          "--mode must be prefill or decode (omit it for a unified engine), was '" + mode + "'");
     }
     String version = args.value("version").orElse(shape.equals("sglang") ? "0.5.22" : "0.11.0");
     return new FakeEngineOptions(shape, pool, ranks, context, mode, version);

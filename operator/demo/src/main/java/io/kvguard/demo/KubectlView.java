@@ -34,34 +34,55 @@ final class KubectlView {
   }
 
   String pods(ClusterSnapshot snapshot, String namespace) {
-    TextTable table = new TextTable("NAME", "RESTARTS", "POOL-VERIFIED", "REASON", "VERIFIED", "MESSAGE");
+    TextTable table =
+        new TextTable("NAME", "RESTARTS", "POOL-VERIFIED", "REASON", "VERIFIED", "MESSAGE");
     for (Pod pod : snapshot.pods()) {
       Optional<PodCondition> gate = ClusterSnapshot.gate(pod);
-      table.row(pod.getMetadata().getName(),
+      table.row(
+          pod.getMetadata().getName(),
           Integer.toString(ClusterSnapshot.engineRestarts(pod)),
           gate.map(PodCondition::getStatus).orElse("<none>"),
           gate.map(PodCondition::getReason).orElse(""),
           ClusterSnapshot.labelled(pod) ? "true" : "",
           gate.map(PodCondition::getMessage).orElse(""));
     }
-    return "$ kubectl get pods -n " + namespace + " -L " + GateNames.VERIFIED_LABEL
-        + "    # plus each pod's condition " + GateNames.CONDITION_TYPE + System.lineSeparator() + table.render(INDENT);
+    return "$ kubectl get pods -n "
+        + namespace
+        + " -L "
+        + GateNames.VERIFIED_LABEL
+        + "    # plus each pod's condition "
+        + GateNames.CONDITION_TYPE
+        + System.lineSeparator()
+        + table.render(INDENT);
   }
 
-  String describe(ClusterSnapshot snapshot, String namespace, String name, Comparator<Event> eventOrder) {
-    StringBuilder text = new StringBuilder("$ kubectl describe mdep " + name + " -n " + namespace
-        + "    # Conditions and Events" + System.lineSeparator());
+  String describe(
+      ClusterSnapshot snapshot, String namespace, String name, Comparator<Event> eventOrder) {
+    StringBuilder text =
+        new StringBuilder(
+            "$ kubectl describe mdep "
+                + name
+                + " -n "
+                + namespace
+                + "    # Conditions and Events"
+                + System.lineSeparator());
     TextTable conditions = new TextTable("TYPE", "STATUS", "REASON", "MESSAGE");
-    snapshot.modelDeployment(name).filter(md -> md.getStatus() != null && md.getStatus().conditions != null)
-        .ifPresent(md -> {
-          for (Condition c : md.getStatus().conditions) {
-            conditions.row(c.getType(), c.getStatus(), c.getReason(), c.getMessage());
-          }
-        });
+    snapshot
+        .modelDeployment(name)
+        .filter(md -> md.getStatus() != null && md.getStatus().conditions != null)
+        .ifPresent(
+            md -> {
+              for (Condition c : md.getStatus().conditions) {
+                conditions.row(c.getType(), c.getStatus(), c.getReason(), c.getMessage());
+              }
+            });
     text.append(conditions.render(INDENT));
-    List<Event> events = snapshot.events().stream()
-        .filter(e -> e.getInvolvedObject() != null && name.equals(e.getInvolvedObject().getName()))
-        .sorted(eventOrder).toList();
+    List<Event> events =
+        snapshot.events().stream()
+            .filter(
+                e -> e.getInvolvedObject() != null && name.equals(e.getInvolvedObject().getName()))
+            .sorted(eventOrder)
+            .toList();
     TextTable table = new TextTable("TYPE", "REASON", "MESSAGE");
     events.forEach(e -> table.row(e.getType(), e.getReason(), e.getMessage()));
     text.append(System.lineSeparator()).append(table.render(INDENT));

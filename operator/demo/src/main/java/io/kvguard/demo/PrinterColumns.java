@@ -16,13 +16,15 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The ModelDeployment columns exactly as the generated CRD declares them, evaluated the way the API server
- * does for {@code kubectl get mdep}: NAME first, then each additionalPrinterColumn in CRD order. Supports the
- * JSONPath subset the CRD uses: dotted fields and one {@code [?(@.field=="value")]} filter.
+ * The ModelDeployment columns exactly as the generated CRD declares them, evaluated the way the API
+ * server does for {@code kubectl get mdep}: NAME first, then each additionalPrinterColumn in CRD
+ * order. Supports the JSONPath subset the CRD uses: dotted fields and one {@code
+ * [?(@.field=="value")]} filter.
  */
 final class PrinterColumns {
   static final String CRD_RESOURCE = "/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml";
-  private static final Pattern FILTER = Pattern.compile("^([^\\[]*)\\[\\?\\(@\\.([A-Za-z0-9_]+)==\"([^\"]*)\"\\)\\](.*)$");
+  private static final Pattern FILTER =
+      Pattern.compile("^([^\\[]*)\\[\\?\\(@\\.([A-Za-z0-9_]+)==\"([^\"]*)\"\\)\\](.*)$");
 
   private final List<CustomResourceColumnDefinition> columns;
 
@@ -33,15 +35,21 @@ final class PrinterColumns {
   static PrinterColumns fromGeneratedCrd(KubernetesSerialization serialization) {
     try (InputStream yaml = PrinterColumns.class.getResourceAsStream(CRD_RESOURCE)) {
       if (yaml == null) {
-        throw new IllegalStateException("the generated CRD is not on the classpath; build with mvn package");
+        throw new IllegalStateException(
+            "the generated CRD is not on the classpath; build with mvn package");
       }
       CustomResourceDefinition crd = serialization.unmarshal(yaml, CustomResourceDefinition.class);
-      CustomResourceDefinitionVersion served = crd.getSpec().getVersions().stream()
-          .filter(v -> Boolean.TRUE.equals(v.getStorage())).findFirst().orElseThrow();
-      List<CustomResourceColumnDefinition> columns = served.getAdditionalPrinterColumns() == null
-          ? List.of() : served.getAdditionalPrinterColumns();
-      return new PrinterColumns(columns.stream()
-          .filter(c -> c.getPriority() == null || c.getPriority() == 0).toList());
+      CustomResourceDefinitionVersion served =
+          crd.getSpec().getVersions().stream()
+              .filter(v -> Boolean.TRUE.equals(v.getStorage()))
+              .findFirst()
+              .orElseThrow();
+      List<CustomResourceColumnDefinition> columns =
+          served.getAdditionalPrinterColumns() == null
+              ? List.of()
+              : served.getAdditionalPrinterColumns();
+      return new PrinterColumns(
+          columns.stream().filter(c -> c.getPriority() == null || c.getPriority() == 0).toList());
     } catch (IOException e) {
       throw new IllegalStateException("cannot read the generated CRD", e);
     }
@@ -57,7 +65,10 @@ final class PrinterColumns {
     return headers;
   }
 
-  /** One row as kubectl prints it: the name, then each column's value (dates as ages, missing as empty). */
+  /**
+   * One row as kubectl prints it: the name, then each column's value (dates as ages, missing as
+   * empty).
+   */
   List<String> row(JsonNode resource, Instant now) {
     List<String> row = new ArrayList<>(List.of(resource.path("metadata").path("name").asText()));
     for (CustomResourceColumnDefinition column : columns) {

@@ -14,7 +14,8 @@ final class TextTable {
 
   TextTable row(String... cells) {
     if (cells.length != headers.size()) {
-      throw new IllegalArgumentException("expected " + headers.size() + " cells, got " + cells.length);
+      throw new IllegalArgumentException(
+          "expected " + headers.size() + " cells, got " + cells.length);
     }
     rows.add(List.of(cells));
     return this;

@@ -28,7 +28,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** The demo as an evaluator runs it: the incident's refusal with its numbers, then the fix, then exit 0. */
+/**
+ * The demo as an evaluator runs it: the incident's refusal with its numbers, then the fix, then
+ * exit 0.
+ */
 class DemoIT {
 
   /** Output written by another thread, readable while the demo runs. */
@@ -53,23 +56,33 @@ class DemoIT {
     assertThat(exit).as(text).isZero();
     assertThat(text).doesNotContain("FAILED");
     int refusal = text.indexOf("pod/glm-prefill-0  kvguard.io/pool-verified=False  PoolTooSmall");
-    // One PoolTooSmall Event for the policy: the prefill pods refused in one pass share a write ("2 pods turned
-    // PoolTooSmall: glm-prefill-0 (role prefill): ..."); the demo itself waits until it counts both.
-    Matcher refusalLine = Pattern.compile("Warning PoolTooSmall(?: \\(x\\d+\\))?  .*glm-prefill-[01] \\(role prefill\\): "
-        + "KV pool 681280 tokens < context window 1048576 × 1\\.0").matcher(text);
+    // One PoolTooSmall Event for the policy: the prefill pods refused in one pass share a write ("2
+    // pods turned
+    // PoolTooSmall: glm-prefill-0 (role prefill): ..."); the demo itself waits until it counts
+    // both.
+    Matcher refusalLine =
+        Pattern.compile(
+                "Warning PoolTooSmall(?: \\(x\\d+\\))?  .*glm-prefill-[01] \\(role prefill\\): "
+                    + "KV pool 681280 tokens < context window 1048576 × 1\\.0")
+            .matcher(text);
     int refusalEvent = refusalLine.find() ? refusalLine.start() : -1;
     int notReady = text.indexOf("mdep/glm  verified 2/4, Ready=False");
     int fix = text.indexOf("== 2. The fix");
-    int reopened = text.indexOf("pod/glm-prefill-0  kvguard.io/pool-verified=True  PoolSufficient, kvguard.io/verified=true"
-        + "  KV pool 2040000 tokens >= context window 1048576");
+    int reopened =
+        text.indexOf(
+            "pod/glm-prefill-0  kvguard.io/pool-verified=True  PoolSufficient, kvguard.io/verified=true"
+                + "  KV pool 2040000 tokens >= context window 1048576");
     int ready = text.indexOf("mdep/glm  verified 4/4, Ready=True");
-    assertThat(List.of(refusal, refusalEvent, notReady, fix, reopened, ready)).as(text).doesNotContain(-1);
+    assertThat(List.of(refusal, refusalEvent, notReady, fix, reopened, ready))
+        .as(text)
+        .doesNotContain(-1);
     assertThat(refusal).isLessThan(fix);
     assertThat(notReady).isLessThan(fix);
     assertThat(fix).isLessThan(reopened);
     assertThat(reopened).isLessThan(ready);
     // The kubectl-style tables after each phase, with the printer columns of the generated CRD.
-    assertThat(text).containsPattern("glm +zai-org/GLM-5.3 +1048576 +2/4 +False +\\d+s")
+    assertThat(text)
+        .containsPattern("glm +zai-org/GLM-5.3 +1048576 +2/4 +False +\\d+s")
         .containsPattern("glm +zai-org/GLM-5.3 +1048576 +4/4 +True +\\d+s")
         .containsPattern("glm-prefill-1 +0 +False +PoolTooSmall +KV pool 681280 tokens")
         .containsPattern("glm-prefill-1 +1 +True +PoolSufficient +true +KV pool 2040000 tokens")
@@ -82,30 +95,48 @@ class DemoIT {
     Demo demo = new Demo(true, Demo.DEFAULT_TIMEOUT);
     CompletableFuture<Integer> running = CompletableFuture.supplyAsync(() -> demo.run(out.stream));
     Pattern exported = Pattern.compile("export KUBECONFIG=(\\S+)");
-    await().atMost(Duration.ofSeconds(90)).until(() -> exported.matcher(out.text()).find() || running.isDone());
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .until(() -> exported.matcher(out.text()).find() || running.isDone());
     Matcher kubeconfigLine = exported.matcher(out.text());
     assertThat(kubeconfigLine.find()).as(out.text()).isTrue();
     Path kubeconfig = Path.of(kubeconfigLine.group(1));
 
-    try (KubernetesClient client = new KubernetesClientBuilder()
-        .withConfig(Config.fromKubeconfig(Files.readString(kubeconfig))).build()) {
-      ModelDeployment md = client.resources(ModelDeployment.class).inNamespace("inference").withName("glm").get();
+    try (KubernetesClient client =
+        new KubernetesClientBuilder()
+            .withConfig(Config.fromKubeconfig(Files.readString(kubeconfig)))
+            .build()) {
+      ModelDeployment md =
+          client.resources(ModelDeployment.class).inNamespace("inference").withName("glm").get();
       assertThat(md.getStatus().verified).isEqualTo("4/4");
 
-      JsonNode table = kubectlTable(client.getMasterUrl() + "apis/kvguard.io/v1alpha1/namespaces/inference/modeldeployments");
+      JsonNode table =
+          kubectlTable(
+              client.getMasterUrl()
+                  + "apis/kvguard.io/v1alpha1/namespaces/inference/modeldeployments");
       List<String> columns = new ArrayList<>();
       table.get("columnDefinitions").forEach(c -> columns.add(c.get("name").asText()));
       assertThat(columns).containsExactly("Name", "Model", "Window", "Verified", "Ready", "Age");
       List<String> cells = new ArrayList<>();
       table.get("rows").get(0).get("cells").forEach(c -> cells.add(c.asText()));
-      assertThat(cells.subList(0, 5)).containsExactly("glm", "zai-org/GLM-5.3", "1048576", "4/4", "True");
+      assertThat(cells.subList(0, 5))
+          .containsExactly("glm", "zai-org/GLM-5.3", "1048576", "4/4", "True");
 
-      // What `kubectl patch mdep glm --type merge -p '{"spec":{"minPoolRatio":3}}'` does: the prefill gates close.
-      client.resources(ModelDeployment.class).inNamespace("inference").withName("glm")
+      // What `kubectl patch mdep glm --type merge -p '{"spec":{"minPoolRatio":3}}'` does: the
+      // prefill gates close.
+      client
+          .resources(ModelDeployment.class)
+          .inNamespace("inference")
+          .withName("glm")
           .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"minPoolRatio\":3}}");
-      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(out.text())
-          .contains("pod/glm-prefill-0  kvguard.io/pool-verified=False  PoolTooSmall, no kvguard.io/verified"
-              + "  KV pool 2040000 tokens < context window 1048576 × 3.0"));
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () ->
+                  assertThat(out.text())
+                      .contains(
+                          "pod/glm-prefill-0  kvguard.io/pool-verified=False  PoolTooSmall, no kvguard.io/verified"
+                              + "  KV pool 2040000 tokens < context window 1048576 × 3.0"));
     }
 
     demo.stopAndWait();
@@ -114,9 +145,13 @@ class DemoIT {
   }
 
   private static JsonNode kubectlTable(String url) throws Exception {
-    HttpRequest request = HttpRequest.newBuilder(URI.create(url))
-        .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json").GET().build();
-    HttpResponse<String> response = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(url))
+            .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+            .GET()
+            .build();
+    HttpResponse<String> response =
+        HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
     assertThat(response.statusCode()).isEqualTo(200);
     JsonNode table = new ObjectMapper().readTree(response.body());
     assertThat(table.get("kind").asText()).isEqualTo("Table");

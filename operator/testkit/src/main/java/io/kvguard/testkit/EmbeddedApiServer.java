@@ -23,11 +23,12 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * An in-process Kubernetes API server: fabric8's mock server in CRUD mode, with the gaps that matter to
- * kvguard closed. A JSON patch whose {@code test} fails gets 422 (the mock would throw and never answer), a
- * patch of {@code pods/<name>/status} keeps the metadata it writes as a real server's status strategy does (the
- * mock keeps only the status), JOSDK's SelfSubjectRulesReview is allowed, every request is recorded (for RBAC
- * and write counting), and a fault hook can answer in the server's place (409, 429, 500).
+ * An in-process Kubernetes API server: fabric8's mock server in CRUD mode, with the gaps that
+ * matter to kvguard closed. A JSON patch whose {@code test} fails gets 422 (the mock would throw
+ * and never answer), a patch of {@code pods/<name>/status} keeps the metadata it writes as a real
+ * server's status strategy does (the mock keeps only the status), JOSDK's SelfSubjectRulesReview is
+ * allowed, every request is recorded (for RBAC and write counting), and a fault hook can answer in
+ * the server's place (409, 429, 500).
  */
 public final class EmbeddedApiServer implements AutoCloseable {
 
@@ -45,40 +46,56 @@ public final class EmbeddedApiServer implements AutoCloseable {
   public EmbeddedApiServer() {
     Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
     KubernetesMixedDispatcher crud = new KubernetesMixedDispatcher(responses);
-    Dispatcher guarded = new Dispatcher() {
-      @Override
-      public MockResponse dispatch(RecordedRequest request) {
-        MockResponse response = faults.apply(request);
-        if (response == null) {
-          try {
-            response = crud.dispatch(asRealStatusStrategy(request));
-          } catch (RuntimeException e) {
-            // A real API server answers a failed JSON-patch test (or any rejected patch) with 422.
-            response = new MockResponse().setResponseCode(422).setBody(status(422, "Invalid",
-                "the patch could not be applied: " + e.getClass().getSimpleName()));
+    Dispatcher guarded =
+        new Dispatcher() {
+          @Override
+          public MockResponse dispatch(RecordedRequest request) {
+            MockResponse response = faults.apply(request);
+            if (response == null) {
+              try {
+                response = crud.dispatch(asRealStatusStrategy(request));
+              } catch (RuntimeException e) {
+                // A real API server answers a failed JSON-patch test (or any rejected patch) with
+                // 422.
+                response =
+                    new MockResponse()
+                        .setResponseCode(422)
+                        .setBody(
+                            status(
+                                422,
+                                "Invalid",
+                                "the patch could not be applied: " + e.getClass().getSimpleName()));
+              }
+            }
+            record(request, response.code());
+            return response;
           }
-        }
-        record(request, response.code());
-        return response;
-      }
-    };
-    server = new KubernetesMockServer(new Context(), new MockWebServer(), responses, guarded, false);
+        };
+    server =
+        new KubernetesMockServer(new Context(), new MockWebServer(), responses, guarded, false);
     server.init(InetAddress.getLoopbackAddress(), 0);
-    server.expect().post().withPath("/apis/authorization.k8s.io/v1/selfsubjectrulesreviews")
-        .andReturn(201, "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SelfSubjectRulesReview\","
-            + "\"status\":{\"incomplete\":false,\"resourceRules\":[{\"verbs\":[\"*\"],"
-            + "\"apiGroups\":[\"coordination.k8s.io\"],\"resources\":[\"leases\"]}],\"nonResourceRules\":[]}}")
+    server
+        .expect()
+        .post()
+        .withPath("/apis/authorization.k8s.io/v1/selfsubjectrulesreviews")
+        .andReturn(
+            201,
+            "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SelfSubjectRulesReview\","
+                + "\"status\":{\"incomplete\":false,\"resourceRules\":[{\"verbs\":[\"*\"],"
+                + "\"apiGroups\":[\"coordination.k8s.io\"],\"resources\":[\"leases\"]}],\"nonResourceRules\":[]}}")
         .always();
   }
 
-  private static final Pattern POD_STATUS = Pattern.compile("^(/api/v1/namespaces/[^/]+/pods/[^/?]+)/status([?].*)?$");
+  private static final Pattern POD_STATUS =
+      Pattern.compile("^(/api/v1/namespaces/[^/]+/pods/[^/?]+)/status([?].*)?$");
 
   /**
-   * A real API server applies a patch of pods/status to the whole pod and then resets only the spec, the
-   * deletionTimestamp and the ownerReferences (kubernetes/kubernetes pkg/registry/core/pod/strategy.go,
-   * podStatusStrategy.PrepareForUpdate): labels and annotations written with the status persist. The mock applies
-   * such a patch and keeps only its status. So it is sent to the pod itself, where the mock keeps both (pods have
-   * no status subresource of their own in the mock); nothing here patches a pod's spec through its status.
+   * A real API server applies a patch of pods/status to the whole pod and then resets only the
+   * spec, the deletionTimestamp and the ownerReferences (kubernetes/kubernetes
+   * pkg/registry/core/pod/strategy.go, podStatusStrategy.PrepareForUpdate): labels and annotations
+   * written with the status persist. The mock applies such a patch and keeps only its status. So it
+   * is sent to the pod itself, where the mock keeps both (pods have no status subresource of their
+   * own in the mock); nothing here patches a pod's spec through its status.
    */
   private static RecordedRequest asRealStatusStrategy(RecordedRequest request) {
     Matcher podStatus = POD_STATUS.matcher(request.getPath());
@@ -86,12 +103,18 @@ public final class EmbeddedApiServer implements AutoCloseable {
       return request;
     }
     String path = podStatus.group(1) + (podStatus.group(2) == null ? "" : podStatus.group(2));
-    return new RecordedRequest(request.getHttpVersion(), request.method(), path, request.getHeaders(), request.getBody());
+    return new RecordedRequest(
+        request.getHttpVersion(), request.method(), path, request.getHeaders(), request.getBody());
   }
 
   private synchronized void record(RecordedRequest request, int status) {
-    requests.add(new Request(request.getMethod(), request.getPath(), status, request.getHeader("User-Agent"),
-        System.nanoTime()));
+    requests.add(
+        new Request(
+            request.getMethod(),
+            request.getPath(),
+            status,
+            request.getHeader("User-Agent"),
+            System.nanoTime()));
   }
 
   /** Requests seen so far (a copy). */
@@ -103,7 +126,9 @@ public final class EmbeddedApiServer implements AutoCloseable {
     requests.clear();
   }
 
-  /** Answers a request in the server's place when the hook returns a response; null lets it through. */
+  /**
+   * Answers a request in the server's place when the hook returns a response; null lets it through.
+   */
   public void faults(Function<RecordedRequest, MockResponse> hook) {
     faults = hook == null ? request -> null : hook;
   }
@@ -118,12 +143,15 @@ public final class EmbeddedApiServer implements AutoCloseable {
 
   /** Applies the CRD exactly as the build generated it, as a user would with kubectl apply. */
   public void applyModelDeploymentCrd(NamespacedKubernetesClient client) {
-    try (InputStream yaml = EmbeddedApiServer.class.getResourceAsStream(
-        "/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml")) {
+    try (InputStream yaml =
+        EmbeddedApiServer.class.getResourceAsStream(
+            "/META-INF/fabric8/modeldeployments.kvguard.io-v1.yml")) {
       if (yaml == null) {
-        throw new IllegalStateException("the generated CRD is not on the classpath; build with mvn package");
+        throw new IllegalStateException(
+            "the generated CRD is not on the classpath; build with mvn package");
       }
-      CustomResourceDefinition crd = client.getKubernetesSerialization().unmarshal(yaml, CustomResourceDefinition.class);
+      CustomResourceDefinition crd =
+          client.getKubernetesSerialization().unmarshal(yaml, CustomResourceDefinition.class);
       client.apiextensions().v1().customResourceDefinitions().resource(crd).create();
     } catch (java.io.IOException e) {
       throw new IllegalStateException("cannot read the generated CRD", e);
@@ -131,8 +159,13 @@ public final class EmbeddedApiServer implements AutoCloseable {
   }
 
   public static String status(int code, String reason, String message) {
-    return "{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"status\":\"Failure\",\"code\":" + code
-        + ",\"reason\":\"" + reason + "\",\"message\":\"" + message.replace("\"", "'") + "\"}";
+    return "{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"status\":\"Failure\",\"code\":"
+        + code
+        + ",\"reason\":\""
+        + reason
+        + "\",\"message\":\""
+        + message.replace("\"", "'")
+        + "\"}";
   }
 
   @Override

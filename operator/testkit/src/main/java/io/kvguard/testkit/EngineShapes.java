@@ -6,25 +6,48 @@ import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 
-/** The answers real engines give (shapes from docs/engines.md), with the numbers a scenario needs. */
+/**
+ * The answers real engines give (shapes from docs/engines.md), with the numbers a scenario needs.
+ */
 public final class EngineShapes {
   private EngineShapes() {}
 
   /**
-   * SGLang 0.5.x {@code /server_info} with one internal_states entry per rank, plus {@code /v1/models}.
-   * It includes the api_key SGLang dumps with its arguments, so tests can prove it never leaks.
+   * SGLang 0.5.x {@code /server_info} with one internal_states entry per rank, plus {@code
+   * /v1/models}. It includes the api_key SGLang dumps with its arguments, so tests can prove it
+   * never leaks.
    */
-  public static Map<String, Answer> sglang(long engineContext, String mode, String version, long... rankPools) {
-    String ranks = LongStream.of(rankPools).mapToObj(pool ->
-        "{\"memory_usage\":{\"weight\":88.1,\"kvcache\":41.3,\"token_capacity\":" + pool + ",\"graph\":1.2},"
-            + "\"last_gen_throughput\":0.0,\"effective_max_running_requests_per_dp\":64}")
-        .collect(Collectors.joining(","));
-    String info = "{\"model_path\":\"zai-org/GLM-5.3\",\"context_length\":" + engineContext
-        + ",\"disaggregation_mode\":\"" + (mode == null ? "null" : mode) + "\",\"dp_size\":" + rankPools.length
-        + ",\"tp_size\":8,\"page_size\":64,\"api_key\":\"" + SECRET_API_KEY + "\",\"admin_api_key\":\""
-        + SECRET_API_KEY + "-admin\",\"max_total_num_tokens\":" + rankPools[0]
-        + ",\"max_req_input_len\":" + (Math.min(engineContext, rankPools[0]) - 6)
-        + ",\"status\":\"ready\",\"version\":\"" + version + "\",\"internal_states\":[" + ranks + "]}";
+  public static Map<String, Answer> sglang(
+      long engineContext, String mode, String version, long... rankPools) {
+    String ranks =
+        LongStream.of(rankPools)
+            .mapToObj(
+                pool ->
+                    "{\"memory_usage\":{\"weight\":88.1,\"kvcache\":41.3,\"token_capacity\":"
+                        + pool
+                        + ",\"graph\":1.2},"
+                        + "\"last_gen_throughput\":0.0,\"effective_max_running_requests_per_dp\":64}")
+            .collect(Collectors.joining(","));
+    String info =
+        "{\"model_path\":\"zai-org/GLM-5.3\",\"context_length\":"
+            + engineContext
+            + ",\"disaggregation_mode\":\""
+            + (mode == null ? "null" : mode)
+            + "\",\"dp_size\":"
+            + rankPools.length
+            + ",\"tp_size\":8,\"page_size\":64,\"api_key\":\""
+            + SECRET_API_KEY
+            + "\",\"admin_api_key\":\""
+            + SECRET_API_KEY
+            + "-admin\",\"max_total_num_tokens\":"
+            + rankPools[0]
+            + ",\"max_req_input_len\":"
+            + (Math.min(engineContext, rankPools[0]) - 6)
+            + ",\"status\":\"ready\",\"version\":\""
+            + version
+            + "\",\"internal_states\":["
+            + ranks
+            + "]}";
     Map<String, Answer> answers = new LinkedHashMap<>();
     answers.put("/server_info", Answer.json(info));
     answers.put("/v1/models", models(engineContext));
@@ -32,11 +55,21 @@ public final class EngineShapes {
     return answers;
   }
 
-  /** An older SGLang that only answers {@code /get_server_info} and reports no per-rank capacity. */
-  public static Map<String, Answer> sglangLegacy(long engineContext, long rankZeroPool, String version) {
-    String info = "{\"model_path\":\"zai-org/GLM-5.3\",\"context_length\":" + engineContext
-        + ",\"disaggregation_mode\":\"null\",\"dp_size\":1,\"api_key\":\"" + SECRET_API_KEY + "\",\"max_total_num_tokens\":"
-        + rankZeroPool + ",\"version\":\"" + version + "\",\"internal_states\":[{\"last_gen_throughput\":0.0}]}";
+  /**
+   * An older SGLang that only answers {@code /get_server_info} and reports no per-rank capacity.
+   */
+  public static Map<String, Answer> sglangLegacy(
+      long engineContext, long rankZeroPool, String version) {
+    String info =
+        "{\"model_path\":\"zai-org/GLM-5.3\",\"context_length\":"
+            + engineContext
+            + ",\"disaggregation_mode\":\"null\",\"dp_size\":1,\"api_key\":\""
+            + SECRET_API_KEY
+            + "\",\"max_total_num_tokens\":"
+            + rankZeroPool
+            + ",\"version\":\""
+            + version
+            + "\",\"internal_states\":[{\"last_gen_throughput\":0.0}]}";
     Map<String, Answer> answers = new LinkedHashMap<>();
     answers.put("/get_server_info", Answer.json(info));
     answers.put("/v1/models", models(engineContext));
@@ -44,25 +77,34 @@ public final class EngineShapes {
   }
 
   /**
-   * vLLM {@code /metrics} with one cache_config_info series per data-parallel engine. A null
-   * {@code kvCacheSizeTokens} leaves the label out, as builds before it did.
+   * vLLM {@code /metrics} with one cache_config_info series per data-parallel engine. A null {@code
+   * kvCacheSizeTokens} leaves the label out, as builds before it did.
    */
-  public static Map<String, Answer> vllm(long maxModelLen, long numGpuBlocks, long blockSize, Long... kvCacheSizeTokens) {
-    StringBuilder metrics = new StringBuilder()
-        .append("# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n")
-        .append("# TYPE vllm:cache_config_info gauge\n");
+  public static Map<String, Answer> vllm(
+      long maxModelLen, long numGpuBlocks, long blockSize, Long... kvCacheSizeTokens) {
+    StringBuilder metrics =
+        new StringBuilder()
+            .append("# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n")
+            .append("# TYPE vllm:cache_config_info gauge\n");
     int engines = Math.max(1, kvCacheSizeTokens.length);
     for (int engine = 0; engine < engines; engine++) {
       Long sized = kvCacheSizeTokens.length == 0 ? null : kvCacheSizeTokens[engine];
-      metrics.append("vllm:cache_config_info{block_size=\"").append(blockSize)
-          .append("\",cache_dtype=\"auto\",enable_prefix_caching=\"True\",engine=\"").append(engine)
+      metrics
+          .append("vllm:cache_config_info{block_size=\"")
+          .append(blockSize)
+          .append("\",cache_dtype=\"auto\",enable_prefix_caching=\"True\",engine=\"")
+          .append(engine)
           .append("\",gpu_memory_utilization=\"0.9\"");
       if (sized != null) {
         metrics.append(",kv_cache_size_tokens=\"").append(sized).append('"');
       }
-      metrics.append(",num_gpu_blocks=\"").append(numGpuBlocks).append("\",num_gpu_blocks_override=\"None\"} 1.0\n");
+      metrics
+          .append(",num_gpu_blocks=\"")
+          .append(numGpuBlocks)
+          .append("\",num_gpu_blocks_override=\"None\"} 1.0\n");
     }
-    metrics.append("# HELP vllm:num_requests_running Number of requests in model execution batches.\n")
+    metrics
+        .append("# HELP vllm:num_requests_running Number of requests in model execution batches.\n")
         .append("# TYPE vllm:num_requests_running gauge\n")
         .append("vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 0.0\n");
     Map<String, Answer> answers = new LinkedHashMap<>();
@@ -73,98 +115,170 @@ public final class EngineShapes {
   }
 
   /** TGI 2.2 and older: {@code /info} carries the pool as max_batch_total_tokens. */
-  public static Map<String, Answer> tgi22(long maxTotalTokens, long maxBatchTotalTokens, String version) {
+  public static Map<String, Answer> tgi22(
+      long maxTotalTokens, long maxBatchTotalTokens, String version) {
     Map<String, Answer> answers = new LinkedHashMap<>();
-    answers.put("/info", Answer.json("{\"model_id\":\"meta-llama/Llama-3.1-8B-Instruct\",\"model_sha\":\"0e9e39f2\","
-        + "\"model_dtype\":\"torch.float16\",\"model_device_type\":\"cuda\",\"model_pipeline_tag\":\"text-generation\","
-        + "\"max_concurrent_requests\":128,\"max_best_of\":2,\"max_stop_sequences\":4,\"max_input_tokens\":"
-        + (maxTotalTokens - 1) + ",\"max_total_tokens\":" + maxTotalTokens + ",\"waiting_served_ratio\":0.3,"
-        + "\"max_batch_total_tokens\":" + maxBatchTotalTokens + ",\"max_waiting_tokens\":20,\"max_batch_size\":null,"
-        + "\"validation_workers\":2,\"max_client_batch_size\":4,\"router\":\"text-generation-router\","
-        + "\"version\":\"" + version + "\",\"sha\":\"6d7e3d6\",\"docker_label\":\"sha-6d7e3d6\"}"));
+    answers.put(
+        "/info",
+        Answer.json(
+            "{\"model_id\":\"meta-llama/Llama-3.1-8B-Instruct\",\"model_sha\":\"0e9e39f2\","
+                + "\"model_dtype\":\"torch.float16\",\"model_device_type\":\"cuda\",\"model_pipeline_tag\":\"text-generation\","
+                + "\"max_concurrent_requests\":128,\"max_best_of\":2,\"max_stop_sequences\":4,\"max_input_tokens\":"
+                + (maxTotalTokens - 1)
+                + ",\"max_total_tokens\":"
+                + maxTotalTokens
+                + ",\"waiting_served_ratio\":0.3,"
+                + "\"max_batch_total_tokens\":"
+                + maxBatchTotalTokens
+                + ",\"max_waiting_tokens\":20,\"max_batch_size\":null,"
+                + "\"validation_workers\":2,\"max_client_batch_size\":4,\"router\":\"text-generation-router\","
+                + "\"version\":\""
+                + version
+                + "\",\"sha\":\"6d7e3d6\",\"docker_label\":\"sha-6d7e3d6\"}"));
     answers.put("/health", Answer.json("{}"));
     return answers;
   }
 
-  /** TGI 2.3.1 and later (3.x): no pool in {@code /info}; the tgi_batch_max_total_tokens gauge on /metrics. */
-  public static Map<String, Answer> tgi3(long maxTotalTokens, long batchMaxTotalTokens, String version) {
+  /**
+   * TGI 2.3.1 and later (3.x): no pool in {@code /info}; the tgi_batch_max_total_tokens gauge on
+   * /metrics.
+   */
+  public static Map<String, Answer> tgi3(
+      long maxTotalTokens, long batchMaxTotalTokens, String version) {
     Map<String, Answer> answers = new LinkedHashMap<>();
-    answers.put("/info", Answer.json("{\"model_id\":\"meta-llama/Llama-3.1-8B-Instruct\",\"model_sha\":\"0e9e39f2\","
-        + "\"model_pipeline_tag\":\"text-generation\",\"max_concurrent_requests\":128,\"max_best_of\":2,"
-        + "\"max_stop_sequences\":4,\"max_input_tokens\":" + (maxTotalTokens - 1) + ",\"max_total_tokens\":"
-        + maxTotalTokens + ",\"validation_workers\":2,\"max_client_batch_size\":4,"
-        + "\"router\":\"text-generation-router\",\"version\":\"" + version + "\",\"sha\":\"b70f29d\","
-        + "\"docker_label\":\"sha-b70f29d\"}"));
-    answers.put("/metrics", Answer.prometheus("# HELP tgi_queue_size Current queue size\n# TYPE tgi_queue_size gauge\n"
-        + "tgi_queue_size 0\n# HELP tgi_batch_current_size Current batch size\n# TYPE tgi_batch_current_size gauge\n"
-        + "tgi_batch_current_size 0\n# HELP tgi_batch_max_total_tokens Maximum amount of tokens in total.\n"
-        + "# TYPE tgi_batch_max_total_tokens gauge\ntgi_batch_max_total_tokens " + batchMaxTotalTokens + "\n"
-        + "# TYPE tgi_request_count counter\ntgi_request_count{method=\"POST\"} 3\n"));
+    answers.put(
+        "/info",
+        Answer.json(
+            "{\"model_id\":\"meta-llama/Llama-3.1-8B-Instruct\",\"model_sha\":\"0e9e39f2\","
+                + "\"model_pipeline_tag\":\"text-generation\",\"max_concurrent_requests\":128,\"max_best_of\":2,"
+                + "\"max_stop_sequences\":4,\"max_input_tokens\":"
+                + (maxTotalTokens - 1)
+                + ",\"max_total_tokens\":"
+                + maxTotalTokens
+                + ",\"validation_workers\":2,\"max_client_batch_size\":4,"
+                + "\"router\":\"text-generation-router\",\"version\":\""
+                + version
+                + "\",\"sha\":\"b70f29d\","
+                + "\"docker_label\":\"sha-b70f29d\"}"));
+    answers.put(
+        "/metrics",
+        Answer.prometheus(
+            "# HELP tgi_queue_size Current queue size\n# TYPE tgi_queue_size gauge\n"
+                + "tgi_queue_size 0\n# HELP tgi_batch_current_size Current batch size\n# TYPE tgi_batch_current_size gauge\n"
+                + "tgi_batch_current_size 0\n# HELP tgi_batch_max_total_tokens Maximum amount of tokens in total.\n"
+                + "# TYPE tgi_batch_max_total_tokens gauge\ntgi_batch_max_total_tokens "
+                + batchMaxTotalTokens
+                + "\n"
+                + "# TYPE tgi_request_count counter\ntgi_request_count{method=\"POST\"} 3\n"));
     answers.put("/health", Answer.json("{}"));
     return answers;
   }
 
   /** Triton's TensorRT-LLM backend metrics: pool = max blocks × tokens per block. */
   public static Map<String, Answer> tritonTrtllm(long maxBlocks, long tokensPerBlock) {
-    String series = "nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type=\"%s\",model=\"tensorrt_llm\",version=\"1\"} %s\n";
-    String metrics = "# HELP nv_trt_llm_kv_cache_block_metrics TRT LLM KV cache block metrics\n"
-        + "# TYPE nv_trt_llm_kv_cache_block_metrics gauge\n"
-        + String.format(series, "fraction", "0.000160")
-        + String.format(series, "tokens_per", tokensPerBlock)
-        + String.format(series, "used", 1)
-        + String.format(series, "free", maxBlocks - 1)
-        + String.format(series, "max", maxBlocks)
-        + "# TYPE nv_inference_request_success counter\n"
-        + "nv_inference_request_success{model=\"tensorrt_llm\",version=\"1\"} 12\n";
+    String series =
+        "nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type=\"%s\",model=\"tensorrt_llm\",version=\"1\"} %s\n";
+    String metrics =
+        "# HELP nv_trt_llm_kv_cache_block_metrics TRT LLM KV cache block metrics\n"
+            + "# TYPE nv_trt_llm_kv_cache_block_metrics gauge\n"
+            + String.format(series, "fraction", "0.000160")
+            + String.format(series, "tokens_per", tokensPerBlock)
+            + String.format(series, "used", 1)
+            + String.format(series, "free", maxBlocks - 1)
+            + String.format(series, "max", maxBlocks)
+            + "# TYPE nv_inference_request_success counter\n"
+            + "nv_inference_request_success{model=\"tensorrt_llm\",version=\"1\"} 12\n";
     return Map.of("/metrics", Answer.prometheus(metrics));
   }
 
   /** trtllm-serve's Prometheus gauges (names as seen in third-party configs). */
   public static Map<String, Answer> trtllmServe(long maxBlocks, long tokensPerBlock) {
     String labels = "{engine_type=\"trtllm\",model_name=\"Qwen/Qwen3-8B\"}";
-    return Map.of("/metrics", Answer.prometheus("# TYPE trtllm_kv_cache_max_blocks gauge\n"
-        + "trtllm_kv_cache_max_blocks" + labels + " " + maxBlocks + "\n"
-        + "# TYPE trtllm_kv_cache_tokens_per_block gauge\n"
-        + "trtllm_kv_cache_tokens_per_block" + labels + " " + tokensPerBlock + "\n"
-        + "# TYPE trtllm_request_success_total counter\ntrtllm_request_success_total" + labels + " 4\n"));
+    return Map.of(
+        "/metrics",
+        Answer.prometheus(
+            "# TYPE trtllm_kv_cache_max_blocks gauge\n"
+                + "trtllm_kv_cache_max_blocks"
+                + labels
+                + " "
+                + maxBlocks
+                + "\n"
+                + "# TYPE trtllm_kv_cache_tokens_per_block gauge\n"
+                + "trtllm_kv_cache_tokens_per_block"
+                + labels
+                + " "
+                + tokensPerBlock
+                + "\n"
+                + "# TYPE trtllm_request_success_total counter\ntrtllm_request_success_total"
+                + labels
+                + " 4\n"));
   }
 
   /** trtllm-serve's JSON {@code /metrics}: iteration stats with kvCacheStats. */
   public static Map<String, Answer> trtllmServeIterationStats(long maxBlocks, long tokensPerBlock) {
-    return Map.of("/metrics", Answer.json("[{\"cpuMemUsage\":1843200,\"gpuMemUsage\":71303168000,\"iter\":41,"
-        + "\"iterLatencyMS\":12.4,\"kvCacheStats\":{\"allocNewBlocks\":0,\"allocTotalBlocks\":12,\"cacheHitRate\":0.0,"
-        + "\"freeNumBlocks\":" + (maxBlocks - 12) + ",\"maxNumBlocks\":" + maxBlocks + ",\"missedBlocks\":0,"
-        + "\"reusedBlocks\":0,\"tokensPerBlock\":" + tokensPerBlock + ",\"usedNumBlocks\":12},\"numActiveRequests\":0,"
-        + "\"timestamp\":\"10-12-2026 09:14:03\"}]"));
+    return Map.of(
+        "/metrics",
+        Answer.json(
+            "[{\"cpuMemUsage\":1843200,\"gpuMemUsage\":71303168000,\"iter\":41,"
+                + "\"iterLatencyMS\":12.4,\"kvCacheStats\":{\"allocNewBlocks\":0,\"allocTotalBlocks\":12,\"cacheHitRate\":0.0,"
+                + "\"freeNumBlocks\":"
+                + (maxBlocks - 12)
+                + ",\"maxNumBlocks\":"
+                + maxBlocks
+                + ",\"missedBlocks\":0,"
+                + "\"reusedBlocks\":0,\"tokensPerBlock\":"
+                + tokensPerBlock
+                + ",\"usedNumBlocks\":12},\"numActiveRequests\":0,"
+                + "\"timestamp\":\"10-12-2026 09:14:03\"}]"));
   }
 
   /** llama.cpp server {@code /props} of 2025 builds: per-slot n_ctx, total_slots and build_info. */
   public static Map<String, Answer> llamacpp(long slotContext, int slots, String buildInfo) {
-    return Map.of("/props", Answer.json("{\"default_generation_settings\":{\"id\":0,\"id_task\":-1,\"n_ctx\":"
-        + slotContext + ",\"speculative\":false,\"is_processing\":false,\"params\":{\"n_predict\":-1,"
-        + "\"seed\":4294967295,\"temperature\":0.8,\"top_k\":40,\"top_p\":0.95},\"prompt\":\"\","
-        + "\"next_token\":{\"has_next_token\":true,\"n_remain\":-1,\"n_decoded\":0}},\"total_slots\":" + slots
-        + ",\"model_path\":\"/models/Qwen3-8B-Q4_K_M.gguf\",\"modalities\":{\"vision\":false,\"audio\":false},"
-        + "\"chat_template\":\"{%- for message in messages %}{{ message.content }}{%- endfor %}\","
-        + "\"bos_token\":\"<|endoftext|>\",\"eos_token\":\"<|im_end|>\",\"build_info\":\"" + buildInfo + "\"}"));
+    return Map.of(
+        "/props",
+        Answer.json(
+            "{\"default_generation_settings\":{\"id\":0,\"id_task\":-1,\"n_ctx\":"
+                + slotContext
+                + ",\"speculative\":false,\"is_processing\":false,\"params\":{\"n_predict\":-1,"
+                + "\"seed\":4294967295,\"temperature\":0.8,\"top_k\":40,\"top_p\":0.95},\"prompt\":\"\","
+                + "\"next_token\":{\"has_next_token\":true,\"n_remain\":-1,\"n_decoded\":0}},\"total_slots\":"
+                + slots
+                + ",\"model_path\":\"/models/Qwen3-8B-Q4_K_M.gguf\",\"modalities\":{\"vision\":false,\"audio\":false},"
+                + "\"chat_template\":\"{%- for message in messages %}{{ message.content }}{%- endfor %}\","
+                + "\"bos_token\":\"<|endoftext|>\",\"eos_token\":\"<|im_end|>\",\"build_info\":\""
+                + buildInfo
+                + "\"}"));
   }
 
   /** llama.cpp server {@code /props} of 2024 builds: no build_info, settings flattened. */
   public static Map<String, Answer> llamacppLegacy(long slotContext, int slots) {
-    return Map.of("/props", Answer.json("{\"system_prompt\":\"\",\"default_generation_settings\":{\"n_ctx\":"
-        + slotContext + ",\"n_predict\":-1,\"model\":\"/models/llama-2-7b.Q4_K_M.gguf\",\"seed\":4294967295,"
-        + "\"temperature\":0.8,\"top_k\":40,\"top_p\":0.95,\"stream\":false},\"total_slots\":" + slots
-        + ",\"chat_template\":\"\"}"));
+    return Map.of(
+        "/props",
+        Answer.json(
+            "{\"system_prompt\":\"\",\"default_generation_settings\":{\"n_ctx\":"
+                + slotContext
+                + ",\"n_predict\":-1,\"model\":\"/models/llama-2-7b.Q4_K_M.gguf\",\"seed\":4294967295,"
+                + "\"temperature\":0.8,\"top_k\":40,\"top_p\":0.95,\"stream\":false},\"total_slots\":"
+                + slots
+                + ",\"chat_template\":\"\"}"));
   }
 
-  /** Ollama 0.9.7 and later: {@code /api/ps} with one context_length per loaded model, and /api/version. */
+  /**
+   * Ollama 0.9.7 and later: {@code /api/ps} with one context_length per loaded model, and
+   * /api/version.
+   */
   public static Map<String, Answer> ollama(String version, long... contextLengths) {
-    String models = LongStream.of(contextLengths).mapToObj(length ->
-        "{\"name\":\"qwen3:8b\",\"model\":\"qwen3:8b\",\"size\":6223001600,\"digest\":\"500a1f06\","
-            + "\"details\":{\"parent_model\":\"\",\"format\":\"gguf\",\"family\":\"qwen3\",\"families\":[\"qwen3\"],"
-            + "\"parameter_size\":\"8.2B\",\"quantization_level\":\"Q4_K_M\"},"
-            + "\"expires_at\":\"2318-08-15T10:12:44.5+00:00\",\"size_vram\":6223001600,\"context_length\":" + length + "}")
-        .collect(Collectors.joining(","));
+    String models =
+        LongStream.of(contextLengths)
+            .mapToObj(
+                length ->
+                    "{\"name\":\"qwen3:8b\",\"model\":\"qwen3:8b\",\"size\":6223001600,\"digest\":\"500a1f06\","
+                        + "\"details\":{\"parent_model\":\"\",\"format\":\"gguf\",\"family\":\"qwen3\",\"families\":[\"qwen3\"],"
+                        + "\"parameter_size\":\"8.2B\",\"quantization_level\":\"Q4_K_M\"},"
+                        + "\"expires_at\":\"2318-08-15T10:12:44.5+00:00\",\"size_vram\":6223001600,\"context_length\":"
+                        + length
+                        + "}")
+            .collect(Collectors.joining(","));
     Map<String, Answer> answers = new LinkedHashMap<>();
     answers.put("/api/ps", Answer.json("{\"models\":[" + models + "]}"));
     answers.put("/api/version", Answer.json("{\"version\":\"" + version + "\"}"));
@@ -174,35 +288,54 @@ public final class EngineShapes {
   /** Ollama before 0.9.7: {@code /api/ps} has no context_length. */
   public static Map<String, Answer> ollamaLegacy(String version) {
     Map<String, Answer> answers = new LinkedHashMap<>();
-    answers.put("/api/ps", Answer.json("{\"models\":[{\"name\":\"llama3:8b\",\"model\":\"llama3:8b\","
-        + "\"size\":5137025024,\"digest\":\"365c0bd3\",\"details\":{\"format\":\"gguf\",\"family\":\"llama\"},"
-        + "\"expires_at\":\"2025-03-01T10:00:00Z\",\"size_vram\":5137025024}]}"));
+    answers.put(
+        "/api/ps",
+        Answer.json(
+            "{\"models\":[{\"name\":\"llama3:8b\",\"model\":\"llama3:8b\","
+                + "\"size\":5137025024,\"digest\":\"365c0bd3\",\"details\":{\"format\":\"gguf\",\"family\":\"llama\"},"
+                + "\"expires_at\":\"2025-03-01T10:00:00Z\",\"size_vram\":5137025024}]}"));
     answers.put("/api/version", Answer.json("{\"version\":\"" + version + "\"}"));
     return answers;
   }
 
   public static Answer models(long maxModelLen) {
-    return Answer.json("{\"object\":\"list\",\"data\":[{\"id\":\"zai-org/GLM-5.3\",\"object\":\"model\","
-        + "\"owned_by\":\"sglang\",\"root\":\"zai-org/GLM-5.3\",\"max_model_len\":" + maxModelLen + "}]}");
+    return Answer.json(
+        "{\"object\":\"list\",\"data\":[{\"id\":\"zai-org/GLM-5.3\",\"object\":\"model\","
+            + "\"owned_by\":\"sglang\",\"root\":\"zai-org/GLM-5.3\",\"max_model_len\":"
+            + maxModelLen
+            + "}]}");
   }
 
   /**
-   * What a healthy SGLang answers on {@code /generate} to a prompt at or above its context length: its
-   * tokenizer's refusal, HTTP 400 {@code {"error": {"message": …}}} (sgl-project/sglang 0.5.6
-   * {@code tokenizer_manager.py} {@code _validate_one_request}, {@code http_server.py} {@code _create_error_response}).
+   * What a healthy SGLang answers on {@code /generate} to a prompt at or above its context length:
+   * its tokenizer's refusal, HTTP 400 {@code {"error": {"message": …}}} (sgl-project/sglang 0.5.6
+   * {@code tokenizer_manager.py} {@code _validate_one_request}, {@code http_server.py} {@code
+   * _create_error_response}).
    */
   public static Answer refusesOverLong(long promptTokens, long contextLength) {
-    return new Answer(400, "application/json", ("{\"error\":{\"message\":\"The input (" + promptTokens
-        + " tokens) is longer than the model's context length (" + contextLength + " tokens).\"}}")
-        .getBytes(java.nio.charset.StandardCharsets.UTF_8), 0);
+    return new Answer(
+        400,
+        "application/json",
+        ("{\"error\":{\"message\":\"The input ("
+                + promptTokens
+                + " tokens) is longer than the model's context length ("
+                + contextLength
+                + " tokens).\"}}")
+            .getBytes(java.nio.charset.StandardCharsets.UTF_8),
+        0);
   }
 
   /** The incident's engine: an over-long prompt answered with HTTP 200 and somebody else's text. */
   public static Answer answersOverLong(String leakedText) {
-    return Answer.json("{\"text\":\"" + leakedText + "\",\"meta_info\":{\"prompt_tokens\":1,\"completion_tokens\":1,"
-        + "\"finish_reason\":{\"type\":\"length\",\"length\":1}}}");
+    return Answer.json(
+        "{\"text\":\""
+            + leakedText
+            + "\",\"meta_info\":{\"prompt_tokens\":1,\"completion_tokens\":1,"
+            + "\"finish_reason\":{\"type\":\"length\",\"length\":1}}}");
   }
 
-  /** The secret fake engines embed where real SGLang does; nothing kvguard writes may contain it. */
+  /**
+   * The secret fake engines embed where real SGLang does; nothing kvguard writes may contain it.
+   */
   public static final String SECRET_API_KEY = "sk-kvguard-test-secret-4f1c9e";
 }

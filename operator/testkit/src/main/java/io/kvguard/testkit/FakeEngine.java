@@ -14,8 +14,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * An engine endpoint on 127.0.0.1 that answers what it is told, path by path, and counts the requests it
- * receives. Answers can be swapped while it runs (an engine "restarting" with another pool).
+ * An engine endpoint on 127.0.0.1 that answers what it is told, path by path, and counts the
+ * requests it receives. Answers can be swapped while it runs (an engine "restarting" with another
+ * pool).
  */
 public final class FakeEngine implements AutoCloseable {
 
@@ -26,11 +27,19 @@ public final class FakeEngine implements AutoCloseable {
     }
 
     public static Answer prometheus(String body) {
-      return new Answer(200, "text/plain; version=0.0.4; charset=utf-8", body.getBytes(StandardCharsets.UTF_8), 0);
+      return new Answer(
+          200,
+          "text/plain; version=0.0.4; charset=utf-8",
+          body.getBytes(StandardCharsets.UTF_8),
+          0);
     }
 
     public static Answer status(int status) {
-      return new Answer(status, "application/json", "{\"detail\":\"Not Found\"}".getBytes(StandardCharsets.UTF_8), 0);
+      return new Answer(
+          status,
+          "application/json",
+          "{\"detail\":\"Not Found\"}".getBytes(StandardCharsets.UTF_8),
+          0);
     }
 
     /** The same answer, held back {@code millis} (an engine that answers slowly). */
@@ -65,20 +74,25 @@ public final class FakeEngine implements AutoCloseable {
     this(httpsServer(tls));
   }
 
-  private static HttpServer httpsServer(com.sun.net.httpserver.HttpsConfigurator tls) throws IOException {
-    com.sun.net.httpserver.HttpsServer https = com.sun.net.httpserver.HttpsServer.create(
-        new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
+  private static HttpServer httpsServer(com.sun.net.httpserver.HttpsConfigurator tls)
+      throws IOException {
+    com.sun.net.httpserver.HttpsServer https =
+        com.sun.net.httpserver.HttpsServer.create(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
     https.setHttpsConfigurator(tls);
     return https;
   }
 
   private FakeEngine(HttpServer server) {
     this.server = server;
-    executor = Executors.newFixedThreadPool(2, r -> {
-      Thread thread = new Thread(r, "fake-engine");
-      thread.setDaemon(true);
-      return thread;
-    });
+    executor =
+        Executors.newFixedThreadPool(
+            2,
+            r -> {
+              Thread thread = new Thread(r, "fake-engine");
+              thread.setDaemon(true);
+              return thread;
+            });
     server.setExecutor(executor);
     server.createContext("/", this::handle);
     server.start();
@@ -111,7 +125,10 @@ public final class FakeEngine implements AutoCloseable {
     return count == null ? 0 : count.get();
   }
 
-  /** The body of the last request to {@code path} (empty for a GET), or null before any: what kvguard sent. */
+  /**
+   * The body of the last request to {@code path} (empty for a GET), or null before any: what
+   * kvguard sent.
+   */
   public byte[] lastBody(String path) {
     return lastBodies.get(path);
   }
@@ -130,7 +147,8 @@ public final class FakeEngine implements AutoCloseable {
       answer = Answer.status(401);
     }
     try (exchange) {
-      // Read the whole request first, as a real server does; an unread multi-MB body stalls the client.
+      // Read the whole request first, as a real server does; an unread multi-MB body stalls the
+      // client.
       lastBodies.put(path, exchange.getRequestBody().readAllBytes());
       if (answer.delayMillis() > 0) {
         try {
@@ -141,7 +159,8 @@ public final class FakeEngine implements AutoCloseable {
         }
       }
       exchange.getResponseHeaders().set("Content-Type", answer.contentType());
-      exchange.sendResponseHeaders(answer.status(), answer.body().length == 0 ? -1 : answer.body().length);
+      exchange.sendResponseHeaders(
+          answer.status(), answer.body().length == 0 ? -1 : answer.body().length);
       if (answer.body().length > 0) {
         try (OutputStream out = exchange.getResponseBody()) {
           out.write(answer.body());

@@ -8,9 +8,10 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * What a fake engine process claims about itself: engine shape, KV pool per data-parallel rank, its own
- * context length, disaggregation mode and version. The embedded scenarios serve {@link #answers()} from a
- * {@code FakeEngine}; the real-cluster scenarios pass {@link #toArgs()} to the {@code fake-engine} image.
+ * What a fake engine process claims about itself: engine shape, KV pool per data-parallel rank, its
+ * own context length, disaggregation mode and version. The embedded scenarios serve {@link
+ * #answers()} from a {@code FakeEngine}; the real-cluster scenarios pass {@link #toArgs()} to the
+ * {@code fake-engine} image.
  *
  * @param shape sglang or vllm
  * @param poolPerRank KV pool of every rank, in tokens
@@ -18,10 +19,11 @@ import java.util.Set;
  * @param engineContext the engine's own context length (max_model_len)
  * @param mode prefill, decode or null (unified)
  */
-public record FakeEngineOptions(String shape, long poolPerRank, int ranks, long engineContext, String mode,
-    String version) {
+public record FakeEngineOptions(
+    String shape, long poolPerRank, int ranks, long engineContext, String mode, String version) {
   public static final Set<String> SHAPES = Set.of("sglang", "vllm");
-  public static final Set<String> VALUED = Set.of("shape", "pool", "ranks", "context-length", "mode", "version");
+  public static final Set<String> VALUED =
+      Set.of("shape", "pool", "ranks", "context-length", "mode", "version");
 
   public FakeEngineOptions {
     if (!SHAPES.contains(shape)) {
@@ -32,11 +34,14 @@ public record FakeEngineOptions(String shape, long poolPerRank, int ranks, long 
     }
   }
 
-  public static FakeEngineOptions sglang(long poolPerRank, int ranks, long engineContext, String mode) {
+  public static FakeEngineOptions sglang(
+      long poolPerRank, int ranks, long engineContext, String mode) {
     return new FakeEngineOptions("sglang", poolPerRank, ranks, engineContext, mode, "0.5.22");
   }
 
-  /** The same engine restarted with another pool (new GPU memory fraction, parallelism, GPUs...). */
+  /**
+   * The same engine restarted with another pool (new GPU memory fraction, parallelism, GPUs...).
+   */
   public FakeEngineOptions withPool(long pool) {
     return new FakeEngineOptions(shape, pool, ranks, engineContext, mode, version);
   }
@@ -56,8 +61,19 @@ public record FakeEngineOptions(String shape, long poolPerRank, int ranks, long 
 
   /** The {@code fake-engine} command-line flags that reproduce these options. */
   public List<String> toArgs() {
-    List<String> args = new ArrayList<>(List.of("--shape", shape, "--pool", Long.toString(poolPerRank),
-        "--ranks", Integer.toString(ranks), "--context-length", Long.toString(engineContext), "--version", version));
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "--shape",
+                shape,
+                "--pool",
+                Long.toString(poolPerRank),
+                "--ranks",
+                Integer.toString(ranks),
+                "--context-length",
+                Long.toString(engineContext),
+                "--version",
+                version));
     if (mode != null) {
       args.addAll(List.of("--mode", mode));
     }

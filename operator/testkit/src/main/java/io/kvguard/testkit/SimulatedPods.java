@@ -9,8 +9,9 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * Plays the kubelet's part on an API server with no nodes: creates running engine pods that point at fake
- * engines on loopback, and restarts their engine containers (new container ID, restart count + 1).
+ * Plays the kubelet's part on an API server with no nodes: creates running engine pods that point
+ * at fake engines on loopback, and restarts their engine containers (new container ID, restart
+ * count + 1).
  */
 public final class SimulatedPods {
   public static final String ENGINE_CONTAINER = "engine";
@@ -23,42 +24,93 @@ public final class SimulatedPods {
   }
 
   /** A Running pod whose engine container declares port {@code http} = the fake engine's port. */
-  public Pod createRunning(String namespace, String name, Map<String, String> labels, int enginePort, boolean readinessGate) {
-    PodBuilder builder = new PodBuilder()
-        .withNewMetadata().withName(name).withNamespace(namespace).withLabels(labels).endMetadata()
-        .withNewSpec()
-        .addNewContainer().withName(ENGINE_CONTAINER).withImage("lmsysorg/sglang:v0.5.22")
-        .addNewPort().withName(ENGINE_PORT_NAME).withContainerPort(enginePort).endPort()
-        .endContainer()
-        .addNewContainer().withName("sidecar").withImage("busybox").endContainer()
-        .endSpec();
+  public Pod createRunning(
+      String namespace,
+      String name,
+      Map<String, String> labels,
+      int enginePort,
+      boolean readinessGate) {
+    PodBuilder builder =
+        new PodBuilder()
+            .withNewMetadata()
+            .withName(name)
+            .withNamespace(namespace)
+            .withLabels(labels)
+            .endMetadata()
+            .withNewSpec()
+            .addNewContainer()
+            .withName(ENGINE_CONTAINER)
+            .withImage("lmsysorg/sglang:v0.5.22")
+            .addNewPort()
+            .withName(ENGINE_PORT_NAME)
+            .withContainerPort(enginePort)
+            .endPort()
+            .endContainer()
+            .addNewContainer()
+            .withName("sidecar")
+            .withImage("busybox")
+            .endContainer()
+            .endSpec();
     if (readinessGate) {
-      builder.editSpec().addNewReadinessGate().withConditionType("kvguard.io/pool-verified").endReadinessGate().endSpec();
+      builder
+          .editSpec()
+          .addNewReadinessGate()
+          .withConditionType("kvguard.io/pool-verified")
+          .endReadinessGate()
+          .endSpec();
     }
     Pod created = client.pods().inNamespace(namespace).resource(builder.build()).create();
-    return client.pods().inNamespace(namespace).withName(name).editStatus(pod -> new PodBuilder(pod)
-        .withNewStatus()
-        .withPhase("Running")
-        .withPodIP("127.0.0.1")
-        .addNewCondition().withType("Ready").withStatus("False").endCondition()
-        .addNewCondition().withType("ContainersReady").withStatus("True").endCondition()
-        .withContainerStatuses(running(ENGINE_CONTAINER, 0), running("sidecar", 0))
-        .endStatus()
-        .build());
+    return client
+        .pods()
+        .inNamespace(namespace)
+        .withName(name)
+        .editStatus(
+            pod ->
+                new PodBuilder(pod)
+                    .withNewStatus()
+                    .withPhase("Running")
+                    .withPodIP("127.0.0.1")
+                    .addNewCondition()
+                    .withType("Ready")
+                    .withStatus("False")
+                    .endCondition()
+                    .addNewCondition()
+                    .withType("ContainersReady")
+                    .withStatus("True")
+                    .endCondition()
+                    .withContainerStatuses(running(ENGINE_CONTAINER, 0), running("sidecar", 0))
+                    .endStatus()
+                    .build());
   }
 
-  /** The engine container restarts: a new container ID and one more restart, as the kubelet reports it. */
+  /**
+   * The engine container restarts: a new container ID and one more restart, as the kubelet reports
+   * it.
+   */
   public Pod restartEngine(String namespace, String name) {
-    return client.pods().inNamespace(namespace).withName(name).editStatus(pod -> {
-      int restarts = pod.getStatus().getContainerStatuses().stream()
-          .filter(s -> s.getName().equals(ENGINE_CONTAINER)).findFirst().orElseThrow().getRestartCount();
-      return new PodBuilder(pod).editStatus()
-          .withContainerStatuses(running(ENGINE_CONTAINER, restarts + 1), running("sidecar", 0))
-          .endStatus().build();
-    });
+    return client
+        .pods()
+        .inNamespace(namespace)
+        .withName(name)
+        .editStatus(
+            pod -> {
+              int restarts =
+                  pod.getStatus().getContainerStatuses().stream()
+                      .filter(s -> s.getName().equals(ENGINE_CONTAINER))
+                      .findFirst()
+                      .orElseThrow()
+                      .getRestartCount();
+              return new PodBuilder(pod)
+                  .editStatus()
+                  .withContainerStatuses(
+                      running(ENGINE_CONTAINER, restarts + 1), running("sidecar", 0))
+                  .endStatus()
+                  .build();
+            });
   }
 
-  private static io.fabric8.kubernetes.api.model.ContainerStatus running(String container, int restarts) {
+  private static io.fabric8.kubernetes.api.model.ContainerStatus running(
+      String container, int restarts) {
     return new ContainerStatusBuilder()
         .withName(container)
         .withContainerID("containerd://" + UUID.randomUUID().toString().replace("-", ""))
@@ -66,7 +118,11 @@ public final class SimulatedPods {
         .withReady(true)
         .withImage("image")
         .withImageID("image-id")
-        .withNewState().withNewRunning().withStartedAt(Instant.now().toString()).endRunning().endState()
+        .withNewState()
+        .withNewRunning()
+        .withStartedAt(Instant.now().toString())
+        .endRunning()
+        .endState()
         .build();
   }
 }
