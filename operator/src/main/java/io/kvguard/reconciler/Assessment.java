@@ -112,6 +112,20 @@ final class Assessment {
     }
   }
 
+  /** A pod shut without asking its engine: the verdict says why it cannot be asked. */
+  private static Assessed shut(
+      Pod pod,
+      RoleSpec role,
+      boolean labelOnly,
+      String containerID,
+      Integer restartCount,
+      PoolVerdict verdict,
+      List<String> notes) {
+    return Assessed.unprobed(
+        new PodAssessment(
+            pod, role.getName(), labelOnly, containerID, restartCount, verdict, null, notes, null));
+  }
+
   static Assessed of(Input in, Known known) {
     ModelDeployment md = in.md();
     RoleSpec role = in.role();
@@ -138,34 +152,22 @@ final class Assessment {
           waiting.misconfigured()
               ? new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, waiting.message())
               : PoolVerdict.awaitingProbe(waiting.message());
-      return Assessed.unprobed(
-          new PodAssessment(
-              pod,
-              role.getName(),
-              labelOnly,
-              waiting.containerID(),
-              waiting.restartCount(),
-              verdict,
-              null,
-              notes,
-              null));
+      return shut(
+          pod, role, labelOnly, waiting.containerID(), waiting.restartCount(), verdict, notes);
     }
     EngineProcess process = ((EngineProcess.Probeable) resolution).process();
     ProbeCredentials.Lookup token = known.token();
     if (token.problem() != null) {
       // Without its credentials an engine cannot be asked; never fall back to asking without them.
-      return Assessed.unprobed(
-          new PodAssessment(
-              pod,
-              role.getName(),
-              labelOnly,
-              process.containerID(),
-              process.restartCount(),
-              new PoolVerdict(
-                  Verdict.Unknown, GateReason.ProbeFailed, "probe credentials: " + token.problem()),
-              null,
-              notes,
-              null));
+      return shut(
+          pod,
+          role,
+          labelOnly,
+          process.containerID(),
+          process.restartCount(),
+          new PoolVerdict(
+              Verdict.Unknown, GateReason.ProbeFailed, "probe credentials: " + token.problem()),
+          notes);
     }
     ProbeTrust.Lookup tls =
         role.effectiveScheme() == Scheme.HTTPS
@@ -174,18 +176,14 @@ final class Assessment {
     if (tls.problem() != null) {
       // Without the CA it was told to trust, the engine's certificate cannot be verified: never
       // probe it unverified.
-      return Assessed.unprobed(
-          new PodAssessment(
-              pod,
-              role.getName(),
-              labelOnly,
-              process.containerID(),
-              process.restartCount(),
-              new PoolVerdict(
-                  Verdict.Unknown, GateReason.ProbeFailed, "probe TLS: " + tls.problem()),
-              null,
-              notes,
-              null));
+      return shut(
+          pod,
+          role,
+          labelOnly,
+          process.containerID(),
+          process.restartCount(),
+          new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, "probe TLS: " + tls.problem()),
+          notes);
     }
     // Policies that ask this pod the same way share one probe and its answer.
     ProbeScheduler.Key key =
