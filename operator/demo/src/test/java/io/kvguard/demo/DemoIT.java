@@ -116,7 +116,10 @@ class DemoIT {
                   + "apis/kvguard.io/v1alpha1/namespaces/inference/modeldeployments");
       List<String> columns = new ArrayList<>();
       table.get("columnDefinitions").forEach(c -> columns.add(c.get("name").asText()));
-      assertThat(columns).containsExactly("Name", "Model", "Window", "Verified", "Ready", "Age");
+      // LabelOnly: pods only the routing label holds back (issue 18 §1); none here, every demo pod
+      // declares the gate.
+      assertThat(columns)
+          .containsExactly("Name", "Model", "Window", "Verified", "Ready", "LabelOnly", "Age");
       List<String> cells = new ArrayList<>();
       table.get("rows").get(0).get("cells").forEach(c -> cells.add(c.asText()));
       assertThat(cells.subList(0, 5))
