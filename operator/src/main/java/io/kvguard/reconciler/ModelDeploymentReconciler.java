@@ -75,7 +75,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
           pod ->
               policiesConcerning(pod).stream()
                   .map(ResourceID::fromResource)
-                  .collect(Collectors.toSet()));
+                  .collect(Collectors.toSet()),
+          PodCache.listConcurrency(System.getenv()));
 
   private volatile IndexerResourceCache<ModelDeployment> policies;
 

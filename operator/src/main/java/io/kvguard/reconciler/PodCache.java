@@ -14,6 +14,8 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -35,6 +37,13 @@ import org.slf4j.LoggerFactory;
  * PodCacheFilter}); the others (batch jobs beside the engines) are held as keys: a pod beside
  * guarded ones cost 7.4 KiB of heap before.
  *
+ * <p>At most {@code KVGUARD_POD_LIST_CONCURRENCY} namespaces (default {@value
+ * #DEFAULT_LIST_CONCURRENCY}) do their first LIST at once, from the informer's start until it has
+ * listed: at start-up every namespace's first pass arrives together, and ten namespaces of 500
+ * whole pods (27 KB of JSON each) parsed at the same time ran the chart's 256 MiB heap out of
+ * memory. A pass waiting longer than {@link #LIST_PERMIT_WAIT} for its turn fails (and is retried),
+ * as a failed LIST does.
+ *
  * <p>A pass holds its namespace's cache open ({@link #use}) from start to end, hand-backs included:
  * a deleted policy's last pass still finds the pods it must hand back, and another pass ending
  * meanwhile cannot drop them.
@@ -47,6 +56,12 @@ final class PodCache implements SelectionIndex.Pods {
 
   static final String SOURCE_PREFIX = "pods-";
 
+  /** Namespaces listing at once unless {@code KVGUARD_POD_LIST_CONCURRENCY} says otherwise. */
+  static final int DEFAULT_LIST_CONCURRENCY = 1;
+
+  /** How long a pass waits for its namespace's turn to list before it fails. */
+  static final java.time.Duration LIST_PERMIT_WAIT = java.time.Duration.ofMinutes(5);
+
   /**
    * Names the informer that lists a namespace again beside the one it replaces (a namespace name
    * has no dot).
@@ -56,6 +71,9 @@ final class PodCache implements SelectionIndex.Pods {
   private final SecondaryToPrimaryMapper<Pod> policiesOfPod;
   private final ConcurrentMap<String, Cached> byNamespace = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, Namespace> namespaces = new ConcurrentHashMap<>();
+
+  /** Turns to list a namespace; fair, so namespaces list in the order their passes asked. */
+  private final Semaphore listing;
 
   /**
    * Per namespace: the lock that orders starting, relisting and stopping its informer, and the
@@ -68,8 +86,37 @@ final class PodCache implements SelectionIndex.Pods {
   /** A namespace's informer and the filter its store keeps pods by. */
   private record Cached(InformerEventSource<Pod, ModelDeployment> source, PodCacheFilter filter) {}
 
-  PodCache(SecondaryToPrimaryMapper<Pod> policiesOfPod) {
+  PodCache(SecondaryToPrimaryMapper<Pod> policiesOfPod, int listConcurrency) {
+    if (listConcurrency < 1) {
+      throw new IllegalArgumentException(
+          "at least one namespace must be able to list, was " + listConcurrency);
+    }
     this.policiesOfPod = policiesOfPod;
+    this.listing = new Semaphore(listConcurrency, true);
+  }
+
+  /**
+   * {@code KVGUARD_POD_LIST_CONCURRENCY}: namespaces doing their first LIST at once (1 to 64).
+   *
+   * @throws IllegalArgumentException when it is not a whole number in that range
+   */
+  static int listConcurrency(java.util.Map<String, String> env) {
+    String raw = env.get("KVGUARD_POD_LIST_CONCURRENCY");
+    if (raw == null || raw.isBlank()) {
+      return DEFAULT_LIST_CONCURRENCY;
+    }
+    int value;
+    try {
+      value = Integer.parseInt(raw.strip());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          "KVGUARD_POD_LIST_CONCURRENCY must be a whole number, was '" + raw + "'");
+    }
+    if (value < 1 || value > 64) {
+      throw new IllegalArgumentException(
+          "KVGUARD_POD_LIST_CONCURRENCY must be between 1 and 64, was " + value);
+    }
+    return value;
   }
 
   /**
@@ -160,6 +207,7 @@ final class PodCache implements SelectionIndex.Pods {
                 .build(),
             sources.eventSourceContextForDynamicRegistration());
     source.addIndexers(LeanPodStore.indexingKeptPodsOnly(filter, SelectionIndex.podIndexers()));
+    awaitTurnToList(namespace);
     try {
       // Registers and starts it: returns once the informer has listed the namespace (or throws).
       sources.dynamicallyRegisterEventSource(source);
@@ -168,11 +216,31 @@ final class PodCache implements SelectionIndex.Pods {
       // Not left registered half-started: the next pass tries again from scratch.
       sources.dynamicallyDeRegisterEventSource(source.name());
       throw e;
+    } finally {
+      listing.release();
     }
     if (replacing == null) {
       LOG.info("caching the pods of namespace {}: it holds a ModelDeployment", namespace);
     }
     return new Cached(source, filter);
+  }
+
+  private void awaitTurnToList(String namespace) {
+    boolean acquired;
+    try {
+      acquired = listing.tryAcquire(LIST_PERMIT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted waiting to list namespace " + namespace, e);
+    }
+    if (!acquired) {
+      throw new IllegalStateException(
+          "namespace "
+              + namespace
+              + " waited "
+              + LIST_PERMIT_WAIT
+              + " for other namespaces' first LISTs (KVGUARD_POD_LIST_CONCURRENCY) to finish");
+    }
   }
 
   private void release(

@@ -9,6 +9,8 @@ import io.fabric8.kubernetes.api.model.LabelSelectorRequirementBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.mockwebserver.http.MockResponse;
 import io.javaoperatorsdk.operator.processing.Controller;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvguard.customresource.Engine;
@@ -23,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -341,5 +344,85 @@ class PodCacheScopeIT extends EmbeddedClusterTest {
     assertThat(cached(OperatorHarness.NAMESPACE))
         .containsEntry("serve-0", true)
         .containsEntry("batch-0", false);
+  }
+
+  private static final String TENANT_C = "tenant-c";
+  private static final Duration FIRST_LIST_DELAY = Duration.ofSeconds(3);
+
+  /**
+   * The operator's LISTs (not watches) of a namespace's pods, in the order the server received
+   * them.
+   */
+  private List<EmbeddedApiServer.Request> podLists() {
+    return podReads().stream()
+        .filter(r -> r.path().startsWith("/api/v1/namespaces/") && !r.path().contains("watch=true"))
+        .toList();
+  }
+
+  private static String namespaceOf(EmbeddedApiServer.Request list) {
+    return list.path().split("/")[4];
+  }
+
+  @Test
+  void withOneListPermitASecondNamespaceIsListedOnlyAfterTheFirstHasListedAndBothAreGated() {
+    assertThat(PodCache.DEFAULT_LIST_CONCURRENCY).isEqualTo(1);
+    namespace(TENANT);
+    namespace(TENANT_C);
+    verifiedEnginePod(TENANT, "serve-0");
+    verifiedEnginePod(TENANT_C, "serve-0");
+    Map<String, String> podLists =
+        Map.of(
+            TENANT, Serialization.asJson(h.client.pods().inNamespace(TENANT).list()),
+            TENANT_C, Serialization.asJson(h.client.pods().inNamespace(TENANT_C).list()));
+    // The first namespace's LIST answer takes 3 s to arrive (answered with its pods as they are
+    // now, by a timer, so the server keeps answering others meanwhile): the other namespace may
+    // not start its LIST before that one is in.
+    AtomicReference<String> delayed = new AtomicReference<>();
+    h.api.faults(
+        r -> {
+          String path = r.getPath();
+          if (!"GET".equals(r.getMethod())
+              || !OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"))
+              || path.contains("watch=true")
+              || !path.matches("/api/v1/namespaces/(" + TENANT + "|" + TENANT_C + ")/pods[?].*")) {
+            return null;
+          }
+          String namespace = path.split("/")[4];
+          if (!delayed.compareAndSet(null, namespace)) {
+            return null;
+          }
+          return new MockResponse()
+              .setResponseCode(200)
+              .setHeader("Content-Type", "application/json")
+              .setBody(podLists.get(namespace))
+              .setBodyDelay(FIRST_LIST_DELAY);
+        });
+
+    policyIn(TENANT, "glm-b");
+    policyIn(TENANT_C, "glm-c");
+
+    await()
+        .atMost(Duration.ofSeconds(40))
+        .untilAsserted(
+            () -> {
+              for (String namespace : List.of(TENANT, TENANT_C)) {
+                assertThat(gate(namespace, "serve-0"))
+                    .hasValueSatisfying(
+                        c -> {
+                          assertThat(c.getStatus()).isEqualTo("True");
+                          assertThat(c.getReason()).isEqualTo("PoolSufficient");
+                        });
+                assertThat(labelled(namespace, "serve-0")).isTrue();
+              }
+            });
+    List<EmbeddedApiServer.Request> lists = podLists();
+    assertThat(lists).extracting(PodCacheScopeIT::namespaceOf).contains(TENANT, TENANT_C);
+    EmbeddedApiServer.Request first = lists.get(0);
+    assertThat(namespaceOf(first)).isEqualTo(delayed.get());
+    EmbeddedApiServer.Request second =
+        lists.stream().filter(r -> !namespaceOf(r).equals(delayed.get())).findFirst().orElseThrow();
+    assertThat(Duration.ofNanos(second.atNanos() - first.atNanos()))
+        .as("the second namespace's LIST waits for the first namespace's LIST to be in")
+        .isGreaterThanOrEqualTo(FIRST_LIST_DELAY);
   }
 }
