@@ -203,7 +203,7 @@ final class PodCache implements SelectionIndex.Pods {
                 .withItemStore(new LeanPodStore(namespace, filter))
                 .withInformerListLimit(LIST_PAGE_SIZE)
                 .withSecondaryToPrimaryMapper(policiesOfPod)
-                .withOnAddFilter(pod -> listed.get() && !LeanPodStore.isKeyOnly(pod))
+                .withOnAddFilter(pod -> listed.get() && addTriggersPass(filter, pod))
                 .build(),
             sources.eventSourceContextForDynamicRegistration());
     source.addIndexers(LeanPodStore.indexingKeptPodsOnly(filter, SelectionIndex.podIndexers()));
@@ -223,6 +223,15 @@ final class PodCache implements SelectionIndex.Pods {
       LOG.info("caching the pods of namespace {}: it holds a ModelDeployment", namespace);
     }
     return new Cached(source, filter);
+  }
+
+  /**
+   * Whether a pod added after the namespace's first LIST triggers passes: only one its cache keeps
+   * whole. fabric8 (7.5.2, {@code ProcessorStore.updateInternal}) hands the add handler the pod as
+   * the watch brought it, not the store's copy, so the filter is asked, not the stored object.
+   */
+  static boolean addTriggersPass(PodCacheFilter filter, Pod added) {
+    return !LeanPodStore.isKeyOnly(added) && filter.keeps(added);
   }
 
   private void awaitTurnToList(String namespace) {
