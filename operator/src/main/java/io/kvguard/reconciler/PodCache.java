@@ -16,7 +16,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -186,8 +187,11 @@ final class PodCache implements SelectionIndex.Pods {
     // only repeat
     // each policy's pass (and a repeated pass reading a pod before the watch brings back its own
     // write gets a
-    // conflict). Pods added after the LIST trigger passes as always.
-    AtomicBoolean listed = new AtomicBoolean();
+    // conflict). Pods added after the LIST trigger passes as always. The LIST's add events are
+    // handed
+    // out on another thread and may still arrive after the informer reports it has listed, so they
+    // are told apart by what the LIST brought (name and resourceVersion), not by when they arrive.
+    AtomicReference<Set<String>> firstList = new AtomicReference<>();
     // A replacement runs beside the informer it replaces until it has listed, so it needs another
     // name.
     String name = SOURCE_PREFIX + namespace;
@@ -203,7 +207,8 @@ final class PodCache implements SelectionIndex.Pods {
                 .withItemStore(new LeanPodStore(namespace, filter))
                 .withInformerListLimit(LIST_PAGE_SIZE)
                 .withSecondaryToPrimaryMapper(policiesOfPod)
-                .withOnAddFilter(pod -> listed.get() && addTriggersPass(filter, pod))
+                .withOnAddFilter(
+                    pod -> afterFirstList(firstList.get(), pod) && addTriggersPass(filter, pod))
                 .build(),
             sources.eventSourceContextForDynamicRegistration());
     source.addIndexers(LeanPodStore.indexingKeptPodsOnly(filter, SelectionIndex.podIndexers()));
@@ -211,7 +216,11 @@ final class PodCache implements SelectionIndex.Pods {
     try {
       // Registers and starts it: returns once the informer has listed the namespace (or throws).
       sources.dynamicallyRegisterEventSource(source);
-      listed.set(true);
+      firstList.set(
+          source
+              .list(namespace)
+              .map(PodCache::listedVersion)
+              .collect(Collectors.toUnmodifiableSet()));
     } catch (RuntimeException e) {
       // Not left registered half-started: the next pass tries again from scratch.
       sources.dynamicallyDeRegisterEventSource(source.name());
@@ -230,6 +239,17 @@ final class PodCache implements SelectionIndex.Pods {
    * whole. fabric8 (7.5.2, {@code ProcessorStore.updateInternal}) hands the add handler the pod as
    * the watch brought it, not the store's copy, so the filter is asked, not the stored object.
    */
+  /**
+   * Whether an added pod is not one of the namespace's first LIST (null: that LIST is not done).
+   */
+  static boolean afterFirstList(Set<String> firstList, Pod added) {
+    return firstList != null && !firstList.contains(listedVersion(added));
+  }
+
+  private static String listedVersion(Pod pod) {
+    return pod.getMetadata().getName() + "@" + pod.getMetadata().getResourceVersion();
+  }
+
   static boolean addTriggersPass(PodCacheFilter filter, Pod added) {
     return !LeanPodStore.isKeyOnly(added) && filter.keeps(added);
   }
