@@ -192,9 +192,11 @@ class WebhookServerTest {
 
     // The certificate is replaced, the key not yet: they do not belong together.
     Files.writeString(certDir.resolve(ServingCertificate.CERT_FILE), rotated.certificatePem());
-    Thread.sleep(2500);
-
-    assertThat(servedCertificate().getSerialNumber()).isEqualTo(first);
+    // Held for longer than two reload periods (1 s each): the old pair is served throughout.
+    await()
+        .during(Duration.ofMillis(2500))
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(servedCertificate().getSerialNumber()).isEqualTo(first));
     assertThat(post(Files.readString(GOLDEN.resolve("in-review.json"))).statusCode())
         .isEqualTo(200);
   }
