@@ -190,6 +190,23 @@ class ChartDefaultsTest {
   }
 
   @Test
+  void oneNamespaceListsItsPodsAtATimeByDefault() {
+    // More at once ran the chart's 256 MiB heap out of memory at 5,000 guarded pods
+    // (docs/benchmarks.md).
+    assertThat(env(operator)).containsEntry("KVGUARD_POD_LIST_CONCURRENCY", "1");
+    assertThat(
+            env(
+                RenderedChart.render("podCache: {listConcurrency: 3}")
+                    .one(Deployment.class)
+                    .getSpec()
+                    .getTemplate()
+                    .getSpec()
+                    .getContainers()
+                    .get(0)))
+        .containsEntry("KVGUARD_POD_LIST_CONCURRENCY", "3");
+  }
+
+  @Test
   void theHealthPortMustDifferFromTheMetricsPort() {
     org.assertj.core.api.Assertions.assertThatThrownBy(
             () -> RenderedChart.render("healthProbes: {port: 8080}"))

@@ -185,6 +185,59 @@ public final class HostileTenants implements AutoCloseable {
         && labelled(pod);
   }
 
+  /**
+   * What the API server holds for the innocent tenant, for a test that waited in vain: its pod's
+   * gate condition and labels, and its ModelDeployment's finalizers, conditions and pod verdicts.
+   */
+  public String innocentDiagnosis() {
+    Pod pod = client.pods().inNamespace(INNOCENT).withName("serve-0").get();
+    ModelDeployment md =
+        client.resources(ModelDeployment.class).inNamespace(INNOCENT).withName("innocent").get();
+    StringBuilder said = new StringBuilder();
+    said.append("pod: ")
+        .append(
+            pod == null
+                ? "absent"
+                : condition(pod)
+                        .map(c -> c.getStatus() + " " + c.getReason() + ": " + c.getMessage())
+                        .orElse("no kvguard condition")
+                    + ", labels "
+                    + pod.getMetadata().getLabels());
+    said.append("; ModelDeployment: ");
+    if (md == null) {
+      return said.append("absent").toString();
+    }
+    said.append("finalizers ").append(md.getMetadata().getFinalizers());
+    if (md.getStatus() == null) {
+      return said.append(", no status").toString();
+    }
+    md.getStatus()
+        .conditions
+        .forEach(
+            c ->
+                said.append(", ")
+                    .append(c.getType())
+                    .append('=')
+                    .append(c.getStatus())
+                    .append(' ')
+                    .append(c.getReason())
+                    .append(": ")
+                    .append(c.getMessage()));
+    md.getStatus()
+        .pods
+        .forEach(
+            p ->
+                said.append(", pod ")
+                    .append(p.name)
+                    .append(' ')
+                    .append(p.verdict)
+                    .append(' ')
+                    .append(p.reason)
+                    .append(": ")
+                    .append(p.message));
+    return said.toString();
+  }
+
   /** Hostile pods whose gate is open (condition True or routing label): there must never be any. */
   public List<String> openHostileGates() {
     List<String> open = new ArrayList<>();

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -43,16 +44,26 @@ class HostileTenantsIT {
     health = new HealthWatch(cluster);
     cluster.innocentTenant();
     long started = System.nanoTime();
-    await()
-        .atMost(INNOCENT_WITHIN)
-        .pollInterval(Duration.ofMillis(200))
-        .until(
-            () -> {
-              assertThat(cluster.operator().alive())
-                  .as("operator JVM alive (exit code %s)", cluster.operator().exitCode())
-                  .isTrue();
-              return cluster.innocentVerified();
-            });
+    try {
+      await()
+          .atMost(INNOCENT_WITHIN)
+          .pollInterval(Duration.ofMillis(200))
+          .until(
+              () -> {
+                assertThat(cluster.operator().alive())
+                    .as("operator JVM alive (exit code %s)", cluster.operator().exitCode())
+                    .isTrue();
+                return cluster.innocentVerified();
+              });
+    } catch (ConditionTimeoutException e) {
+      // Say where the innocent tenant stands, so a failure here can be told apart from slowness.
+      throw new AssertionError(
+          "innocent tenant not verified within "
+              + INNOCENT_WITHIN
+              + ": "
+              + cluster.innocentDiagnosis(),
+          e);
+    }
     System.out.printf(
         "hostile: innocent tenant verified after %d ms, operator live heap %.1f MiB%n",
         (System.nanoTime() - started) / 1_000_000, cluster.operator().liveHeapMiB());
