@@ -27,6 +27,8 @@ import java.util.stream.Collectors;
  *     inconclusive
  * @param verdictKeySecret the Secret (in the operator's own namespace) holding the key that signs
  *     verdict records
+ * @param podListConcurrency namespaces whose pods are listed at once, from the start of their pod
+ *     informer until its first LIST is in the cache
  */
 public record KvguardConfig(
     Set<String> namespaces,
@@ -41,13 +43,52 @@ public record KvguardConfig(
     int probeConcurrencyPerNamespace,
     int rejectionProbeConcurrency,
     long rejectionMaxPromptTokens,
-    String verdictKeySecret) {
+    String verdictKeySecret,
+    int podListConcurrency) {
 
   public static final String LEASE_NAME = "kvguard-operator";
   public static final int DEFAULT_HEALTH_PORT = 8081;
   public static final int DEFAULT_PROBE_CONCURRENCY_PER_NAMESPACE = 4;
   public static final int DEFAULT_REJECTION_PROBE_CONCURRENCY = 4;
   public static final String DEFAULT_VERDICT_KEY_SECRET = "kvguard-verdict-key";
+
+  /**
+   * One namespace lists at a time: with the chart's 256 MiB heap, ten namespaces of 500 realistic
+   * pods listing at once ran out of memory (docs/benchmarks.md).
+   */
+  public static final int DEFAULT_POD_LIST_CONCURRENCY = 1;
+
+  /** The settings every caller before issue 18 chose; pods are listed one namespace at a time. */
+  public KvguardConfig(
+      Set<String> namespaces,
+      int metricsPort,
+      boolean leaderElection,
+      String leaseNamespace,
+      int probeConcurrency,
+      int probeMaxBodyBytes,
+      String identity,
+      int healthPort,
+      String metricsBindAddress,
+      int probeConcurrencyPerNamespace,
+      int rejectionProbeConcurrency,
+      long rejectionMaxPromptTokens,
+      String verdictKeySecret) {
+    this(
+        namespaces,
+        metricsPort,
+        leaderElection,
+        leaseNamespace,
+        probeConcurrency,
+        probeMaxBodyBytes,
+        identity,
+        healthPort,
+        metricsBindAddress,
+        probeConcurrencyPerNamespace,
+        rejectionProbeConcurrency,
+        rejectionMaxPromptTokens,
+        verdictKeySecret,
+        DEFAULT_POD_LIST_CONCURRENCY);
+  }
 
   /**
    * The settings every caller before issue 20 chose; the rest take their defaults (health on an
@@ -113,7 +154,8 @@ public record KvguardConfig(
             1,
             64 * 1024 * 1024),
         Objects.requireNonNullElse(
-            blankToNull(env.get("KVGUARD_VERDICT_KEY_SECRET")), DEFAULT_VERDICT_KEY_SECRET));
+            blankToNull(env.get("KVGUARD_VERDICT_KEY_SECRET")), DEFAULT_VERDICT_KEY_SECRET),
+        intValue(env, "KVGUARD_POD_LIST_CONCURRENCY", DEFAULT_POD_LIST_CONCURRENCY, 1, 64));
   }
 
   private static int intValue(Map<String, String> env, String key, int fallback, int min, int max) {

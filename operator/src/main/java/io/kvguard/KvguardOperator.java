@@ -137,7 +137,8 @@ public final class KvguardOperator implements AutoCloseable {
             new ProbeCredentials(client, clock),
             new ProbeTrust(client, clock),
             signer,
-            clock);
+            clock,
+            config.podListConcurrency());
     operator.register(
         reconciler,
         c -> {

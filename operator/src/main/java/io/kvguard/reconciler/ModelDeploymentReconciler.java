@@ -70,13 +70,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private final RecordSigner signer;
 
   /** Pods of the namespaces that hold a ModelDeployment, and no others (PodCache). */
-  private final PodCache pods =
-      new PodCache(
-          pod ->
-              policiesConcerning(pod).stream()
-                  .map(ResourceID::fromResource)
-                  .collect(Collectors.toSet()),
-          PodCache.listConcurrency(System.getenv()));
+  private final PodCache pods;
 
   private volatile IndexerResourceCache<ModelDeployment> policies;
 
@@ -89,7 +83,15 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       ProbeCredentials credentials,
       ProbeTrust trust,
       RecordSigner signer,
-      Clock clock) {
+      Clock clock,
+      int podListConcurrency) {
+    this.pods =
+        new PodCache(
+            pod ->
+                policiesConcerning(pod).stream()
+                    .map(ResourceID::fromResource)
+                    .collect(Collectors.toSet()),
+            podListConcurrency);
     this.clock = clock;
     this.signer = signer;
     this.observer = observer;

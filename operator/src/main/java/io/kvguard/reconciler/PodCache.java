@@ -38,12 +38,11 @@ import org.slf4j.LoggerFactory;
  * PodCacheFilter}); the others (batch jobs beside the engines) are held as keys: a pod beside
  * guarded ones cost 7.4 KiB of heap before.
  *
- * <p>At most {@code KVGUARD_POD_LIST_CONCURRENCY} namespaces (default {@value
- * #DEFAULT_LIST_CONCURRENCY}) do their first LIST at once, from the informer's start until it has
- * listed: at start-up every namespace's first pass arrives together, and ten namespaces of 500
- * whole pods (27 KB of JSON each) parsed at the same time ran the chart's 256 MiB heap out of
- * memory. A pass waiting longer than {@link #LIST_PERMIT_WAIT} for its turn fails (and is retried),
- * as a failed LIST does.
+ * <p>At most {@code KVGUARD_POD_LIST_CONCURRENCY} namespaces (default 1, {@code KvguardConfig}) do
+ * their first LIST at once, from the informer's start until it has listed: at start-up every
+ * namespace's first pass arrives together, and ten namespaces of 500 whole pods (27 KB of JSON
+ * each) parsed at the same time ran the chart's 256 MiB heap out of memory. A pass waiting longer
+ * than {@link #LIST_PERMIT_WAIT} for its turn fails (and is retried), as a failed LIST does.
  *
  * <p>A pass holds its namespace's cache open ({@link #use}) from start to end, hand-backs included:
  * a deleted policy's last pass still finds the pods it must hand back, and another pass ending
@@ -56,9 +55,6 @@ final class PodCache implements SelectionIndex.Pods {
   static final long LIST_PAGE_SIZE = 500;
 
   static final String SOURCE_PREFIX = "pods-";
-
-  /** Namespaces listing at once unless {@code KVGUARD_POD_LIST_CONCURRENCY} says otherwise. */
-  static final int DEFAULT_LIST_CONCURRENCY = 1;
 
   /** How long a pass waits for its namespace's turn to list before it fails. */
   static final java.time.Duration LIST_PERMIT_WAIT = java.time.Duration.ofMinutes(5);
@@ -94,30 +90,6 @@ final class PodCache implements SelectionIndex.Pods {
     }
     this.policiesOfPod = policiesOfPod;
     this.listing = new Semaphore(listConcurrency, true);
-  }
-
-  /**
-   * {@code KVGUARD_POD_LIST_CONCURRENCY}: namespaces doing their first LIST at once (1 to 64).
-   *
-   * @throws IllegalArgumentException when it is not a whole number in that range
-   */
-  static int listConcurrency(java.util.Map<String, String> env) {
-    String raw = env.get("KVGUARD_POD_LIST_CONCURRENCY");
-    if (raw == null || raw.isBlank()) {
-      return DEFAULT_LIST_CONCURRENCY;
-    }
-    int value;
-    try {
-      value = Integer.parseInt(raw.strip());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(
-          "KVGUARD_POD_LIST_CONCURRENCY must be a whole number, was '" + raw + "'");
-    }
-    if (value < 1 || value > 64) {
-      throw new IllegalArgumentException(
-          "KVGUARD_POD_LIST_CONCURRENCY must be between 1 and 64, was " + value);
-    }
-    return value;
   }
 
   /**

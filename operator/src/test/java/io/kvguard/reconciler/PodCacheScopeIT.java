@@ -365,7 +365,7 @@ class PodCacheScopeIT extends EmbeddedClusterTest {
 
   @Test
   void withOneListPermitASecondNamespaceIsListedOnlyAfterTheFirstHasListedAndBothAreGated() {
-    assertThat(PodCache.DEFAULT_LIST_CONCURRENCY).isEqualTo(1);
+    assertThat(io.kvguard.KvguardConfig.DEFAULT_POD_LIST_CONCURRENCY).isEqualTo(1);
     namespace(TENANT);
     namespace(TENANT_C);
     verifiedEnginePod(TENANT, "serve-0");
