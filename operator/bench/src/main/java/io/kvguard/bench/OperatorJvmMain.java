@@ -67,17 +67,17 @@ public final class OperatorJvmMain {
       String[] command = line.trim().split(" ");
       switch (command[0]) {
         case "start" -> {
-          KvguardConfig operatorConfig =
-              KvguardConfig.fromEnvironment(
-                  Map.of(
-                      "KVGUARD_LEADER_ELECTION",
-                      "true",
-                      "KVGUARD_LEADER_ELECTION_NAMESPACE",
-                      ScaleBenchmark.OPERATOR_NAMESPACE,
-                      "POD_NAME",
-                      "kvguard-bench-0",
-                      "KVGUARD_PROBE_CONCURRENCY",
-                      String.valueOf(probeConcurrency)));
+          Map<String, String> settings = new java.util.HashMap<>();
+          settings.put("KVGUARD_LEADER_ELECTION", "true");
+          settings.put("KVGUARD_LEADER_ELECTION_NAMESPACE", ScaleBenchmark.OPERATOR_NAMESPACE);
+          settings.put("POD_NAME", "kvguard-bench-0");
+          settings.put("KVGUARD_PROBE_CONCURRENCY", String.valueOf(probeConcurrency));
+          // docs/benchmarks.md runs the pod-cache benchmark with this one set in the environment.
+          String listConcurrency = System.getenv("KVGUARD_POD_LIST_CONCURRENCY");
+          if (listConcurrency != null) {
+            settings.put("KVGUARD_POD_LIST_CONCURRENCY", listConcurrency);
+          }
+          KvguardConfig operatorConfig = KvguardConfig.fromEnvironment(settings);
           operator =
               KvguardOperator.create(client, operatorConfig, registry, Clock.systemUTC(), false);
           operator.start();
