@@ -211,8 +211,8 @@ public final class HostileTenants implements AutoCloseable {
     if (md.getStatus() == null) {
       return said.append(", no status").toString();
     }
-    md.getStatus()
-        .conditions
+    java.util.Objects.requireNonNullElse(
+            md.getStatus().conditions, List.<io.fabric8.kubernetes.api.model.Condition>of())
         .forEach(
             c ->
                 said.append(", ")
@@ -223,8 +223,8 @@ public final class HostileTenants implements AutoCloseable {
                     .append(c.getReason())
                     .append(": ")
                     .append(c.getMessage()));
-    md.getStatus()
-        .pods
+    java.util.Objects.requireNonNullElse(
+            md.getStatus().pods, List.<io.kvguard.customresource.PodVerdictStatus>of())
         .forEach(
             p ->
                 said.append(", pod ")
