@@ -58,38 +58,6 @@ public record KvguardConfig(
    */
   public static final int DEFAULT_POD_LIST_CONCURRENCY = 1;
 
-  /** The settings every caller before issue 18 chose; pods are listed one namespace at a time. */
-  public KvguardConfig(
-      Set<String> namespaces,
-      int metricsPort,
-      boolean leaderElection,
-      String leaseNamespace,
-      int probeConcurrency,
-      int probeMaxBodyBytes,
-      String identity,
-      int healthPort,
-      String metricsBindAddress,
-      int probeConcurrencyPerNamespace,
-      int rejectionProbeConcurrency,
-      long rejectionMaxPromptTokens,
-      String verdictKeySecret) {
-    this(
-        namespaces,
-        metricsPort,
-        leaderElection,
-        leaseNamespace,
-        probeConcurrency,
-        probeMaxBodyBytes,
-        identity,
-        healthPort,
-        metricsBindAddress,
-        probeConcurrencyPerNamespace,
-        rejectionProbeConcurrency,
-        rejectionMaxPromptTokens,
-        verdictKeySecret,
-        DEFAULT_POD_LIST_CONCURRENCY);
-  }
-
   /**
    * The settings every caller before issue 20 chose; the rest take their defaults (health on an
    * ephemeral port).
@@ -115,7 +83,8 @@ public record KvguardConfig(
         Math.min(probeConcurrency, DEFAULT_PROBE_CONCURRENCY_PER_NAMESPACE),
         DEFAULT_REJECTION_PROBE_CONCURRENCY,
         RejectionProbe.DEFAULT_MAX_PROMPT_TOKENS,
-        DEFAULT_VERDICT_KEY_SECRET);
+        DEFAULT_VERDICT_KEY_SECRET,
+        DEFAULT_POD_LIST_CONCURRENCY);
   }
 
   public static KvguardConfig fromEnvironment(Map<String, String> env) {

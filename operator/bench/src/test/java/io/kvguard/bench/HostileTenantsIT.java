@@ -43,6 +43,13 @@ class HostileTenantsIT {
     }
   }
 
+  /** The operator JVM still runs; its exit code when not (ExitOnOutOfMemoryError ends it). */
+  private void assertOperatorAlive() {
+    assertThat(cluster.operator().alive())
+        .as("operator JVM alive (exit code %s)", cluster.operator().exitCode())
+        .isTrue();
+  }
+
   private void innocentIsVerifiedWhileTheAttackRuns() throws Exception {
     health = new HealthWatch(cluster);
     cluster.innocentTenant();
@@ -53,9 +60,7 @@ class HostileTenantsIT {
           .pollInterval(Duration.ofMillis(200))
           .until(
               () -> {
-                assertThat(cluster.operator().alive())
-                    .as("operator JVM alive (exit code %s)", cluster.operator().exitCode())
-                    .isTrue();
+                assertOperatorAlive();
                 return cluster.innocentVerified();
               });
     } catch (ConditionTimeoutException e) {
@@ -93,9 +98,7 @@ class HostileTenantsIT {
         .atMost(Duration.ofSeconds(60))
         .untilAsserted(
             () -> {
-              assertThat(cluster.operator().alive())
-                  .as("operator JVM alive (exit code %s)", cluster.operator().exitCode())
-                  .isTrue();
+              assertOperatorAlive();
               for (int i = 0; i < 32; i++) {
                 assertThat(cluster.hostileCondition("junk-" + i))
                     .as("junk-" + i)
@@ -117,9 +120,7 @@ class HostileTenantsIT {
         .atMost(Duration.ofSeconds(30))
         .untilAsserted(
             () -> {
-              assertThat(cluster.operator().alive())
-                  .as("operator JVM alive (exit code %s)", cluster.operator().exitCode())
-                  .isTrue();
+              assertOperatorAlive();
               assertThat(cluster.hostileCondition("claims-0"))
                   .hasValueSatisfying(
                       c ->
