@@ -31,7 +31,11 @@ class ChartDefaultsTest {
   static void render() {
     chart = RenderedChart.render("");
     deployment = chart.one(Deployment.class);
-    operator = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
+    operator = operatorContainer(chart);
+  }
+
+  private static Container operatorContainer(RenderedChart rendered) {
+    return rendered.one(Deployment.class).getSpec().getTemplate().getSpec().getContainers().get(0);
   }
 
   static Map<String, String> env(Container container) {
@@ -194,15 +198,7 @@ class ChartDefaultsTest {
     // More at once ran the chart's 256 MiB heap out of memory at 5,000 guarded pods
     // (docs/benchmarks.md).
     assertThat(env(operator)).containsEntry("KVGUARD_POD_LIST_CONCURRENCY", "1");
-    assertThat(
-            env(
-                RenderedChart.render("podCache: {listConcurrency: 3}")
-                    .one(Deployment.class)
-                    .getSpec()
-                    .getTemplate()
-                    .getSpec()
-                    .getContainers()
-                    .get(0)))
+    assertThat(env(operatorContainer(RenderedChart.render("podCache: {listConcurrency: 3}"))))
         .containsEntry("KVGUARD_POD_LIST_CONCURRENCY", "3");
   }
 

@@ -1,5 +1,6 @@
 package io.kvguard.bench;
 
+import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
@@ -9,6 +10,7 @@ import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.ModelDeploymentSpec;
+import io.kvguard.customresource.PodVerdictStatus;
 import io.kvguard.customresource.ProbeSpec;
 import io.kvguard.customresource.RejectionProbeSpec;
 import io.kvguard.customresource.RoleSpec;
@@ -32,6 +34,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -193,49 +196,32 @@ public final class HostileTenants implements AutoCloseable {
     Pod pod = client.pods().inNamespace(INNOCENT).withName("serve-0").get();
     ModelDeployment md =
         client.resources(ModelDeployment.class).inNamespace(INNOCENT).withName("innocent").get();
-    StringBuilder said = new StringBuilder();
-    said.append("pod: ")
-        .append(
-            pod == null
-                ? "absent"
-                : condition(pod)
-                        .map(c -> c.getStatus() + " " + c.getReason() + ": " + c.getMessage())
-                        .orElse("no kvguard condition")
-                    + ", labels "
-                    + pod.getMetadata().getLabels());
-    said.append("; ModelDeployment: ");
+    List<String> said = new ArrayList<>();
+    said.add(
+        pod == null
+            ? "pod absent"
+            : "pod: "
+                + gateCondition(pod).orElse("no kvguard condition")
+                + ", labels "
+                + pod.getMetadata().getLabels());
     if (md == null) {
-      return said.append("absent").toString();
+      said.add("ModelDeployment absent");
+    } else {
+      said.add("ModelDeployment finalizers " + md.getMetadata().getFinalizers());
+      if (md.getStatus() == null) {
+        said.add("no status");
+      } else {
+        for (Condition c :
+            Objects.requireNonNullElse(md.getStatus().conditions, List.<Condition>of())) {
+          said.add(c.getType() + "=" + c.getStatus() + " " + c.getReason() + ": " + c.getMessage());
+        }
+        for (PodVerdictStatus p :
+            Objects.requireNonNullElse(md.getStatus().pods, List.<PodVerdictStatus>of())) {
+          said.add("pod " + p.name + " " + p.verdict + " " + p.reason + ": " + p.message);
+        }
+      }
     }
-    said.append("finalizers ").append(md.getMetadata().getFinalizers());
-    if (md.getStatus() == null) {
-      return said.append(", no status").toString();
-    }
-    java.util.Objects.requireNonNullElse(
-            md.getStatus().conditions, List.<io.fabric8.kubernetes.api.model.Condition>of())
-        .forEach(
-            c ->
-                said.append(", ")
-                    .append(c.getType())
-                    .append('=')
-                    .append(c.getStatus())
-                    .append(' ')
-                    .append(c.getReason())
-                    .append(": ")
-                    .append(c.getMessage()));
-    java.util.Objects.requireNonNullElse(
-            md.getStatus().pods, List.<io.kvguard.customresource.PodVerdictStatus>of())
-        .forEach(
-            p ->
-                said.append(", pod ")
-                    .append(p.name)
-                    .append(' ')
-                    .append(p.verdict)
-                    .append(' ')
-                    .append(p.reason)
-                    .append(": ")
-                    .append(p.message));
-    return said.toString();
+    return String.join("; ", said);
   }
 
   /** Hostile pods whose gate is open (condition True or routing label): there must never be any. */
@@ -254,9 +240,12 @@ public final class HostileTenants implements AutoCloseable {
    */
   public Optional<String> hostileCondition(String pod) {
     Pod found = client.pods().inNamespace(HOSTILE).withName(pod).get();
-    return found == null
-        ? Optional.empty()
-        : condition(found).map(c -> c.getStatus() + " " + c.getReason() + ": " + c.getMessage());
+    return found == null ? Optional.empty() : gateCondition(found);
+  }
+
+  /** A pod's kvguard condition as "status reason: message", or empty before kvguard wrote one. */
+  private static Optional<String> gateCondition(Pod pod) {
+    return condition(pod).map(c -> c.getStatus() + " " + c.getReason() + ": " + c.getMessage());
   }
 
   /**

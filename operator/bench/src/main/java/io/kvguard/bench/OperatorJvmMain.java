@@ -67,16 +67,13 @@ public final class OperatorJvmMain {
       String[] command = line.trim().split(" ");
       switch (command[0]) {
         case "start" -> {
-          Map<String, String> settings = new java.util.HashMap<>();
+          // The JVM's environment, as OperatorMain reads it (docs/benchmarks.md sets
+          // KVGUARD_POD_LIST_CONCURRENCY there), under the settings every benchmark run needs.
+          Map<String, String> settings = new java.util.HashMap<>(System.getenv());
           settings.put("KVGUARD_LEADER_ELECTION", "true");
           settings.put("KVGUARD_LEADER_ELECTION_NAMESPACE", ScaleBenchmark.OPERATOR_NAMESPACE);
           settings.put("POD_NAME", "kvguard-bench-0");
           settings.put("KVGUARD_PROBE_CONCURRENCY", String.valueOf(probeConcurrency));
-          // docs/benchmarks.md runs the pod-cache benchmark with this one set in the environment.
-          String listConcurrency = System.getenv("KVGUARD_POD_LIST_CONCURRENCY");
-          if (listConcurrency != null) {
-            settings.put("KVGUARD_POD_LIST_CONCURRENCY", listConcurrency);
-          }
           KvguardConfig operatorConfig = KvguardConfig.fromEnvironment(settings);
           operator =
               KvguardOperator.create(client, operatorConfig, registry, Clock.systemUTC(), false);
