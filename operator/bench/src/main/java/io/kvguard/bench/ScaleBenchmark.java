@@ -295,14 +295,15 @@ public final class ScaleBenchmark implements AutoCloseable {
 
   /**
    * Operator writes the API server refused (409/422) in one phase; the operator re-reads and
-   * retries them.
+   * retries them. {@code histories}: for each refused pod write, that pod's requests in order.
    */
-  record Rejected(long podStatus, long podLabel, long crStatus) {}
+  record Rejected(long podStatus, long podLabel, long crStatus, List<String> histories) {}
 
   static Rejected rejected(List<EmbeddedApiServer.Request> requests) {
     long podStatus = 0;
     long podLabel = 0;
     long crStatus = 0;
+    List<String> histories = new ArrayList<>();
     for (EmbeddedApiServer.Request request : requests) {
       if (request.status() != 409 && request.status() != 422) {
         continue;
@@ -315,8 +316,39 @@ public final class ScaleBenchmark implements AutoCloseable {
       } else if (kind == ApiWrites.Kind.CR_STATUS) {
         crStatus++;
       }
+      if (kind == ApiWrites.Kind.POD_STATUS || kind == ApiWrites.Kind.POD_LABEL) {
+        histories.add(history(requests, request));
+      }
     }
-    return new Rejected(podStatus, podLabel, crStatus);
+    return new Rejected(podStatus, podLabel, crStatus, histories);
+  }
+
+  /**
+   * Every request the server saw for the refused write's pod, in order, ms from the first request:
+   * who wrote the pod between the read the write was planned on and the write.
+   */
+  private static String history(
+      List<EmbeddedApiServer.Request> requests, EmbeddedApiServer.Request refused) {
+    String pod = podPath(refused.path());
+    long t0 = requests.get(0).atNanos();
+    StringBuilder out = new StringBuilder("refused " + refused.method() + " " + refused.path());
+    for (EmbeddedApiServer.Request request : requests) {
+      if (pod.equals(podPath(request.path()))) {
+        out.append(
+            String.format(
+                "%n  %,8d ms %s %s -> %d (%s)",
+                (request.atNanos() - t0) / 1_000_000,
+                request.method(),
+                request.path(),
+                request.status(),
+                request.userAgent()));
+      }
+    }
+    return out.toString();
+  }
+
+  private static String podPath(String path) {
+    return path == null ? "" : path.split("\\?", 2)[0].replaceAll("/status$", "");
   }
 
   private void setUp() throws Exception {
