@@ -41,10 +41,8 @@ import javax.net.ssl.TrustManagerFactory;
  * (docs/benchmarks.md, "Webhook latency"):
  *
  * <pre>
- * mvn -B -ntp -o -q -pl operator -am test-compile dependency:build-classpath -Dmdep.includeScope=test \
- *   -Dmdep.outputFile=target/test-classpath.txt
- * java -XX:TieredStopAtLevel=1 -cp operator/target/test-classes:operator/target/classes:$(cat operator/target/test-classpath.txt) \
- *   io.kvguard.webhook.WebhookLatency 20000
+ * mvn -B -ntp package -DskipTests
+ * java -XX:TieredStopAtLevel=1 -cp operator/bench/target/kvguard-bench.jar io.kvguard.bench.WebhookLatency 10000
  * </pre>
  */
 public final class WebhookLatency {
