@@ -37,21 +37,17 @@ final class SchemaAdditions {
   static final List<Addition> ADDITIONS =
       List.of(
           // Role names are unique because they are the keys of a list-map: the API server refuses a
-          // duplicate
-          // ("Duplicate value") without any CEL rule; a rule comparing every pair of roles cost
-          // more than a real
-          // API server admits (issue 17).
+          // duplicate ("Duplicate value") without any CEL rule; a rule comparing every pair of
+          // roles cost more than a real API server admits (issue 17).
           new Addition(
               SPEC + "/roles",
               Map.of(
                   "x-kubernetes-list-type", "map", "x-kubernetes-list-map-keys", List.of("name"))),
           // A port is 1-65535 or an IANA service name, said with OpenAPI keywords (minimum and
-          // maximum apply to its
-          // integer form, pattern and maxLength to its string form) rather than a CEL rule:
-          // Kubernetes before 1.34
-          // sizes an int-or-string as 3 MiB whatever its maxLength (kubernetes/apiserver v0.33.0
-          // pkg/cel/common/schemas.go), which prices a matches() on it above the per-rule limit
-          // under the role list.
+          // maximum apply to its integer form, pattern and maxLength to its string form) rather
+          // than a CEL rule: Kubernetes before 1.34 sizes an int-or-string as 3 MiB whatever its
+          // maxLength (kubernetes/apiserver v0.33.0 pkg/cel/common/schemas.go), which prices a
+          // matches() on it above the per-rule limit under the role list.
           new Addition(ROLE + "/port", PORT),
           new Addition(ROLE + "/metricsPort", PORT),
           new Addition(

@@ -99,9 +99,8 @@ public final class GatePatchPlanner {
               .set("value", JSON.objectNode().set("conditions", JSON.arrayNode().add(condition))));
     } else if (conditions == null || conditions.isEmpty()) {
       // fabric8 reads a pod without a conditions list as an empty one, and JSON patch cannot append
-      // to a list
-      // that is not there: write the whole list (it held nothing, and the resourceVersion test
-      // keeps it so).
+      // to a list that is not there: write the whole list (it held nothing, and the resourceVersion
+      // test keeps it so).
       patch.add(op("add", "/status/conditions").set("value", JSON.arrayNode().add(condition)));
     } else if (index < 0) {
       patch.add(op("add", "/status/conditions/-").set("value", condition));
@@ -131,9 +130,8 @@ public final class GatePatchPlanner {
       patch.add(op("remove", path));
     } else if (annotations == null || annotations.isEmpty()) {
       // fabric8 reads a pod without annotations as having an empty map, and JSON patch cannot add a
-      // member to an
-      // object that is not there: write the whole object (it held nothing, and the resourceVersion
-      // test keeps it so).
+      // member to an object that is not there: write the whole object (it held nothing, and the
+      // resourceVersion test keeps it so).
       patch.add(
           op("add", "/metadata/annotations")
               .set("value", JSON.objectNode().put(GateNames.VERDICTS_ANNOTATION, wanted)));
@@ -187,16 +185,14 @@ public final class GatePatchPlanner {
       return Optional.empty();
     }
     // The resourceVersion test fences the labels like the condition: a writer whose read is older
-    // than the pod
-    // (a deposed leader, a pass behind another's write) is refused instead of undoing a newer
-    // decision.
+    // than the pod (a deposed leader, a pass behind another's write) is refused instead of undoing
+    // a newer decision.
     ArrayNode patch = guards(pod);
     patch.add(test("/metadata/resourceVersion", pod.getMetadata().getResourceVersion()));
     if (adds) {
       // A label routes traffic at once: it goes on only while the pod still runs the containers
-      // that were
-      // judged (a restart between the two writes fails these tests, and the next pass judges the
-      // new one).
+      // that were judged (a restart between the two writes fails these tests, and the next pass
+      // judges the new one).
       List<ContainerStatus> containers =
           pod.getStatus() == null ? null : pod.getStatus().getContainerStatuses();
       if (containers != null) {

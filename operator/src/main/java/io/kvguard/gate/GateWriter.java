@@ -120,9 +120,8 @@ public final class GateWriter {
         && decision.reason() == GateReason.AwaitingProbe
         && !GateState.labelled(pod)) {
       // A pod that never had a kvguard condition or label is already shut (its readiness gate has
-      // no
-      // condition, routers see no label): writing "awaiting" would only double the writes of every
-      // new pod.
+      // no condition, routers see no label): writing "awaiting" would only double the writes of
+      // every new pod.
       return new Outcome(Status.WRITTEN, null, null, null);
     }
     try {

@@ -69,10 +69,8 @@ public final class PodGate {
       BiConsumer<Pod, Pod> written) {
     String policy = update == null ? null : update.modelDeployment();
     // Condition first: for a closing gate both writes close it; for an opening gate the label
-    // follows the
-    // condition so a label-routed pod is never ahead of its condition.
-    // Handing a pod back is about no container (its label goes, whatever runs); every other opening
-    // decision is
+    // follows the condition so a label-routed pod is never ahead of its condition. Handing a pod
+    // back is about no container (its label goes, whatever runs); every other opening decision is
     // about the containers it was judged on.
     boolean judgedOpening =
         decision != null
@@ -250,8 +248,8 @@ public final class PodGate {
         if (!GatePatchPlanner.gateOf(fresh, policy)
             .equals(GatePatchPlanner.gateOf(current, policy))) {
           // Someone wrote the gate (or this policy's record) after the read this decision was made
-          // on: never
-          // overwrite what we did not see. Other policies' records are merged by planning again.
+          // on: never overwrite what we did not see. Other policies' records are merged by planning
+          // again.
           LOG.info(
               "gate write dropped pod={}/{}: the gate changed since it was read (now {})",
               current.getMetadata().getNamespace(),

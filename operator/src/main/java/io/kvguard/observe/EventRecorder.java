@@ -373,9 +373,8 @@ public final class EventRecorder implements AutoCloseable {
     Series s = batch.series();
     int code = e instanceof KubernetesClientException k ? k.getCode() : 0;
     // No answer (0), throttled (429), a conflict, or the server's own trouble: worth another try.
-    // Anything
-    // else (403 in a terminating namespace, 422) would be refused again, as client-go's recordEvent
-    // decides.
+    // Anything else (403 in a terminating namespace, 422) would be refused again, as client-go's
+    // recordEvent decides.
     boolean retriable = code == 0 || code == 409 || code == 429 || code >= 500;
     synchronized (this) {
       s.failures++;

@@ -128,9 +128,8 @@ public final class KvguardMetrics {
     }
     poolTokens.keySet().removeIf(podTags -> sameDeployment(podTags, namespace, modelDeployment));
     // Per-role counters and timers (gate transitions, probe durations and failures, rejection
-    // probes). Gate writes
-    // that failed stay: a pod a deleted policy could not hand back keeps its gate, and the alert
-    // must still see it.
+    // probes). Gate writes that failed stay: a pod a deleted policy could not hand back keeps its
+    // gate, and the alert must still see it.
     for (Meter meter : List.copyOf(registry.getMeters())) {
       Meter.Id id = meter.getId();
       if (id.getName().startsWith("kvguard.")

@@ -249,9 +249,8 @@ public final class Observer implements AutoCloseable {
           pod.engineContextTokens);
     }
     // One Event per reason: the pods of this pass that turned to it share one write, and later
-    // passes add to
-    // the same Event's count (a burst of a thousand failures is a few writes, not a thousand
-    // objects).
+    // passes add to the same Event's count (a burst of a thousand failures is a few writes, not a
+    // thousand objects).
     InvolvedObject involved = InvolvedObject.of(md);
     refusals.forEach(
         (reason, pods) -> events.announce(involved, "Warning", reason, "turned " + reason, pods));

@@ -24,9 +24,8 @@ public interface EngineProbe {
       return ProbeOutcome.failed(e.getMessage());
     } catch (RuntimeException e) {
       // A defect in a read, not the engine's answer: a failed probe in the operator and in check
-      // alike (check
-      // would otherwise die with exit 1, "refused"); only the class is named, a message might quote
-      // the engine.
+      // alike (check would otherwise die with exit 1, "refused"); only the class is named, a
+      // message might quote the engine.
       return ProbeOutcome.failed(unexpected(e));
     }
   }

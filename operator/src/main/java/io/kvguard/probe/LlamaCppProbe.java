@@ -67,8 +67,7 @@ public final class LlamaCppProbe implements EngineProbe {
     OptionalLong slots = StrictJson.optionalTokens(props, "total_slots", PROPS);
     if (slots.isPresent()) {
       // Never n_ctx x total_slots: since PR #16736 the default is one unified cache that every
-      // slot's n_ctx
-      // already spans, and /props does not say which layout runs.
+      // slot's n_ctx already spans, and /props does not say which layout runs.
       notes.add(
           "total_slots "
               + slots.getAsLong()

@@ -81,11 +81,9 @@ final class TlsClients {
       SSLParameters parameters = context.getDefaultSSLParameters();
       if (tls.serverName() != null) {
         // SNI, so an engine serving several certificates picks the one for this name. The JDK 17
-        // HttpClient sends
-        // it to an IP address as given here; later JDKs send no SNI to an IP address
-        // (AbstractAsyncSSLConnection.
-        // formSNIServerNames). Verification does not depend on it: ServerNameTrustManager checks
-        // the name.
+        // HttpClient sends it to an IP address as given here; later JDKs send no SNI to an IP
+        // address (AbstractAsyncSSLConnection. formSNIServerNames). Verification does not depend on
+        // it: ServerNameTrustManager checks the name.
         parameters.setServerNames(List.of(new SNIHostName(tls.serverName())));
       }
       return EngineHttp.newHttpClientBuilder()

@@ -132,9 +132,8 @@ final class Assessment {
     Pod pod = in.pod();
     List<String> notes = new ArrayList<>();
     // The record is pod metadata, which anyone who may patch the pod can write; the condition is
-    // pods/status.
-    // A record may open nothing the condition did not already show open (fail closed on a forged
-    // one).
+    // pods/status. A record may open nothing the condition did not already show open (fail closed
+    // on a forged one).
     boolean vouched = CarryOver.vouchedFor(in.record(), pod);
     boolean labelOnly = !declaresGate(pod);
     if (labelOnly) {
@@ -194,9 +193,8 @@ final class Assessment {
     Duration period = Duration.ofSeconds(md.getSpec().effectiveProbe().effectivePeriodSeconds());
 
     // Re-probe when the process is new to us, when the period has passed, and when the spec
-    // changed; an
-    // earlier answer for the same process still stands meanwhile, so a spec edit does not shut
-    // every gate.
+    // changed; an earlier answer for the same process still stands meanwhile, so a spec edit does
+    // not shut every gate.
     boolean due = result == null || in.respec() || ProbeDue.isDue(result, period, in.now());
     EngineEndpoint endpoint =
         EngineEndpoint.of(
@@ -244,9 +242,8 @@ final class Assessment {
           checked.request());
     }
     // No probe of this process yet in this operator's memory. If the pod carries this policy's
-    // verdict for this
-    // very container (the operator restarted), re-judge those figures instead of flapping the gate
-    // shut.
+    // verdict for this very container (the operator restarted), re-judge those figures instead of
+    // flapping the gate shut.
     PoolObservation recorded = CarryOver.recordedObservation(in.record(), role, process);
     if (recorded != null) {
       notes.add(

@@ -189,8 +189,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
             written.conflicts(),
             now);
     // Announced before the status is written: the pods' records already hold this pass's verdicts,
-    // so a transition
-    // not announced now (the status write failing) would never be.
+    // so a transition not announced now (the status write failing) would never be.
     observer.report(report(md, start, entries, written, advisories));
     if (!StatusComparison.same(md.getStatus(), status)) {
       writeStatus(md, context, status);
@@ -327,12 +326,10 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private static void writeStatus(
       ModelDeployment md, Context<ModelDeployment> context, ModelDeploymentStatus status) {
     // Not UpdateControl.patchStatus: without SSA that is a JSON diff against the cached copy, which
-    // lags behind
-    // our own last write (JOSDK 5 does not cache it), so the patch fails (422) and events repeat.
-    // This reads the
-    // current resource, writes a JSON patch against it, and puts the answer in the cache, so the
-    // next pass reads
-    // its own write. (A JSON patch, never server-side apply, as everywhere in kvguard.)
+    // lags behind our own last write (JOSDK 5 does not cache it), so the patch fails (422) and
+    // events repeat. This reads the current resource, writes a JSON patch against it, and puts the
+    // answer in the cache, so the next pass reads its own write. (A JSON patch, never server-side
+    // apply, as everywhere in kvguard.)
     PrimaryUpdateAndCacheUtils.patchStatusAndCacheResource(
         md,
         context,

@@ -154,15 +154,12 @@ final class PodCache implements SelectionIndex.Pods {
       Cached replacing,
       EventSourceRetriever<ModelDeployment> sources) {
     // The pods of the first LIST trigger no passes: every pass of the namespace waits for that LIST
-    // and then reads
-    // the cache it filled (the pod is cached before its event is handed out), so those events would
-    // only repeat
-    // each policy's pass (and a repeated pass reading a pod before the watch brings back its own
-    // write gets a
-    // conflict). Pods added after the LIST trigger passes as always. The LIST's add events are
-    // handed
-    // out on another thread and may still arrive after the informer reports it has listed, so they
-    // are told apart by what the LIST brought (name and resourceVersion), not by when they arrive.
+    // and then reads the cache it filled (the pod is cached before its event is handed out), so
+    // those events would only repeat each policy's pass (and a repeated pass reading a pod before
+    // the watch brings back its own write gets a conflict). Pods added after the LIST trigger
+    // passes as always. The LIST's add events are handed out on another thread and may still arrive
+    // after the informer reports it has listed, so they are told apart by what the LIST brought
+    // (name and resourceVersion), not by when they arrive.
     AtomicReference<Set<String>> firstList = new AtomicReference<>();
     // A replacement runs beside the informer it replaces until it has listed, so it needs another
     // name.
@@ -207,11 +204,6 @@ final class PodCache implements SelectionIndex.Pods {
   }
 
   /**
-   * Whether a pod added after the namespace's first LIST triggers passes: only one its cache keeps
-   * whole. fabric8 (7.5.2, {@code ProcessorStore.updateInternal}) hands the add handler the pod as
-   * the watch brought it, not the store's copy, so the filter is asked, not the stored object.
-   */
-  /**
    * Whether an added pod is not one of the namespace's first LIST (null: that LIST is not done).
    */
   static boolean afterFirstList(Set<String> firstList, Pod added) {
@@ -222,6 +214,11 @@ final class PodCache implements SelectionIndex.Pods {
     return pod.getMetadata().getName() + "@" + pod.getMetadata().getResourceVersion();
   }
 
+  /**
+   * Whether a pod added after the namespace's first LIST triggers passes: only one its cache keeps
+   * whole. fabric8 (7.5.2, {@code ProcessorStore.updateInternal}) hands the add handler the pod as
+   * the watch brought it, not the store's copy, so the filter is asked, not the stored object.
+   */
   static boolean addTriggersPass(PodCacheFilter filter, Pod added) {
     return !LeanPodStore.isKeyOnly(added) && filter.keeps(added);
   }
@@ -253,8 +250,8 @@ final class PodCache implements SelectionIndex.Pods {
       state.passes--;
       state.notifyAll();
       // Policies of the namespace in the cache include those being deleted (their finalizer still
-      // on): their last
-      // pass, on the deletion itself, comes after, and hands their pods back from this cache.
+      // on): their last pass, on the deletion itself, comes after, and hands their pods back from
+      // this cache.
       if (state.passes > 0 || policies.list(namespace).findAny().isPresent()) {
         return;
       }

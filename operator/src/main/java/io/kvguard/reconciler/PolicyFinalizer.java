@@ -33,9 +33,8 @@ final class PolicyFinalizer {
     ModelDeployment updated =
         PrimaryUpdateAndCacheUtils.addFinalizer(context.getClient(), md, NAME);
     // The next pass reads the policy from the cache, this one goes on with md: both must see the
-    // new version, or
-    // the next pass adds it again and the status patch that ends this one is refused as stale
-    // (409).
+    // new version, or the next pass adds it again and the status patch that ends this one is
+    // refused as stale (409).
     context
         .eventSourceRetriever()
         .getControllerEventSource()

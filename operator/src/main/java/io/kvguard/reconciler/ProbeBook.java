@@ -68,8 +68,7 @@ final class ProbeBook implements AutoCloseable {
             ProbeOutcome::failed,
             changed);
     // One rejection probe per namespace at once: they may take minutes, and a refusing engine
-    // answers in
-    // milliseconds, so a tenant whose engines hang holds one thread, not the pool.
+    // answers in milliseconds, so a tenant whose engines hang holds one thread, not the pool.
     this.rejections =
         new ProbeScheduler<>(
             new TenantFairExecutor("kvguard-rejection-probe", limits.rejectionConcurrency(), 1),

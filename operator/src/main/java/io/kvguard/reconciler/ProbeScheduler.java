@@ -202,16 +202,14 @@ final class ProbeScheduler<T> implements AutoCloseable {
       listener.probed(outcome, took);
     } catch (RuntimeException e) {
       // Metrics and events must not keep the answer from being published: an entry left "in flight"
-      // would
-      // never be probed again, and its last answer would stand for the process forever.
+      // would never be probed again, and its last answer would stand for the process forever.
       LOG.warn("probe listener threw key={} error={}", key, e.toString());
     }
     Set<ResourceID> tell =
         settle(key, mine, new Result<>(mine.identity(), outcome, started.plus(took)));
     // A periodic re-probe that found the same figures needs no pass: nothing a pass computes would
-    // differ, and
-    // the passes that asked for it already scheduled their next. At scale this is most probe
-    // completions.
+    // differ, and the passes that asked for it already scheduled their next. At scale this is most
+    // probe completions.
     tell.forEach(onChanged);
   }
 

@@ -73,8 +73,7 @@ public final class RejectionJudge {
               + answered.bodySha256().substring(0, 16)
               + ")";
       // The contract: HTTP 200 and 5xx are RejectionPathUnsafe; a stream that starts, like
-      // a
-      // timeout, is ProbeFailed (the outcome is not known yet). Both keep the gate shut.
+      // a timeout, is ProbeFailed (the outcome is not known yet). Both keep the gate shut.
       if (answered.streamed()) {
         return new PoolVerdict(
             Verdict.Unknown, GateReason.ProbeFailed, what + "; the engine did not refuse it");

@@ -58,9 +58,8 @@ public final class CertificatePlan {
     }
     CertificateIssuer.Issued signer = ca.get();
     // Serving certificates are signed by a CA that was already in the bundle before this round, so
-    // the API server
-    // trusts them from the moment a replica serves them: in the round that renews the CA, the old
-    // one still signs.
+    // the API server trusts them from the moment a replica serves them: in the round that renews
+    // the CA, the old one still signs.
     CertificateIssuer.Issued servingSigner = signer;
     if (renewalDue(signer.certificate(), now)) {
       signer = CertificateIssuer.certificateAuthority("kvguard-webhook-ca", now, CA_VALIDITY);

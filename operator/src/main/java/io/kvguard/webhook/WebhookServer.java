@@ -273,8 +273,8 @@ public final class WebhookServer implements AutoCloseable {
           }
           case BUFFER_OVERFLOW -> {
             // Doubling, but never past what the largest request needs: doubling alone overshoots
-            // the bound and
-            // refused requests it should take (from 2 MiB on, when the bound was 3 MiB).
+            // the bound and refused requests it should take (from 2 MiB on, when the bound was 3
+            // MiB).
             int unit = c.engine.getSession().getApplicationBufferSize();
             int limit = MAX_REQUEST_BYTES + MAX_HEADER_BYTES + unit;
             int needed = c.appIn.position() + unit;

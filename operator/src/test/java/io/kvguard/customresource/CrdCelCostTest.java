@@ -104,10 +104,8 @@ class CrdCelCostTest {
             "self.all(r, self.exists_one(s, s.name == r.name))",
             "type(self) == int ? (self >= 1 && self <= 65535) : self.matches('^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$')");
     // The port rule: matches on an unbounded int-or-string, ⌈3,145,727 × 0.1⌉ × ⌈36 × 0.25⌉, plus
-    // the type test
-    // (⌈3,145,726 × 0.1⌉ + 3) and the receiver; under an unbounded list it counts as many times as
-    // a port fits
-    // 3 MiB (at least 1 byte and a comma: 3,145,728 / 2).
+    // the type test (⌈3,145,726 × 0.1⌉ + 3) and the receiver; under an unbounded list it counts as
+    // many times as a port fits 3 MiB (at least 1 byte and a comma: 3,145,728 / 2).
     CrdCelCost.RuleCost port =
         costs.stream().filter(c -> c.rule().startsWith("type(self)")).findFirst().orElseThrow();
     assertThat(port.maxCost()).isEqualTo(3_145_734L);

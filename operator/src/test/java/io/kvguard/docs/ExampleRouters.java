@@ -39,15 +39,14 @@ final class ExampleRouters {
       // not terminating.
       case "Service" -> routers.add(new Router(name, map(document.at("/spec/selector")), true));
       // llm-d/llm-d-router v0.10.0 pkg/epp/controller/pod_reconciler.go updateDatastore: a pod that
-      // is not Ready or
-      // no longer matches the pool's selector is removed from the picker's datastore.
+      // is not Ready or no longer matches the pool's selector is removed from the picker's
+      // datastore.
       case "InferencePool" ->
           routers.add(new Router(name, map(document.at("/spec/selector/matchLabels")), true));
       case "LLMInferenceService" -> {
         // kserve/kserve v0.20.0 pkg/controller/v1alpha2/llmisvc/config_merge.go: an empty inline
-        // selector is filled
-        // with the workload labels (GetWorkloadLabelSelector); the pool is then served by the same
-        // endpoint picker.
+        // selector is filled with the workload labels (GetWorkloadLabelSelector); the pool is then
+        // served by the same endpoint picker.
         JsonNode inline = document.at("/spec/router/scheduler/pool/spec/selector/matchLabels");
         Map<String, String> selector =
             inline.isMissingNode() || inline.isEmpty()

@@ -45,9 +45,8 @@ final class ExampleWorkloads {
       }
       case "LeaderWorkerSet" -> {
         // kubernetes-sigs/lws v0.10.0 pkg/webhooks/pod_webhook.go: every pod gets the set name, its
-        // group index and its
-        // worker index ("0" for the leader); without a leaderTemplate the leader uses the
-        // workerTemplate.
+        // group index and its worker index ("0" for the leader); without a leaderTemplate the
+        // leader uses the workerTemplate.
         JsonNode lwt = document.at("/spec/leaderWorkerTemplate");
         JsonNode worker = lwt.path("workerTemplate");
         JsonNode leader = lwt.has("leaderTemplate") ? lwt.path("leaderTemplate") : worker;

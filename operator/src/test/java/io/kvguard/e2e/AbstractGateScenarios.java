@@ -240,9 +240,8 @@ public abstract class AbstractGateScenarios {
     spec.setContextWindow(WINDOW);
     spec.setRoles(new ArrayList<>(List.of(roles)));
     // A failed probe is retried after periodSeconds; on a real cluster the first probe after a
-    // container
-    // start often finds the engine not listening yet, and the default 60 s would dominate the
-    // suite's runtime.
+    // container start often finds the engine not listening yet, and the default 60 s would dominate
+    // the suite's runtime.
     ProbeSpec probe = new ProbeSpec();
     probe.setPeriodSeconds(5);
     spec.setProbe(probe);

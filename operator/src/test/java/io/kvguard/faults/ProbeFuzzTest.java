@@ -290,9 +290,8 @@ class ProbeFuzzTest {
                 + "# TYPE vllm:cache_config_info gauge\n");
     for (int e = 0; e < engines; e++) {
       // Hybrid models: blocks x block size overstates the pool; only kv_cache_size_tokens is right.
-      // Kept to
-      // data-parallel answers, where dropping the label from one series cannot pass for an older
-      // build.
+      // Kept to data-parallel answers, where dropping the label from one series cannot pass for an
+      // older build.
       long exported =
           sized && engines > 1 && random.nextBoolean() ? summedBlocks * 3 : summedBlocks;
       metrics

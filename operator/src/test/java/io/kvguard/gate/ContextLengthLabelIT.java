@@ -74,11 +74,9 @@ class ContextLengthLabelIT {
     assertThat(labels()).containsEntry(LABEL, "0-131072");
 
     // "llm" is deleted (or no longer selects the pod) while "other", which does not publish, still
-    // gates it: the
-    // reconciler writes only the record (decision null). The label "llm" published must not outlive
-    // it: nobody
-    // would ever correct it again, and a restarted engine with a smaller pool would keep attracting
-    // long prompts.
+    // gates it: the reconciler writes only the record (decision null). The label "llm" published
+    // must not outlive it: nobody would ever correct it again, and a restarted engine with a
+    // smaller pool would keep attracting long prompts.
     gate.apply(
         current(), null, RecordUpdate.remove("llm", true), () -> {}, (written, previous) -> {});
 

@@ -80,11 +80,9 @@ class ContextLengthLabelTest {
   @Test
   void anUnknownEngineContextPublishesThePoolAlone() {
     // llm-d's filter keeps a pod without the label ("they accept any context length") and its
-    // scorer gives it 0.5:
-    // leaving a verified pod unlabelled because its engine reports no context length would make it
-    // the one pod
-    // that takes every prompt, however long. Its measured pool is still a bound it is proven not to
-    // exceed.
+    // scorer gives it 0.5: leaving a verified pod unlabelled because its engine reports no context
+    // length would make it the one pod that takes every prompt, however long. Its measured pool is
+    // still a bound it is proven not to exceed.
     assertThat(GatePatchPlanner.contextLengthRange(OPEN, verified(262144L, null)))
         .hasValue("0-262144");
   }

@@ -81,9 +81,8 @@ class GatePatchGoldenTest {
     check(folder, "out-condition-patch.json", conditionPatch, used);
     check(folder, "out-label-patch.json", labelPatch, used);
     // The patches must apply to the pod as the API server holds it (its JSON, not fabric8's reading
-    // of it,
-    // which turns an absent list into an empty one) and leave the gate saying what the decision
-    // says.
+    // of it, which turns an absent list into an empty one) and leave the gate saying what the
+    // decision says.
     JsonNode stored =
         SERIALIZATION.unmarshal(Files.readString(folder.resolve("in-pod.yaml")), JsonNode.class);
     JsonNode afterCondition =

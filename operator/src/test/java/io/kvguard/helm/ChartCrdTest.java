@@ -156,8 +156,8 @@ class ChartCrdTest {
   @Test
   void theHookIsNotPartOfTheReleaseManifest() {
     // Helm leaves hooks out of the release manifest; so the Job missing here (and present in
-    // renderWithHooks)
-    // proves the real helm.sh/hook annotation is on it, and it never lingers as a release resource.
+    // renderWithHooks) proves the real helm.sh/hook annotation is on it, and it never lingers as a
+    // release resource.
     assertThat(RenderedChart.render("").kinds()).doesNotContain("Job");
   }
 }

@@ -84,11 +84,9 @@ class ChartHaCombinationTest {
     assertThat(policy.getSpec().getPolicyTypes()).containsExactlyInAnyOrder("Ingress", "Egress");
 
     // Scrapes only from the monitoring namespace by default (a namespace name no tenant can claim),
-    // and no rule
-    // at all for the health port: the kubelet's probes come from the node. The webhook's port from
-    // any source
-    // by default (networkPolicy.webhookFrom: the API server's address depends on the cluster), that
-    // port only.
+    // and no rule at all for the health port: the kubelet's probes come from the node. The
+    // webhook's port from any source by default (networkPolicy.webhookFrom: the API server's
+    // address depends on the cluster), that port only.
     assertThat(policy.getSpec().getIngress()).hasSize(2);
     assertThat(policy.getSpec().getIngress().get(0))
         .satisfies(

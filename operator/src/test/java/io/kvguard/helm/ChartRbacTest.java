@@ -98,8 +98,7 @@ class ChartRbacTest {
     assertVerdictKeyRole(chart);
     assertWebhookCertificateRoles(chart);
     // Only the leader-election, verdict-key and webhook-certificate Roles are namespaced; the only
-    // other
-    // ClusterRole is the webhook's caBundle one; nothing else is granted.
+    // other ClusterRole is the webhook's caBundle one; nothing else is granted.
     assertThat(chart.all(Role.class)).hasSize(3);
     assertThat(chart.all(RoleBinding.class)).hasSize(3);
     assertThat(chart.all(ClusterRole.class))
@@ -111,8 +110,7 @@ class ChartRbacTest {
   void listedNamespacesGetARoleEachAndNothingClusterWideButTheWebhooksCaBundle() {
     RenderedChart chart = RenderedChart.render("watchNamespaces: [inference, batch]");
     // The one cluster-wide grant: get and patch on the webhook's own MutatingWebhookConfiguration,
-    // by name (a
-    // cluster-scoped object has no namespace to grant it in); none with
+    // by name (a cluster-scoped object has no namespace to grant it in); none with
     // webhook.certManager.enabled.
     assertThat(chart.all(ClusterRole.class))
         .singleElement()

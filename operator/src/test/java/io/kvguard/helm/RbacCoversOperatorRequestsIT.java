@@ -61,8 +61,8 @@ class RbacCoversOperatorRequestsIT {
   void clusterWideInstallAllowsEveryRequestTheOperatorMakes() throws Exception {
     Set<String> used = replayAgainstTheChart("");
     // ModelDeployments are watched cluster-wide; pods only in the namespaces that hold one (issue
-    // 18 §2), which the
-    // cluster-wide grant covers: the namespaces are not known when the chart is installed.
+    // 18 §2), which the cluster-wide grant covers: the namespaces are not known when the chart is
+    // installed.
     assertThat(used)
         .contains(
             "list core/pods in " + NS,
@@ -115,10 +115,8 @@ class RbacCoversOperatorRequestsIT {
               return null;
             }
             // One conflict on the first gate write and one on the finalizer's patch, as on a real
-            // cluster whenever the
-            // kubelet or another writer moved first: their retries re-read the object, so the
-            // scenario needs (and
-            // proves) get on pods and on ModelDeployments.
+            // cluster whenever the kubelet or another writer moved first: their retries re-read the
+            // object, so the scenario needs (and proves) get on pods and on ModelDeployments.
             String path = request.getPath();
             if (request.getMethod().equals("PATCH")
                 && (path.startsWith("/api/v1/namespaces/" + NS + "/pods/llm-0/status")
@@ -156,9 +154,8 @@ class RbacCoversOperatorRequestsIT {
                 });
 
         // The operator restarts, then the engine container does: the new process announces the
-        // pod's second
-        // verification in the Event its predecessor created (create answers 409, get reads the
-        // count, patch).
+        // pod's second verification in the Event its predecessor created (create answers 409, get
+        // reads the count, patch).
         h.stopOperator();
         h.start(config);
         h.pods.restartEngine(NS, "llm-0");

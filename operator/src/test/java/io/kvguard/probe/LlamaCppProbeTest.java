@@ -41,8 +41,8 @@ class LlamaCppProbeTest {
                 + " one unified KV cache of n_ctx tokens (llama.cpp's default since October 2025 when --parallel is not given;"
                 + " concurrent requests then compete for it) or each hold their own");
     // Since PR #16736 four slots share one unified cache and each slot's n_ctx is all of it: n_ctx
-    // x total_slots
-    // (131072 here) would overstate it four times, and /props cannot tell the two layouts apart.
+    // x total_slots (131072 here) would overstate it four times, and /props cannot tell the two
+    // layouts apart.
     assertThat(String.join(" ", seen.notes())).doesNotContain("131072");
     PoolVerdict verdict = judge(Engine.LLAMACPP, WINDOW, outcome);
     assertThat(verdict.reason()).isEqualTo(GateReason.PoolSufficient);

@@ -187,8 +187,8 @@ class RejectionProbeTest {
       delimiter = '|',
       value = {
         // OpenAI's own context_length_exceeded wording and envelope, which OpenAI-compatible
-        // gateways answer with when
-        // they count tokens before forwarding: the engine never saw the prompt.
+        // gateways answer with when they count tokens before forwarding: the engine never saw the
+        // prompt.
         "{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens. However, your messages resulted in 4097 tokens. Please reduce the length of the messages.\",\"type\":\"invalid_request_error\",\"param\":\"messages\",\"code\":\"context_length_exceeded\"}}",
         // A gateway that wraps the upstream's error text and leaves the type empty.
         "{\"error\":{\"message\":\"ContextWindowExceededError: This model's maximum context length is 4096 tokens.\",\"type\":null,\"param\":null,\"code\":\"400\"}}"

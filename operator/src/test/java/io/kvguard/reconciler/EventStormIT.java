@@ -159,8 +159,7 @@ class EventStormIT {
     assertThat(operatorEventRequests()).allSatisfy(r -> assertThat(r.status()).isLessThan(300));
 
     // Every transition announced exactly once: each write's count grew by the number of pods its
-    // message
-    // announces (named, or counted in "and N more"), and no pod is named twice.
+    // message announces (named, or counted in "and N more"), and no pod is named twice.
     for (String reason : List.of("PoolVerified", "ProbeFailed")) {
       List<Event> versions =
           h.eventHistory().stream().filter(e -> reason.equals(e.getReason())).toList();

@@ -129,12 +129,10 @@ class GateLifecycleIT extends EmbeddedClusterTest {
             });
     awaitGate("serve-0", "False", "PoolTooSmall");
     // Open, shut, refused: every gate write was one PATCH planned against the cached pod, never a
-    // read first
-    // (a read per write would double the API requests of every transition). The one read allowed is
-    // the re-read
-    // after a fenced PATCH lost to the kubelet's own write (422 on the resourceVersion test): the
-    // restart above
-    // races the shutting write, and re-reading then is what keeps a stale decision from landing.
+    // read first (a read per write would double the API requests of every transition). The one read
+    // allowed is the re-read after a fenced PATCH lost to the kubelet's own write (422 on the
+    // resourceVersion test): the restart above races the shutting write, and re-reading then is
+    // what keeps a stale decision from landing.
     List<EmbeddedApiServer.Request> podRequests =
         h.operatorRequests().stream()
             .filter(r -> r.path().split("\\?")[0].matches(".*/pods/serve-0(/status)?"))

@@ -106,8 +106,7 @@ class IncidentReplayIT extends EmbeddedClusterTest {
         .untilAsserted(
             () -> {
               // (EngineAdvisoryWarning, issue 16 item 9, is no verdict transition: SGLang 0.5.22
-              // with prefill/decode is warned
-              // about issues #30233 and #32605 once per pod.)
+              // with prefill/decode is warned about issues #30233 and #32605 once per pod.)
               assertThat(h.eventHistory())
                   .filteredOn(e -> e.getMessage().contains("glm-prefill-0 "))
                   .filteredOn(e -> !e.getReason().equals("EngineAdvisoryWarning"))

@@ -106,9 +106,8 @@ class LeanPodStoreTest {
   @Test
   void aPodWhoseOnlyAnnotationIsDroppedStillGetsItsRecordAddedBesideIt() {
     // Before, the cache removed kubectl's last-applied annotation; a pod with no other annotation
-    // then looked as if
-    // it had none, and the record write replaced the whole annotations object on the server (losing
-    // kubectl's).
+    // then looked as if it had none, and the record write replaced the whole annotations object on
+    // the server (losing kubectl's).
     Pod pod = realisticPod(Map.of("kubectl.kubernetes.io/last-applied-configuration", "{}"));
     RecordUpdate record = new RecordUpdate("glm", RECORD);
     String patch =

@@ -97,9 +97,8 @@ class MixedFleetIT {
     settings.setEngineContext(context);
     generic.setGeneric(settings);
     // Triton's block count is only an upper bound of the GPU pool; this role declares it exact (no
-    // host offload,
-    // one attention window), so it may verify. TritonMetricsPortIT shows the gate without the
-    // declaration.
+    // host offload, one attention window), so it may verify. TritonMetricsPortIT shows the gate
+    // without the declaration.
     RoleSpec trtllm = fleetRole("trtllm", Engine.TRTLLM);
     trtllm.setBlockCountIsPool(true);
     ModelDeployment md =

@@ -84,9 +84,8 @@ class PolicyChurnIT extends EmbeddedClusterTest {
         .isGreaterThanOrEqualTo(before.size() + 2 * POLICIES);
 
     // One after another, as policies come and go: all at once, the two hundred hand-backs of the
-    // one pod race each
-    // other (each is told "the pod's gate kept changing"), and a failed hand-back's counter is kept
-    // on purpose.
+    // one pod race each other (each is told "the pod's gate kept changing"), and a failed
+    // hand-back's counter is kept on purpose.
     for (int i = 0; i < POLICIES; i++) {
       String name = "churn-" + i;
       h.client
@@ -100,15 +99,11 @@ class PolicyChurnIT extends EmbeddedClusterTest {
     System.out.printf(
         "policy-churn: deleted after %d ms%n", (System.nanoTime() - started) / 1_000_000);
     // kvguard's own meters are back to exactly what they were; JOSDK's are aggregates (one per
-    // outcome, retry
-    // count or exception class, never per resource), so they may gain an outcome but never a
-    // policy.
-    // The one exception: a hand-back that lost its race against the other policies' passes on the
-    // same pod is
-    // counted in kvguard.gate.write.failures{during=handback}, kept on purpose after its policy is
-    // gone (HandBackIT:
-    // the alert on it must still see it). Such a counter exists only for a hand-back that really
-    // failed.
+    // outcome, retry count or exception class, never per resource), so they may gain an outcome but
+    // never a policy. The one exception: a hand-back that lost its race against the other policies'
+    // passes on the same pod is counted in kvguard.gate.write.failures{during=handback}, kept on
+    // purpose after its policy is gone (HandBackIT: the alert on it must still see it). Such a
+    // counter exists only for a hand-back that really failed.
     await()
         .atMost(Duration.ofSeconds(30))
         .untilAsserted(

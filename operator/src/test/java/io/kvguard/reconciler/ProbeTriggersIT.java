@@ -54,8 +54,8 @@ class ProbeTriggersIT extends EmbeddedClusterTest {
     long since = System.nanoTime();
 
     // A window of periods with nothing changing: one probe per 2 s period, not one per reconcile.
-    // The operator is
-    // stopped before counting, so no probe lands between the two counters read below.
+    // The operator is stopped before counting, so no probe lands between the two counters read
+    // below.
     await().pollDelay(Duration.ofSeconds(7)).atMost(Duration.ofSeconds(8)).until(() -> true);
     h.stopOperator();
     double periods = (System.nanoTime() - since) / 1e9 / 2;

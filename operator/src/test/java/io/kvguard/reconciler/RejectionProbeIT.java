@@ -173,8 +173,8 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   @Test
   void aPrefillServerIsNotSentAPromptThatWouldWaitForABootstrapPeer() {
     // SGLang prefill whose context length (1,048,576) exceeds its pool (681,280), allowed by the
-    // role: the probe's
-    // 681,281-token prompt would pass the tokenizer and wait for a decode peer, then answer 500.
+    // role: the probe's 681,281-token prompt would pass the tokenizer and wait for a decode peer,
+    // then answer 500.
     Map<String, FakeEngine.Answer> answers =
         new HashMap<>(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280));
     answers.put(

@@ -193,8 +193,7 @@ class SignedVerdictRecordIT extends EmbeddedClusterTest {
 
     h.stopOperator();
     // serve-1 made to look like serve-0 in every way a record is checked against (its container, an
-    // open
-    // condition), and given serve-0's signed record: only the pod's UID differs.
+    // open condition), and given serve-0's signed record: only the pod's UID differs.
     ContainerStatus source = h.getPod("serve-0").getStatus().getContainerStatuses().get(0);
     PodCondition open = h.gate("serve-0").orElseThrow();
     h.client

@@ -133,9 +133,8 @@ class PoolJudgeTest {
     @Test
     void theMinimumVersionComesBeforeAnUnknownVersion() {
       // A minimum that is no release (EngineVersionTooOld) and an advisory an unknown version
-      // cannot be checked
-      // against (EngineVersionUnknown), both at once: TooOld is the reason, and the message lists
-      // both.
+      // cannot be checked against (EngineVersionUnknown), both at once: TooOld is the reason, and
+      // the message lists both.
       PoolPolicy policy =
           new PoolPolicy(
               WINDOW,

@@ -54,9 +54,8 @@ class ScaleBenchmarkIT {
   void startUpWritesEachConditionOnceEachFinalizerOnceAndNothingIsRefused() {
     assertThat(figures.startupWrites().get(Kind.POD_STATUS)).isEqualTo(PODS);
     // The only other writes at start-up are the finalizers, one per ModelDeployment, added before
-    // its first
-    // pod write; the pass that added one writes its status against the version the finalizer made,
-    // not a stale one.
+    // its first pod write; the pass that added one writes its status against the version the
+    // finalizer made, not a stale one.
     assertThat(figures.startupWrites().get(Kind.OTHER)).isEqualTo(PODS / 10);
     // And the verdict key, created once by the operator that finds none.
     assertThat(figures.startupWrites().get(Kind.SECRET)).isEqualTo(1L);

@@ -57,9 +57,8 @@ class DemoIT {
     assertThat(text).doesNotContain("FAILED");
     int refusal = text.indexOf("pod/glm-prefill-0  kvguard.io/pool-verified=False  PoolTooSmall");
     // One PoolTooSmall Event for the policy: the prefill pods refused in one pass share a write ("2
-    // pods turned
-    // PoolTooSmall: glm-prefill-0 (role prefill): ..."); the demo itself waits until it counts
-    // both.
+    // pods turned PoolTooSmall: glm-prefill-0 (role prefill): ..."); the demo itself waits until it
+    // counts both.
     Matcher refusalLine =
         Pattern.compile(
                 "Warning PoolTooSmall(?: \\(x\\d+\\))?  .*glm-prefill-[01] \\(role prefill\\): "
