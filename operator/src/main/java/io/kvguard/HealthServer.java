@@ -1,15 +1,11 @@
 package io.kvguard;
 
+import io.kvguard.net.NonBlockingServer;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
-import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
-import java.util.Iterator;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -27,98 +23,43 @@ import java.util.function.BooleanSupplier;
  * kubelet's request, sent whole as soon as it connects, is answered however many connections
  * dawdle.
  */
-public final class HealthServer implements AutoCloseable {
+public final class HealthServer extends NonBlockingServer {
   static final int MAX_REQUEST_BYTES = 4096;
   static final int MAX_CONNECTIONS = 256;
   static final long MAX_REQUEST_NANOS =
       TimeUnit.SECONDS.toNanos(Long.parseLong(OperatorHttp.MAX_REQUEST_SECONDS));
 
-  private final ServerSocketChannel server;
-  private final Selector selector;
-  private final BooleanSupplier live;
-  private final BooleanSupplier ready;
-  private final Thread thread;
-
-  /** Open connections, oldest first. */
-  private final ArrayDeque<SelectionKey> open = new ArrayDeque<>();
-
-  private volatile boolean closed;
+  private final BooleanSupplier liveness;
+  private final BooleanSupplier readiness;
 
   private record Connection(ByteBuffer request, long openedAt) {}
 
   public HealthServer(int port, BooleanSupplier live, BooleanSupplier ready) throws IOException {
-    this.live = live;
-    this.ready = ready;
-    this.selector = Selector.open();
-    this.server = ServerSocketChannel.open();
-    server.bind(new InetSocketAddress(port), 64);
-    server.configureBlocking(false);
-    server.register(selector, SelectionKey.OP_ACCEPT);
-    this.thread = new Thread(this::serve, "kvguard-health");
-    thread.setDaemon(true);
+    super(port, 64, "kvguard-health");
+    this.liveness = live;
+    this.readiness = ready;
   }
 
-  public void start() {
-    thread.start();
-  }
-
-  public int port() {
-    return ((InetSocketAddress) server.socket().getLocalSocketAddress()).getPort();
-  }
-
-  private void serve() {
-    while (!closed) {
-      try {
-        selector.select(1000);
-        Iterator<SelectionKey> ready = selector.selectedKeys().iterator();
-        while (ready.hasNext()) {
-          SelectionKey key = ready.next();
-          ready.remove();
-          if (!key.isValid()) {
-            continue;
-          }
-          if (key.isAcceptable()) {
-            accept();
-          } else if (key.isReadable()) {
-            read(key);
-          }
-        }
-        long now = System.nanoTime();
-        open.removeIf(
-            key -> {
-              boolean stale =
-                  !key.isValid()
-                      || now - ((Connection) key.attachment()).openedAt() > MAX_REQUEST_NANOS;
-              if (stale) {
-                drop(key);
-              }
-              return stale;
-            });
-      } catch (IOException e) {
-        if (!closed) {
-          // One failed select or accept must not end the kubelet's probes: the loop goes on.
-          org.slf4j.LoggerFactory.getLogger(HealthServer.class)
-              .warn("health server error={}", e.toString());
-        }
-      }
+  @Override
+  protected void accepted(SocketChannel channel) throws IOException {
+    channel.configureBlocking(false);
+    while (open.size() >= MAX_CONNECTIONS) {
+      dropFromHeaviestPeer(key -> 1);
     }
+    open.add(
+        channel.register(
+            selector,
+            SelectionKey.OP_READ,
+            new Connection(ByteBuffer.allocate(MAX_REQUEST_BYTES), System.nanoTime())));
   }
 
-  private void accept() throws IOException {
-    for (SocketChannel channel = server.accept(); channel != null; channel = server.accept()) {
-      channel.configureBlocking(false);
-      while (open.size() >= MAX_CONNECTIONS) {
-        drop(open.poll());
-      }
-      open.add(
-          channel.register(
-              selector,
-              SelectionKey.OP_READ,
-              new Connection(ByteBuffer.allocate(MAX_REQUEST_BYTES), System.nanoTime())));
-    }
+  @Override
+  protected boolean expired(SelectionKey key, long nowNanos) {
+    return nowNanos - ((Connection) key.attachment()).openedAt() > MAX_REQUEST_NANOS;
   }
 
-  private void read(SelectionKey key) {
+  @Override
+  protected void ready(SelectionKey key) {
     Connection connection = (Connection) key.attachment();
     SocketChannel channel = (SocketChannel) key.channel();
     try {
@@ -148,7 +89,8 @@ public final class HealthServer implements AutoCloseable {
     String path = parts.length == 3 ? parts[1] : "";
     int query = path.indexOf('?');
     path = query < 0 ? path : path.substring(0, query);
-    BooleanSupplier check = "/healthz".equals(path) ? live : "/readyz".equals(path) ? ready : null;
+    BooleanSupplier check =
+        "/healthz".equals(path) ? liveness : "/readyz".equals(path) ? readiness : null;
     if (parts.length != 3) {
       status = 400;
       body = "";
@@ -181,36 +123,5 @@ public final class HealthServer implements AutoCloseable {
             + "\r\nConnection: close\r\n\r\n"
             + (head ? "" : body))
         .getBytes(StandardCharsets.US_ASCII);
-  }
-
-  private static void drop(SelectionKey key) {
-    key.cancel();
-    try {
-      key.channel().close();
-    } catch (IOException e) {
-      // Closing a connection that already failed: nothing is left to release.
-      org.slf4j.LoggerFactory.getLogger(HealthServer.class)
-          .debug("health connection close error={}", e.toString());
-    }
-  }
-
-  @Override
-  public void close() {
-    closed = true;
-    selector.wakeup();
-    try {
-      thread.join(TimeUnit.SECONDS.toMillis(2));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    try {
-      for (SelectionKey key : selector.keys()) {
-        key.channel().close();
-      }
-      selector.close();
-      server.close();
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
   }
 }

@@ -1,15 +1,11 @@
 package io.kvguard.webhook;
 
+import io.kvguard.net.NonBlockingServer;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
-import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
-import java.util.Iterator;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -39,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * <p>The key pair is looked at again every second ({@link ServingCertificate#refresh()}); new
  * connections get a new pair at once.
  */
-public final class WebhookServer implements AutoCloseable {
+public final class WebhookServer extends NonBlockingServer {
   private static final Logger LOG = LoggerFactory.getLogger(WebhookServer.class);
   public static final String PATH = "/mutate-v1-pod";
   static final int MAX_CONNECTIONS = 128;
@@ -66,18 +62,11 @@ public final class WebhookServer implements AutoCloseable {
   static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(60);
   private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
-  private final ServerSocketChannel server;
-  private final Selector selector;
   private final ServingCertificate certificate;
   private final Function<byte[], byte[]> handler;
-  private final Thread thread;
-
-  /** Open connections, oldest first. */
-  private final ArrayDeque<SelectionKey> open = new ArrayDeque<>();
 
   private long buffered;
   private long lastRefresh;
-  private volatile boolean closed;
 
   /**
    * @param handler the AdmissionReview answer for a request body; runs on the server's thread, so
@@ -85,25 +74,16 @@ public final class WebhookServer implements AutoCloseable {
    */
   public WebhookServer(int port, ServingCertificate certificate, Function<byte[], byte[]> handler)
       throws IOException {
+    super(port, 128, "kvguard-webhook");
     this.certificate = certificate;
     this.handler = handler;
-    this.selector = Selector.open();
-    this.server = ServerSocketChannel.open();
-    server.bind(new InetSocketAddress(port), 128);
-    server.configureBlocking(false);
-    server.register(selector, SelectionKey.OP_ACCEPT);
-    this.thread = new Thread(this::serve, "kvguard-webhook");
-    thread.setDaemon(true);
   }
 
+  @Override
   public void start() {
     certificate.refresh();
     lastRefresh = System.nanoTime();
-    thread.start();
-  }
-
-  public int port() {
-    return ((InetSocketAddress) server.socket().getLocalSocketAddress()).getPort();
+    super.start();
   }
 
   /**
@@ -140,72 +120,53 @@ public final class WebhookServer implements AutoCloseable {
     }
   }
 
-  private void serve() {
-    while (!closed) {
-      try {
-        selector.select(1000);
-        Iterator<SelectionKey> ready = selector.selectedKeys().iterator();
-        while (ready.hasNext()) {
-          SelectionKey key = ready.next();
-          ready.remove();
-          if (!key.isValid()) {
-            continue;
-          }
-          if (key.isAcceptable()) {
-            accept();
-          } else {
-            pump(key);
-          }
-        }
-        while (buffered > MAX_BUFFERED_BYTES && open.size() > 1) {
-          drop(open.poll());
-        }
-        long now = System.nanoTime();
-        open.removeIf(
-            key -> {
-              boolean stale = !key.isValid() || now - ((Connection) key.attachment()).deadline > 0;
-              if (stale) {
-                drop(key);
-              }
-              return stale;
-            });
-        if (now - lastRefresh >= TimeUnit.SECONDS.toNanos(1)) {
-          lastRefresh = now;
-          certificate.refresh();
-        }
-      } catch (IOException | RuntimeException e) {
-        if (!closed) {
-          // One failed select or accept must not end the webhook: the loop goes on.
-          LOG.warn("webhook server error={}", e.toString());
-        }
-      }
+  @Override
+  protected void afterRound(long nowNanos) {
+    while (buffered > MAX_BUFFERED_BYTES && open.size() > 1) {
+      dropFromHeaviestPeer(WebhookServer::bufferedBytes);
+    }
+    if (nowNanos - lastRefresh >= TimeUnit.SECONDS.toNanos(1)) {
+      lastRefresh = nowNanos;
+      certificate.refresh();
     }
   }
 
-  private void accept() throws IOException {
-    for (SocketChannel channel = server.accept(); channel != null; channel = server.accept()) {
-      SSLContext context = certificate.context().orElse(null);
-      if (context == null) {
-        channel.close();
-        continue;
-      }
-      channel.configureBlocking(false);
-      channel.socket().setTcpNoDelay(true);
-      SSLEngine engine = context.createSSLEngine();
-      engine.setUseClientMode(false);
-      engine.setEnabledProtocols(new String[] {"TLSv1.3", "TLSv1.2"});
-      Connection connection = new Connection(engine, channel, System.nanoTime());
-      open.add(channel.register(selector, SelectionKey.OP_READ, connection));
-      while (open.size() > MAX_CONNECTIONS || (buffered > MAX_BUFFERED_BYTES && open.size() > 1)) {
-        drop(open.poll());
-      }
+  @Override
+  protected boolean expired(SelectionKey key, long nowNanos) {
+    return nowNanos - ((Connection) key.attachment()).deadline > 0;
+  }
+
+  @Override
+  protected void accepted(SocketChannel channel) throws IOException {
+    SSLContext context = certificate.context().orElse(null);
+    if (context == null) {
+      channel.close();
+      return;
     }
+    channel.configureBlocking(false);
+    channel.socket().setTcpNoDelay(true);
+    SSLEngine engine = context.createSSLEngine();
+    engine.setUseClientMode(false);
+    engine.setEnabledProtocols(new String[] {"TLSv1.3", "TLSv1.2"});
+    Connection connection = new Connection(engine, channel, System.nanoTime());
+    open.add(channel.register(selector, SelectionKey.OP_READ, connection));
+    while (open.size() > MAX_CONNECTIONS) {
+      dropFromHeaviestPeer(key -> 1);
+    }
+    while (buffered > MAX_BUFFERED_BYTES && open.size() > 1) {
+      dropFromHeaviestPeer(WebhookServer::bufferedBytes);
+    }
+  }
+
+  private static long bufferedBytes(SelectionKey key) {
+    return ((Connection) key.attachment()).size();
   }
 
   /**
    * Reads what arrived, runs the handshake, answers every whole request, writes what is pending.
    */
-  private void pump(SelectionKey key) {
+  @Override
+  protected void ready(SelectionKey key) {
     Connection c = (Connection) key.attachment();
     try {
       if (c.channel.read(c.netIn) < 0) {
@@ -465,36 +426,10 @@ public final class WebhookServer implements AutoCloseable {
     return -1;
   }
 
-  private void drop(SelectionKey key) {
+  @Override
+  protected void dropping(SelectionKey key) {
     if (key.attachment() instanceof Connection c && key.isValid()) {
       buffered -= c.size();
-    }
-    key.cancel();
-    try {
-      key.channel().close();
-    } catch (IOException e) {
-      // Closing a connection that already failed: nothing is left to release.
-      LOG.debug("webhook connection close error={}", e.toString());
-    }
-  }
-
-  @Override
-  public void close() {
-    closed = true;
-    selector.wakeup();
-    try {
-      thread.join(TimeUnit.SECONDS.toMillis(2));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    try {
-      for (SelectionKey key : selector.keys()) {
-        key.channel().close();
-      }
-      selector.close();
-      server.close();
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
     }
   }
 }

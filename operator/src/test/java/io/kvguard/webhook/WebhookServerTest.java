@@ -226,6 +226,87 @@ class WebhookServerTest {
     }
   }
 
+  @Test
+  void aFloodFromOnePodDoesNotCloseTheApiServersKeptAliveConnection() throws Exception {
+    // The API server keeps one connection and sends review after review on it. A pod at another
+    // address (127.0.0.2: all of 127/8 is loopback on Linux) then opens more connections than the
+    // server keeps, each sending the first bytes of a TLS record and nothing more.
+    String review = Files.readString(GOLDEN.resolve("in-review.json"));
+    int flooding = WebhookServer.MAX_CONNECTIONS + 40;
+    List<Socket> flood = new ArrayList<>();
+    try (SSLSocket apiServer =
+        (SSLSocket)
+            trusting(firstCa, secondCa)
+                .getSocketFactory()
+                .createSocket("127.0.0.1", server.port())) {
+      apiServer.setSoTimeout(5000);
+      assertThat(exchange(apiServer, review)).startsWith("HTTP/1.1 200");
+      for (int i = 0; i < flooding; i++) {
+        Socket socket = new Socket();
+        socket.bind(new InetSocketAddress("127.0.0.2", 0));
+        socket.connect(new InetSocketAddress("127.0.0.1", server.port()), 2000);
+        socket.getOutputStream().write(new byte[] {0x16, 0x03, 0x01});
+        socket.getOutputStream().flush();
+        flood.add(socket);
+      }
+      // 169 connections for 128 places: 41 are closed. Once the flood's 40th is, the server has
+      // made room for all of it.
+      Socket fortieth = flood.get(39);
+      fortieth.setSoTimeout(100);
+      await().atMost(Duration.ofSeconds(10)).until(() -> closedByServer(fortieth));
+
+      assertThat(exchange(apiServer, review))
+          .as("a second review on the API server's kept-alive connection")
+          .startsWith("HTTP/1.1 200");
+      assertThat(flood.get(flooding - 1).isClosed()).isFalse();
+    } finally {
+      for (Socket socket : flood) {
+        socket.close();
+      }
+    }
+  }
+
+  private static boolean closedByServer(Socket socket) {
+    try {
+      return socket.getInputStream().read() < 0;
+    } catch (java.net.SocketTimeoutException e) {
+      return false;
+    } catch (java.io.IOException e) {
+      return true;
+    }
+  }
+
+  /** One HTTP/1.1 POST of a review on a kept-alive connection; returns the status line. */
+  private static String exchange(SSLSocket socket, String review) throws Exception {
+    byte[] body = review.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    OutputStream out = socket.getOutputStream();
+    out.write(
+        ("POST "
+                + WebhookServer.PATH
+                + "?timeout=10s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + "Content-Length: "
+                + body.length
+                + "\r\n\r\n")
+            .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    out.write(body);
+    out.flush();
+    java.io.InputStream in = socket.getInputStream();
+    StringBuilder head = new StringBuilder();
+    while (!head.toString().endsWith("\r\n\r\n")) {
+      int b = in.read();
+      if (b < 0) {
+        throw new java.io.EOFException("connection closed after " + head);
+      }
+      head.append((char) b);
+    }
+    java.util.regex.Matcher length =
+        java.util.regex.Pattern.compile("(?i)content-length: *(\\d+)").matcher(head);
+    if (length.find()) {
+      in.readNBytes(Integer.parseInt(length.group(1)));
+    }
+    return head.substring(0, head.indexOf("\r\n"));
+  }
+
   private HttpResponse<String> post(String body) throws Exception {
     return client.send(
         HttpRequest.newBuilder(url(WebhookServer.PATH + "?timeout=10s"))
