@@ -34,6 +34,25 @@ class LayeringTest {
         .check(MAIN);
   }
 
+  /** The servers any pod can reach know sockets only: what they answer is handed to them. */
+  @Test
+  void theNonBlockingServerKnowsNothingOfKvguardOrTheCluster() {
+    noClasses()
+        .that()
+        .resideInAPackage("io.kvguard.net..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(
+            "io.kvguard.probe..",
+            "io.kvguard.gate..",
+            "io.kvguard.reconciler..",
+            "io.kvguard.webhook..",
+            "io.kvguard.observe..",
+            "io.fabric8..",
+            "io.javaoperatorsdk..")
+        .check(MAIN);
+  }
+
   @Test
   void probesNeverImportTheGate() {
     noClasses()
