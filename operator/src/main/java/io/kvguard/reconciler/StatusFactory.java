@@ -26,9 +26,9 @@ import java.util.TreeMap;
  *
  * <p>Bounded at any pod count: etcd refuses an object over 1.5 MiB, and one entry per pod (about
  * 500 bytes) reached that at about 3,000 pods, after which no status write succeeded. So the status
- * counts every pod (per role and reason) and lists at most {@value #MAX_LISTED_PODS}, the ones not
- * verified first, with the number left out; what a restarted operator needs of each pod is on the
- * pod itself ({@link PodRecords}).
+ * counts every pod (per role and reason) and lists at most {@value #MAX_LISTED_PODS}, the ones a
+ * user must act on first, with the number left out; what a restarted operator needs of each pod is
+ * on the pod itself ({@link PodRecords}).
  */
 final class StatusFactory {
   static final String READY = "Ready";
@@ -266,8 +266,8 @@ final class StatusFactory {
 
   /**
    * The entries the status lists: every pod while they fit; beyond that the most pressing first
-   * (refused, then failed, then awaiting a probe, then verified; by name within each), listed by
-   * name.
+   * (refused, then failed, then label-only, then awaiting a probe, then verified with the gate; by
+   * name within each), listed by name.
    */
   private static List<PodVerdictStatus> listed(List<PodVerdictStatus> entries) {
     if (entries.size() <= MAX_LISTED_PODS) {
@@ -282,14 +282,26 @@ final class StatusFactory {
     return new ArrayList<>(chosen);
   }
 
+  /**
+   * Lower lists first. A refused or failed pod has its gate shut for a cause the user must see
+   * first, label-only or not (its gating field says which). A label-only pod that is not failing
+   * comes next: nothing but the routing label holds it back, and only the user can fix that (a
+   * rollout restart, issue 18), so it stays named however many healthy pods there are. A pod
+   * awaiting a probe follows: its gate is shut and the next probe settles it without anyone acting.
+   * Verified pods with the gate, the healthy rest, fill what is left.
+   */
   private static int urgency(PodVerdictStatus entry) {
     if (Verdict.Refused.name().equals(entry.verdict)) {
       return 0;
     }
-    if (verified(entry)) {
-      return 3;
+    boolean awaitingProbe = GateReason.AwaitingProbe.name().equals(entry.reason);
+    if (!verified(entry) && !awaitingProbe) {
+      return 1;
     }
-    return GateReason.AwaitingProbe.name().equals(entry.reason) ? 2 : 1;
+    if (LABEL_ONLY.equals(entry.gating)) {
+      return 2;
+    }
+    return awaitingProbe ? 3 : 4;
   }
 
   private static boolean verified(PodVerdictStatus entry) {
@@ -331,7 +343,7 @@ final class StatusFactory {
     // containerID records which process the verdict is about; it is only meaningful once judged.
     entry.containerID = record.containerID();
     entry.restartCount = record.restartCount();
-    entry.gating = assessment.labelOnly() ? "LabelOnly" : "ReadinessGate";
+    entry.gating = assessment.labelOnly() ? LABEL_ONLY : "ReadinessGate";
     // Only a refusal this container gave (or one recorded for it and this very prompt) is written
     // down, with the
     // status and error class the engine really answered.

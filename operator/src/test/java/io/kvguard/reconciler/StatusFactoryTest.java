@@ -44,6 +44,11 @@ class StatusFactoryTest {
 
   private static PodAssessment pod(
       String name, String role, Verdict verdict, GateReason reason, long pool) {
+    return pod(name, role, verdict, reason, pool, false);
+  }
+
+  private static PodAssessment pod(
+      String name, String role, Verdict verdict, GateReason reason, long pool, boolean labelOnly) {
     return new PodAssessment(
         new PodBuilder()
             .withNewMetadata()
@@ -52,7 +57,7 @@ class StatusFactoryTest {
             .endMetadata()
             .build(),
         role,
-        false,
+        labelOnly,
         "containerd://" + name,
         0,
         new PoolVerdict(verdict, reason, "numbers for " + name),
@@ -261,6 +266,113 @@ class StatusFactoryTest {
             Map.of("PoolSufficient", 58, "AwaitingProbe", 1, "PoolTooSmall", 1));
     assertThat(condition(status, "PoolsVerified").getMessage())
         .startsWith("2 of 60 selected pods not verified, e.g. p-58");
+  }
+
+  @Test
+  void aVerifiedLabelOnlyPodIsListedAmongSixtyVerifiedPods() {
+    List<PodAssessment> assessments = new java.util.ArrayList<>();
+    for (int i = 0; i < 60; i++) {
+      assessments.add(
+          pod(
+              String.format("p-%02d", i),
+              "prefill",
+              Verdict.Verified,
+              GateReason.PoolSufficient,
+              2_040_000,
+              i == 59));
+    }
+
+    ModelDeploymentStatus status = build(md(), assessments, T0);
+
+    assertThat(status.pods).hasSize(50);
+    assertThat(status.podsNotListed).isEqualTo(10);
+    assertThat(status.labelOnlyPods).isEqualTo(1);
+    // Its name sorts last, yet status names it: it is the one pod the user has to restart.
+    assertThat(status.pods)
+        .filteredOn(p -> p.name.equals("p-59"))
+        .singleElement()
+        .satisfies(p -> assertThat(p.gating).isEqualTo("LabelOnly"));
+    assertThat(status.pods).extracting(p -> p.name).isSorted().doesNotContain("p-49");
+  }
+
+  @Test
+  void labelOnlyPodsComeAfterShutGatesAndBeforePodsAwaitingAProbe() {
+    List<PodAssessment> assessments = new java.util.ArrayList<>();
+    for (int i = 0; i < 48; i++) {
+      assessments.add(
+          pod(
+              String.format("z-failed-%02d", i),
+              "prefill",
+              Verdict.Unknown,
+              GateReason.ProbeFailed,
+              0));
+    }
+    assessments.add(
+        pod("z-refused", "prefill", Verdict.Refused, GateReason.PoolTooSmall, 681_280, true));
+    assessments.add(
+        pod(
+            "z-label-only",
+            "prefill",
+            Verdict.Verified,
+            GateReason.PoolSufficient,
+            2_040_000,
+            true));
+    assessments.add(pod("a-awaiting", "prefill", Verdict.Unknown, GateReason.AwaitingProbe, 0));
+    for (int i = 0; i < 9; i++) {
+      assessments.add(
+          pod(
+              String.format("a-verified-%02d", i),
+              "prefill",
+              Verdict.Verified,
+              GateReason.PoolSufficient,
+              2_040_000));
+    }
+
+    ModelDeploymentStatus status = build(md(), assessments, T0);
+
+    // 48 failed and one refused (label-only too) fill 49 places; the label-only pod takes the last
+    // one ahead of the pod awaiting a probe and the verified ones, though every one of those sorts
+    // first by name.
+    assertThat(status.pods).hasSize(50);
+    assertThat(status.pods)
+        .extracting(p -> p.name)
+        .contains("z-refused", "z-label-only", "z-failed-00", "z-failed-47")
+        .doesNotContain("a-awaiting", "a-verified-00");
+    assertThat(status.pods)
+        .filteredOn(p -> p.name.equals("z-label-only"))
+        .singleElement()
+        .satisfies(p -> assertThat(p.gating).isEqualTo("LabelOnly"));
+  }
+
+  @Test
+  void labelOnlyPodsDoNotPushOutPodsWhoseGatesAreShutForAFailure() {
+    List<PodAssessment> assessments = new java.util.ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      assessments.add(
+          pod(
+              String.format("z-failed-%02d", i),
+              "prefill",
+              Verdict.Unknown,
+              GateReason.ProbeFailed,
+              0));
+    }
+    assessments.add(
+        pod(
+            "a-label-only",
+            "prefill",
+            Verdict.Verified,
+            GateReason.PoolSufficient,
+            2_040_000,
+            true));
+
+    ModelDeploymentStatus status = build(md(), assessments, T0);
+
+    assertThat(status.pods)
+        .hasSize(50)
+        .allSatisfy(p -> assertThat(p.reason).isEqualTo("ProbeFailed"));
+    // Left out of the list, still counted and named in its role's note.
+    assertThat(status.labelOnlyPods).isEqualTo(1);
+    assertThat(status.roles.get(0).notes).anySatisfy(n -> assertThat(n).contains("a-label-only"));
   }
 
   @Test
