@@ -3,7 +3,7 @@
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
-{{/* Prefix of every resource name; DNS-1123 length. */}}
+{{/* Prefix of every resource name; DNS-1123 label length (63). */}}
 {{- define "kvguard.fullname" -}}
 {{- if .Values.fullnameOverride }}
 {{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
@@ -15,6 +15,20 @@
 {{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
 {{- end }}
 {{- end }}
+{{- end }}
+
+{{/*
+<fullname>-<suffix>, at most 63 characters for any release name: the fullname is cut (and a trailing "-"
+dropped) so that the suffix still fits. A Service name must be a DNS-1035 label (63); every other name the
+chart builds this way keeps the same bound, so one rule covers all, and the suffix keeps names of the same
+kind apart (a Role and its sibling Role never collapse into one name). A default release's names are
+unchanged: "kvguard" is far below the bound. Argument: (list $ "suffix").
+*/}}
+{{- define "kvguard.suffixedName" -}}
+{{- $root := index . 0 }}
+{{- $suffix := index . 1 }}
+{{- $prefix := include "kvguard.fullname" $root | trunc (int (sub 62 (len $suffix))) | trimSuffix "-" }}
+{{- printf "%s-%s" $prefix $suffix }}
 {{- end }}
 
 {{- define "kvguard.selectorLabels" -}}
@@ -71,7 +85,7 @@ kvguard-operator
 
 {{/* The Secret holding the key that signs kvguard's verdict records (the operator creates it). */}}
 {{- define "kvguard.verdictKeySecret" -}}
-{{ include "kvguard.fullname" . }}-verdict-key
+{{ include "kvguard.suffixedName" (list . "verdict-key") }}
 {{- end }}
 
 {{/* The one CRD the chart ships. */}}
@@ -174,14 +188,20 @@ assumeApiVersions lists it (rendering without a cluster). Argument: (list $ "gro
 
 {{/* The webhook's objects: its Service, its MutatingWebhookConfiguration, the Secret with its key pair. */}}
 {{- define "kvguard.webhookService" -}}
-{{ include "kvguard.fullname" . }}-webhook
+{{ include "kvguard.suffixedName" (list . "webhook") }}
 {{- end }}
 {{- define "kvguard.webhookConfiguration" -}}
-{{ include "kvguard.fullname" . }}-readiness-gate
+{{ include "kvguard.suffixedName" (list . "readiness-gate") }}
 {{- end }}
 {{- define "kvguard.webhookSecret" -}}
-{{ include "kvguard.fullname" . }}-webhook-tls
+{{ include "kvguard.suffixedName" (list . "webhook-tls") }}
 {{- end }}
 {{- define "kvguard.webhookCertificate" -}}
-{{ include "kvguard.fullname" . }}-webhook
+{{ include "kvguard.suffixedName" (list . "webhook") }}
+{{- end }}
+{{- define "kvguard.webhookIssuer" -}}
+{{ include "kvguard.suffixedName" (list . "webhook-selfsigned") }}
+{{- end }}
+{{- define "kvguard.podWritePolicy" -}}
+{{ include "kvguard.suffixedName" (list . "pod-writes") }}
 {{- end }}

@@ -52,6 +52,11 @@ public final class RenderedChart {
     return parse(template(CHART, valuesYaml));
   }
 
+  /** {@link #render(String)} as release {@code release} ({@code helm template <release>}). */
+  public static RenderedChart render(String release, String valuesYaml) {
+    return parse(template(CHART, release, valuesYaml, KUBE_VERSION));
+  }
+
   /**
    * The chart's NOTES.txt as {@code helm install} prints it (a client-only dry run: nothing is
    * contacted; helm template does not render notes).
@@ -95,6 +100,11 @@ public final class RenderedChart {
 
   /** {@link #template(Path, String)} for a given Kubernetes version (.Capabilities.KubeVersion). */
   public static String template(Path chart, String valuesYaml, String kubeVersion) {
+    return template(chart, RELEASE, valuesYaml, kubeVersion);
+  }
+
+  private static String template(
+      Path chart, String release, String valuesYaml, String kubeVersion) {
     try {
       Path values = Files.createTempFile("kvguard-values", ".yaml");
       try {
@@ -102,7 +112,7 @@ public final class RenderedChart {
         TemplateCommand template =
             new Helm(chart)
                 .template()
-                .withName(RELEASE)
+                .withName(release)
                 .withNamespace(NAMESPACE)
                 .withKubeVersion(kubeVersion)
                 .withValuesFile(values);
@@ -121,6 +131,11 @@ public final class RenderedChart {
    * helm.sh/hook} (Helm then treats them as plain resources) and nothing else changed.
    */
   public static RenderedChart renderWithHooks(String valuesYaml) {
+    return renderWithHooks(RELEASE, valuesYaml);
+  }
+
+  /** {@link #renderWithHooks(String)} as release {@code release}. */
+  public static RenderedChart renderWithHooks(String release, String valuesYaml) {
     Path copy = null;
     try {
       copy = Files.createTempDirectory("kvguard-chart");
@@ -137,7 +152,7 @@ public final class RenderedChart {
           }
         }
       }
-      return parse(template(target, valuesYaml));
+      return parse(template(target, release, valuesYaml, KUBE_VERSION));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } finally {
