@@ -112,18 +112,36 @@ final class Assessment {
     }
   }
 
-  /** A pod shut without asking its engine: the verdict says why it cannot be asked. */
-  private static Assessed shut(
+  /** What every assessment of one pod's engine process says besides its verdict. */
+  private record Subject(
       Pod pod,
-      RoleSpec role,
+      String role,
       boolean labelOnly,
       String containerID,
       Integer restartCount,
-      PoolVerdict verdict,
       List<String> notes) {
-    return Assessed.unprobed(
-        new PodAssessment(
-            pod, role.getName(), labelOnly, containerID, restartCount, verdict, null, notes, null));
+    PodAssessment judged(
+        PoolVerdict verdict,
+        PoolObservation observation,
+        Instant nextProbeAt,
+        RejectionOutcome.Refused refusal) {
+      return new PodAssessment(
+          pod,
+          role,
+          labelOnly,
+          containerID,
+          restartCount,
+          verdict,
+          observation,
+          notes,
+          nextProbeAt,
+          refusal);
+    }
+
+    /** Shut without asking the engine: the verdict says why it cannot be asked. */
+    Assessed shut(PoolVerdict verdict) {
+      return Assessed.unprobed(judged(verdict, null, null, null));
+    }
   }
 
   static Assessed of(Input in, Known known) {
@@ -151,22 +169,20 @@ final class Assessment {
           waiting.misconfigured()
               ? new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, waiting.message())
               : PoolVerdict.awaitingProbe(waiting.message());
-      return shut(
-          pod, role, labelOnly, waiting.containerID(), waiting.restartCount(), verdict, notes);
+      return new Subject(
+              pod, role.getName(), labelOnly, waiting.containerID(), waiting.restartCount(), notes)
+          .shut(verdict);
     }
     EngineProcess process = ((EngineProcess.Probeable) resolution).process();
+    Subject subject =
+        new Subject(
+            pod, role.getName(), labelOnly, process.containerID(), process.restartCount(), notes);
     ProbeCredentials.Lookup token = known.token();
     if (token.problem() != null) {
       // Without its credentials an engine cannot be asked; never fall back to asking without them.
-      return shut(
-          pod,
-          role,
-          labelOnly,
-          process.containerID(),
-          process.restartCount(),
+      return subject.shut(
           new PoolVerdict(
-              Verdict.Unknown, GateReason.ProbeFailed, "probe credentials: " + token.problem()),
-          notes);
+              Verdict.Unknown, GateReason.ProbeFailed, "probe credentials: " + token.problem()));
     }
     ProbeTrust.Lookup tls =
         role.effectiveScheme() == Scheme.HTTPS
@@ -175,14 +191,8 @@ final class Assessment {
     if (tls.problem() != null) {
       // Without the CA it was told to trust, the engine's certificate cannot be verified: never
       // probe it unverified.
-      return shut(
-          pod,
-          role,
-          labelOnly,
-          process.containerID(),
-          process.restartCount(),
-          new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, "probe TLS: " + tls.problem()),
-          notes);
+      return subject.shut(
+          new PoolVerdict(Verdict.Unknown, GateReason.ProbeFailed, "probe TLS: " + tls.problem()));
     }
     // Policies that ask this pod the same way share one probe and its answer.
     ProbeScheduler.Key key =
@@ -225,15 +235,9 @@ final class Assessment {
               known);
       addObservationNotes(role, observation, notes);
       return new Assessed(
-          new PodAssessment(
-              pod,
-              role.getName(),
-              labelOnly,
-              process.containerID(),
-              process.restartCount(),
+          subject.judged(
               checked.verdict(),
               observation,
-              notes,
               due ? null : ProbeDue.nextAt(result, period),
               checked.refusal()),
           key,
@@ -265,18 +269,13 @@ final class Assessment {
               known);
       if (checked.verdict().verified() && !vouched) {
         return new Assessed(
-            new PodAssessment(
-                pod,
-                role.getName(),
-                labelOnly,
-                process.containerID(),
-                process.restartCount(),
+            subject.judged(
                 PoolVerdict.awaitingProbe(
                     "the pod's record of container "
                         + process.containerID()
                         + " would open a gate its condition shows shut: not carried over, probing the engine"),
                 null,
-                notes,
+                null,
                 null),
             key,
             checked.rejectionKey(),
@@ -284,29 +283,14 @@ final class Assessment {
             checked.request());
       }
       return new Assessed(
-          new PodAssessment(
-              pod,
-              role.getName(),
-              labelOnly,
-              process.containerID(),
-              process.restartCount(),
-              checked.verdict(),
-              recorded,
-              notes,
-              null,
-              checked.refusal()),
+          subject.judged(checked.verdict(), recorded, null, checked.refusal()),
           key,
           checked.rejectionKey(),
           probe,
           checked.request());
     }
     return new Assessed(
-        new PodAssessment(
-            pod,
-            role.getName(),
-            labelOnly,
-            process.containerID(),
-            process.restartCount(),
+        subject.judged(
             PoolVerdict.awaitingProbe(
                 "probing engine container "
                     + process.containerName()
@@ -316,7 +300,7 @@ final class Assessment {
                     + process.restartCount()
                     + ")"),
             null,
-            notes,
+            null,
             null),
         key,
         null,
