@@ -66,9 +66,15 @@ class RoutingExamplesIT {
         apply(client, document);
         routers.addAll(ExampleRouters.of(document));
         for (ExampleWorkloads.TemplatePod template : ExampleWorkloads.pods(document)) {
+          // As admitted: where the example labels the namespace, with the webhook's patch.
+          ExampleWorkloads.TemplatePod admitted =
+              new ExampleWorkloads.TemplatePod(
+                  template.name(),
+                  template.labels(),
+                  ExampleAdmission.admittedSpec(documents, namespace(document), template));
           pods.add(
               client
-                  .resource(ExampleWorkloads.running(namespace(document), template, pods.size()))
+                  .resource(ExampleWorkloads.running(namespace(document), admitted, pods.size()))
                   .create());
         }
       }
@@ -81,6 +87,16 @@ class RoutingExamplesIT {
       assertThat(guarded)
           .as("a pod with the gate that no role selects is never Ready")
           .containsAll(gated);
+      pods.stream()
+          .filter(p -> guarded.contains(p.getMetadata().getName()))
+          .filter(p -> ExampleAdmission.injectionEnabled(documents, p.getMetadata().getNamespace()))
+          .forEach(
+              p ->
+                  assertThat(gated)
+                      .as(
+                          "the webhook gates %s, in a namespace labelled for it",
+                          p.getMetadata().getName())
+                      .contains(p.getMetadata().getName()));
       if (file.getFileName().toString().startsWith("routing-")) {
         assertThat(routers).as("%s shows a router", file).isNotEmpty();
       }
