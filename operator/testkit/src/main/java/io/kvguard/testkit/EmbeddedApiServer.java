@@ -27,8 +27,9 @@ import java.util.regex.Pattern;
  * matter to kvguard closed. A JSON patch whose {@code test} fails gets 422 (the mock would throw
  * and never answer), a patch of {@code pods/<name>/status} keeps the metadata it writes as a real
  * server's status strategy does (the mock keeps only the status), JOSDK's SelfSubjectRulesReview is
- * allowed, every request is recorded (for RBAC and write counting), and a fault hook can answer in
- * the server's place (409, 429, 500).
+ * allowed, a LIST with {@code limit} is answered in pages ({@link ListPages}), every request is
+ * recorded (for RBAC and write counting), and a fault hook can answer in the server's place (409,
+ * 429, 500).
  */
 public final class EmbeddedApiServer implements AutoCloseable {
 
@@ -67,6 +68,7 @@ public final class EmbeddedApiServer implements AutoCloseable {
                                 "the patch could not be applied: " + e.getClass().getSimpleName()));
               }
             }
+            response = ListPages.page(request.getMethod(), request.getPath(), response);
             record(request, response.code());
             return response;
           }
