@@ -100,6 +100,22 @@ public final class OperatorJvm implements AutoCloseable {
     return process.isAlive() ? null : process.exitValue();
   }
 
+  /**
+   * What the exited process wrote that no command asked for: the JVM's own last words (with the
+   * chart's {@code -XX:+ExitOnOutOfMemoryError}, "Terminating due to java.lang.OutOfMemoryError:
+   * ..." on standard output). Empty while it runs.
+   */
+  public String lastWords() {
+    if (process.isAlive()) {
+      return "";
+    }
+    try {
+      return String.join(" / ", answers.lines().toList());
+    } catch (java.io.UncheckedIOException e) {
+      return "(unreadable: " + e.getMessage() + ")";
+    }
+  }
+
   void runFloor(String namespace, boolean withLabel) throws IOException {
     ask((withLabel ? "contract-floor " : "floor ") + namespace, "floor done");
   }

@@ -340,7 +340,10 @@ public final class PodCacheBenchmark implements AutoCloseable {
         () -> {
           if (!operator.alive()) {
             throw new IllegalStateException(
-                "the operator JVM exited (code " + operator.exitCode() + ")");
+                "the operator JVM exited (code "
+                    + operator.exitCode()
+                    + "): "
+                    + operator.lastWords());
           }
           return watches.stream().mapToLong(w -> w.countLabelled("True", "PoolSufficient")).sum()
               >= guarded;
