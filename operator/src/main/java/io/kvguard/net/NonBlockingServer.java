@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.function.ToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,21 +73,48 @@ public abstract class NonBlockingServer implements AutoCloseable {
   /** Just before a connection is closed (while its key is still valid). */
   protected void dropping(SelectionKey key) {}
 
-  /**
-   * Closes the oldest connection of the peer (remote address) that holds the most {@code weight}
-   * (connections, bytes) among the open ones. One client that opens or fills connections thus
-   * pushes out its own first, never a client that holds little, such as the API server's one
-   * kept-alive connection or the kubelet's probe (review of issue 18: oldest first, a flood of
-   * half-sent connections from one pod closed the API server's connection, the oldest). Many
-   * clients that each hold as much as that one still can; the NetworkPolicy is what keeps them out.
-   */
+  /** As below, every connection as expendable as any other. */
   protected final void dropFromHeaviestPeer(ToLongFunction<SelectionKey> weight) {
+    dropFromHeaviestPeer(weight, key -> true);
+  }
+
+  /**
+   * Makes room: closes the oldest connection of the peer (remote address) that holds the most
+   * {@code weight} (connections, bytes), among the connections {@code expendable} says may go first
+   * (for the webhook: those that never carried a whole review), and among all only when none of
+   * those is left. Connections already closed this round go before either: they hold nothing.
+   *
+   * <p>Why not simply the oldest (review of issue 18): a flood of half-sent connections then closed
+   * the API server's kept-alive connection, usually the oldest. Expendable first keeps a client
+   * that has been served over any that has not, whatever its address (the API server's source
+   * address can be shared: a node address behind SNAT, a konnectivity agent); heaviest peer first
+   * makes a client that opens or fills connections push out its own. Clients that complete real
+   * requests on as many connections from as many addresses can still push out others; the
+   * NetworkPolicy is what keeps them out.
+   */
+  protected final void dropFromHeaviestPeer(
+      ToLongFunction<SelectionKey> weight, Predicate<SelectionKey> expendable) {
+    if (open.removeIf(key -> !key.isValid())) {
+      return;
+    }
+    SelectionKey victim = oldestOfHeaviestPeer(weight, expendable);
+    if (victim == null) {
+      victim = oldestOfHeaviestPeer(weight, key -> true);
+    }
+    if (victim != null) {
+      open.remove(victim);
+      drop(victim);
+    }
+  }
+
+  private SelectionKey oldestOfHeaviestPeer(
+      ToLongFunction<SelectionKey> weight, Predicate<SelectionKey> eligible) {
     Map<InetAddress, Long> held = new HashMap<>();
     InetAddress heaviest = null;
     long most = -1;
     for (SelectionKey key : open) {
       InetAddress peer = peer(key);
-      if (peer == null) {
+      if (peer == null || !eligible.test(key)) {
         continue;
       }
       long total = held.merge(peer, weight.applyAsLong(key), Long::sum);
@@ -95,14 +123,12 @@ public abstract class NonBlockingServer implements AutoCloseable {
         heaviest = peer;
       }
     }
-    for (Iterator<SelectionKey> keys = open.iterator(); keys.hasNext(); ) {
-      SelectionKey key = keys.next();
-      if (heaviest == null || heaviest.equals(peer(key))) {
-        keys.remove();
-        drop(key);
-        return;
+    for (SelectionKey key : open) {
+      if (heaviest != null && heaviest.equals(peer(key)) && eligible.test(key)) {
+        return key;
       }
     }
+    return null;
   }
 
   private static InetAddress peer(SelectionKey key) {

@@ -104,6 +104,9 @@ public final class WebhookServer extends NonBlockingServer {
     long deadline;
     boolean closeAfterWrite;
 
+    /** Has carried a whole review (the API server's connections have): it goes last for room. */
+    boolean servedReview;
+
     Connection(SSLEngine engine, SocketChannel channel, long now) {
       this.engine = engine;
       this.channel = channel;
@@ -123,7 +126,7 @@ public final class WebhookServer extends NonBlockingServer {
   @Override
   protected void afterRound(long nowNanos) {
     while (buffered > MAX_BUFFERED_BYTES && open.size() > 1) {
-      dropFromHeaviestPeer(WebhookServer::bufferedBytes);
+      dropFromHeaviestPeer(WebhookServer::bufferedBytes, WebhookServer::servedNoReview);
     }
     if (nowNanos - lastRefresh >= TimeUnit.SECONDS.toNanos(1)) {
       lastRefresh = nowNanos;
@@ -151,11 +154,15 @@ public final class WebhookServer extends NonBlockingServer {
     Connection connection = new Connection(engine, channel, System.nanoTime());
     open.add(channel.register(selector, SelectionKey.OP_READ, connection));
     while (open.size() > MAX_CONNECTIONS) {
-      dropFromHeaviestPeer(key -> 1);
+      dropFromHeaviestPeer(key -> 1, WebhookServer::servedNoReview);
     }
     while (buffered > MAX_BUFFERED_BYTES && open.size() > 1) {
-      dropFromHeaviestPeer(WebhookServer::bufferedBytes);
+      dropFromHeaviestPeer(WebhookServer::bufferedBytes, WebhookServer::servedNoReview);
     }
+  }
+
+  private static boolean servedNoReview(SelectionKey key) {
+    return !((Connection) key.attachment()).servedReview;
   }
 
   private static long bufferedBytes(SelectionKey key) {
@@ -340,6 +347,7 @@ public final class WebhookServer extends NonBlockingServer {
       } else {
         respond(
             c, 200, "OK", new String(handler.apply(body), StandardCharsets.UTF_8), request.close());
+        c.servedReview = true;
       }
       c.deadline = System.nanoTime() + IDLE_NANOS;
       answered = true;

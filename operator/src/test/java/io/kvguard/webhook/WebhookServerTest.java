@@ -35,6 +35,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The webhook's HTTPS server as the API server meets it: TLS, keep-alive, rotated key pairs,
@@ -226,11 +228,17 @@ class WebhookServerTest {
     }
   }
 
-  @Test
-  void aFloodFromOnePodDoesNotCloseTheApiServersKeptAliveConnection() throws Exception {
-    // The API server keeps one connection and sends review after review on it. A pod at another
-    // address (127.0.0.2: all of 127/8 is loopback on Linux) then opens more connections than the
-    // server keeps, each sending the first bytes of a TLS record and nothing more.
+  /**
+   * The API server keeps one connection and sends review after review on it. A pod then opens more
+   * connections than the server keeps, each sending the first bytes of a TLS record and nothing
+   * more: from another address (127.0.0.2: all of 127/8 is loopback on Linux), and from the API
+   * server's own (its source address can be shared: a node address behind SNAT, a konnectivity
+   * agent).
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"127.0.0.2", "127.0.0.1"})
+  void aFloodOfHalfSentConnectionsDoesNotCloseTheApiServersKeptAliveConnection(String floodFrom)
+      throws Exception {
     String review = Files.readString(GOLDEN.resolve("in-review.json"));
     int flooding = WebhookServer.MAX_CONNECTIONS + 40;
     List<Socket> flood = new ArrayList<>();
@@ -243,7 +251,7 @@ class WebhookServerTest {
       assertThat(exchange(apiServer, review)).startsWith("HTTP/1.1 200");
       for (int i = 0; i < flooding; i++) {
         Socket socket = new Socket();
-        socket.bind(new InetSocketAddress("127.0.0.2", 0));
+        socket.bind(new InetSocketAddress(floodFrom, 0));
         socket.connect(new InetSocketAddress("127.0.0.1", server.port()), 2000);
         socket.getOutputStream().write(new byte[] {0x16, 0x03, 0x01});
         socket.getOutputStream().flush();
@@ -258,7 +266,6 @@ class WebhookServerTest {
       assertThat(exchange(apiServer, review))
           .as("a second review on the API server's kept-alive connection")
           .startsWith("HTTP/1.1 200");
-      assertThat(flood.get(flooding - 1).isClosed()).isFalse();
     } finally {
       for (Socket socket : flood) {
         socket.close();
