@@ -18,17 +18,27 @@
 {{- end }}
 
 {{/*
-<fullname>-<suffix>, at most 63 characters for any release name: the fullname is cut (and a trailing "-"
-dropped) so that the suffix still fits. A Service name must be a DNS-1035 label (63); every other name the
-chart builds this way keeps the same bound, so one rule covers all, and the suffix keeps names of the same
-kind apart (a Role and its sibling Role never collapse into one name). A default release's names are
-unchanged: "kvguard" is far below the bound. Argument: (list $ "suffix").
+<fullname>-<suffix> cut to 63 characters with the suffix kept whole (the fullname is shortened and a trailing
+"-" dropped), for names bounded at 63: a Service (DNS-1035 label), the cert-manager Certificate (its name
+becomes a label value), the CRD-upgrade hook (its Job's name becomes the job-name label), and the pod-writes
+policy (both were cut at 63 before, which could cut the suffix off and collide with the operator's ClusterRole).
+A default release's names are unchanged. Argument: (list $ "suffix").
 */}}
 {{- define "kvguard.suffixedName" -}}
 {{- $root := index . 0 }}
 {{- $suffix := index . 1 }}
 {{- $prefix := include "kvguard.fullname" $root | trunc (int (sub 62 (len $suffix))) | trimSuffix "-" }}
 {{- printf "%s-%s" $prefix $suffix }}
+{{- end }}
+
+{{/*
+<fullname>-<suffix>, never shortened, for an object whose name may be a DNS-1123 subdomain (253 characters):
+Secrets, ConfigMaps, RBAC objects, the MutatingWebhookConfiguration, an Issuer. Their names were always this;
+shortening them for long releases would rename them on upgrade (a renamed verdict-key Secret makes every signed
+verdict record count as absent). Argument: (list $ "suffix").
+*/}}
+{{- define "kvguard.objectName" -}}
+{{- printf "%s-%s" (include "kvguard.fullname" (index . 0)) (index . 1) }}
 {{- end }}
 
 {{- define "kvguard.selectorLabels" -}}
@@ -85,7 +95,7 @@ kvguard-operator
 
 {{/* The Secret holding the key that signs kvguard's verdict records (the operator creates it). */}}
 {{- define "kvguard.verdictKeySecret" -}}
-{{ include "kvguard.suffixedName" (list . "verdict-key") }}
+{{ include "kvguard.objectName" (list . "verdict-key") }}
 {{- end }}
 
 {{/* The one CRD the chart ships. */}}
@@ -191,16 +201,16 @@ assumeApiVersions lists it (rendering without a cluster). Argument: (list $ "gro
 {{ include "kvguard.suffixedName" (list . "webhook") }}
 {{- end }}
 {{- define "kvguard.webhookConfiguration" -}}
-{{ include "kvguard.suffixedName" (list . "readiness-gate") }}
+{{ include "kvguard.objectName" (list . "readiness-gate") }}
 {{- end }}
 {{- define "kvguard.webhookSecret" -}}
-{{ include "kvguard.suffixedName" (list . "webhook-tls") }}
+{{ include "kvguard.objectName" (list . "webhook-tls") }}
 {{- end }}
 {{- define "kvguard.webhookCertificate" -}}
 {{ include "kvguard.suffixedName" (list . "webhook") }}
 {{- end }}
 {{- define "kvguard.webhookIssuer" -}}
-{{ include "kvguard.suffixedName" (list . "webhook-selfsigned") }}
+{{ include "kvguard.objectName" (list . "webhook-selfsigned") }}
 {{- end }}
 {{- define "kvguard.podWritePolicy" -}}
 {{ include "kvguard.suffixedName" (list . "pod-writes") }}

@@ -16,6 +16,7 @@ import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.kvguard.webhook.WebhookSettings;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -51,8 +52,16 @@ class ChartNamesTest {
   /** A Service's name: a DNS-1035 label (starts with a letter). */
   private static final Pattern DNS_1035_LABEL = Pattern.compile("[a-z]([-a-z0-9]*[a-z0-9])?");
 
-  /** Every other name the chart builds: a DNS-1123 label, the strictest rule any of them has. */
-  private static final Pattern DNS_1123_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+  /** Every other name the chart builds: a DNS-1123 subdomain (253 characters). */
+  private static final Pattern DNS_1123_SUBDOMAIN =
+      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+
+  /**
+   * Kinds whose names are bounded at 63: a Service's is a DNS-1035 label, a cert-manager
+   * Certificate's and a Job's become label values, a Deployment's pods are named after it.
+   */
+  private static final Set<String> NAMES_OF_63 =
+      Set.of("Service", "Certificate", "Job", "Deployment");
 
   @ParameterizedTest
   @ValueSource(strings = {"release: " + LONGEST_RELEASE, "fullnameOverride: " + LONGEST_FULLNAME})
@@ -63,10 +72,12 @@ class ChartNamesTest {
       assertThat(chart.all()).isNotEmpty();
       for (HasMetadata object : chart.all()) {
         String name = object.getMetadata().getName();
-        assertThat(name).as("%s %s", object.getKind(), name).hasSizeLessThanOrEqualTo(63);
         assertThat(name)
             .as("%s %s", object.getKind(), name)
-            .matches(object instanceof Service ? DNS_1035_LABEL : DNS_1123_LABEL);
+            .hasSizeLessThanOrEqualTo(NAMES_OF_63.contains(object.getKind()) ? 63 : 253);
+        assertThat(name)
+            .as("%s %s", object.getKind(), name)
+            .matches(object instanceof Service ? DNS_1035_LABEL : DNS_1123_SUBDOMAIN);
       }
       assertThat(chart.all().stream().map(o -> o.getKind() + "/" + o.getMetadata().getName()))
           .doesNotHaveDuplicates();
@@ -147,6 +158,36 @@ class ChartNamesTest {
     org.assertj.core.api.Assertions.assertThatThrownBy(
             () -> RenderedChart.render(LONGEST_RELEASE + "c", ""))
         .hasMessageContaining("53");
+  }
+
+  /**
+   * Names that may be 253 characters long are never shortened, so an upgrade keeps what a long
+   * release already has: a renamed verdict-key Secret would make every signed verdict record count
+   * as absent, a renamed webhook Secret would mean a new CA.
+   */
+  @Test
+  void aLongReleaseKeepsItsLongNamesWhole() {
+    RenderedChart chart = render("fullnameOverride: " + LONGEST_FULLNAME, EVERYTHING_ON);
+    String f = LONGEST_FULLNAME;
+
+    assertThat(names(chart))
+        .contains(
+            "MutatingWebhookConfiguration/" + f + "-readiness-gate",
+            "ConfigMap/" + f + "-dashboard",
+            "Role/" + f + "-verdict-key",
+            "Role/" + f + "-webhook-tls",
+            "Role/" + f + "-leader-election",
+            "ClusterRole/" + f + "-webhook-ca");
+    Map<String, String> env =
+        ChartDefaultsTest.env(
+            chart.one(Deployment.class).getSpec().getTemplate().getSpec().getContainers().get(0));
+    assertThat(env)
+        .containsEntry("KVGUARD_VERDICT_KEY_SECRET", f + "-verdict-key")
+        .containsEntry("KVGUARD_WEBHOOK_CERT_SECRET", f + "-webhook-tls")
+        .containsEntry("KVGUARD_WEBHOOK_CONFIGURATION", f + "-readiness-gate");
+    assertThat(env.get("KVGUARD_WEBHOOK_SERVICE"))
+        .hasSizeLessThanOrEqualTo(63)
+        .endsWith("-webhook");
   }
 
   /** Dashboards, docs and existing installs use these: a default release keeps them. */
