@@ -33,8 +33,8 @@ public class ModelDeploymentStatus {
 
   @JsonPropertyDescription(
       "Selected pods with their last verdict and the numbers behind it: all of them up to 50;"
-          + " beyond that the 50 most pressing (refused, failed, label-only, awaiting a probe, then"
-          + " verified), by name.")
+          + " beyond that the 50 most pressing (refused, failed, awaiting a probe, verified without the"
+          + " readiness gate, then verified), by name.")
   @Size(max = MAX_LISTED_PODS)
   public List<PodVerdictStatus> pods = new ArrayList<>();
 

@@ -266,8 +266,8 @@ final class StatusFactory {
 
   /**
    * The entries the status lists: every pod while they fit; beyond that the most pressing first
-   * (refused, then failed, then label-only, then awaiting a probe, then verified with the gate; by
-   * name within each), listed by name.
+   * (refused, then failed, then awaiting a probe, then verified label-only, then verified with the
+   * gate; by name within each), listed by name.
    */
   private static List<PodVerdictStatus> listed(List<PodVerdictStatus> entries) {
     if (entries.size() <= MAX_LISTED_PODS) {
@@ -284,11 +284,12 @@ final class StatusFactory {
 
   /**
    * Lower lists first. A refused or failed pod has its gate shut for a cause the user must see
-   * first, label-only or not (its gating field says which). A label-only pod that is not failing
-   * comes next: nothing but the routing label holds it back, and only the user can fix that (a
-   * rollout restart, issue 18), so it stays named however many healthy pods there are. A pod
-   * awaiting a probe follows: its gate is shut and the next probe settles it without anyone acting.
-   * Verified pods with the gate, the healthy rest, fill what is left.
+   * first. A pod awaiting a probe follows: its gate is shut until the probe answers. Then verified
+   * pods that carry no readiness gate (label-only): nothing but the routing label holds them back,
+   * and only the user can fix that (a rollout restart, issue 18), so they stay named however many
+   * verified pods with the gate there are. Those, the healthy rest, fill what is left. Label-only
+   * pods that are refused, failed or awaiting sort with their kind (their gating field says which);
+   * in a fleet where every pod is label-only (no injection there) the order is the one before.
    */
   private static int urgency(PodVerdictStatus entry) {
     if (Verdict.Refused.name().equals(entry.verdict)) {
@@ -298,10 +299,10 @@ final class StatusFactory {
     if (!verified(entry) && !awaitingProbe) {
       return 1;
     }
-    if (LABEL_ONLY.equals(entry.gating)) {
+    if (awaitingProbe) {
       return 2;
     }
-    return awaitingProbe ? 3 : 4;
+    return LABEL_ONLY.equals(entry.gating) ? 3 : 4;
   }
 
   private static boolean verified(PodVerdictStatus entry) {

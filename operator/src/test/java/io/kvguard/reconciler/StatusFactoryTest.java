@@ -296,9 +296,9 @@ class StatusFactoryTest {
   }
 
   @Test
-  void labelOnlyPodsComeAfterShutGatesAndBeforePodsAwaitingAProbe() {
+  void aVerifiedLabelOnlyPodComesAfterShutGatesAndBeforeVerifiedPodsWithTheGate() {
     List<PodAssessment> assessments = new java.util.ArrayList<>();
-    for (int i = 0; i < 48; i++) {
+    for (int i = 0; i < 47; i++) {
       assessments.add(
           pod(
               String.format("z-failed-%02d", i),
@@ -309,6 +309,7 @@ class StatusFactoryTest {
     }
     assessments.add(
         pod("z-refused", "prefill", Verdict.Refused, GateReason.PoolTooSmall, 681_280, true));
+    assessments.add(pod("z-awaiting", "prefill", Verdict.Unknown, GateReason.AwaitingProbe, 0));
     assessments.add(
         pod(
             "z-label-only",
@@ -317,7 +318,6 @@ class StatusFactoryTest {
             GateReason.PoolSufficient,
             2_040_000,
             true));
-    assessments.add(pod("a-awaiting", "prefill", Verdict.Unknown, GateReason.AwaitingProbe, 0));
     for (int i = 0; i < 9; i++) {
       assessments.add(
           pod(
@@ -330,18 +330,49 @@ class StatusFactoryTest {
 
     ModelDeploymentStatus status = build(md(), assessments, T0);
 
-    // 48 failed and one refused (label-only too) fill 49 places; the label-only pod takes the last
-    // one ahead of the pod awaiting a probe and the verified ones, though every one of those sorts
-    // first by name.
+    // 47 failed, the refused and the awaiting pod fill 49 places; the label-only pod takes the last
+    // one ahead of the verified pods with the gate, though every one of those sorts first by name.
     assertThat(status.pods).hasSize(50);
     assertThat(status.pods)
         .extracting(p -> p.name)
-        .contains("z-refused", "z-label-only", "z-failed-00", "z-failed-47")
-        .doesNotContain("a-awaiting", "a-verified-00");
+        .contains("z-refused", "z-awaiting", "z-label-only", "z-failed-00", "z-failed-46")
+        .doesNotContain("a-verified-00");
     assertThat(status.pods)
         .filteredOn(p -> p.name.equals("z-label-only"))
         .singleElement()
         .satisfies(p -> assertThat(p.gating).isEqualTo("LabelOnly"));
+  }
+
+  @Test
+  void whereEveryPodIsLabelOnlyPodsAwaitingAProbeStillComeBeforeVerifiedOnes() {
+    List<PodAssessment> assessments = new java.util.ArrayList<>();
+    for (int i = 0; i < 60; i++) {
+      assessments.add(
+          pod(
+              String.format("a-verified-%02d", i),
+              "prefill",
+              Verdict.Verified,
+              GateReason.PoolSufficient,
+              2_040_000,
+              true));
+    }
+    for (int i = 0; i < 5; i++) {
+      assessments.add(
+          pod(
+              String.format("z-awaiting-%d", i),
+              "prefill",
+              Verdict.Unknown,
+              GateReason.AwaitingProbe,
+              0,
+              true));
+    }
+
+    ModelDeploymentStatus status = build(md(), assessments, T0);
+
+    assertThat(status.pods)
+        .extracting(p -> p.name)
+        .hasSize(50)
+        .contains("z-awaiting-0", "z-awaiting-1", "z-awaiting-2", "z-awaiting-3", "z-awaiting-4");
   }
 
   @Test
