@@ -73,7 +73,10 @@ final class ListPages {
           listObject.get("metadata") instanceof ObjectNode m ? m : listObject.putObject("metadata");
       if (rest.size() > page.size()) {
         metadata.put("continue", encode(key(page.get(page.size() - 1))));
-        metadata.put("remainingItemCount", rest.size() - page.size());
+        if (!path.contains("labelSelector=") && !path.contains("fieldSelector=")) {
+          // A real server counts what is left only for a LIST without selectors (ListMeta).
+          metadata.put("remainingItemCount", rest.size() - page.size());
+        }
       } else {
         metadata.remove("continue");
         metadata.remove("remainingItemCount");
