@@ -66,6 +66,17 @@ class StatusFactoryTest {
         null);
   }
 
+  /** {@code count} pods named {@code prefix-00}, {@code prefix-01}, ... of role prefill. */
+  private static List<PodAssessment> pods(
+      String prefix, int count, Verdict verdict, GateReason reason, long pool, boolean labelOnly) {
+    List<PodAssessment> pods = new java.util.ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      pods.add(
+          pod(String.format("%s-%02d", prefix, i), "prefill", verdict, reason, pool, labelOnly));
+    }
+    return pods;
+  }
+
   /**
    * A pass's status: this pass's assessments over what the previous status recorded (as the
    * reconciler does).
@@ -298,15 +309,7 @@ class StatusFactoryTest {
   @Test
   void aVerifiedLabelOnlyPodComesAfterShutGatesAndBeforeVerifiedPodsWithTheGate() {
     List<PodAssessment> assessments = new java.util.ArrayList<>();
-    for (int i = 0; i < 47; i++) {
-      assessments.add(
-          pod(
-              String.format("z-failed-%02d", i),
-              "prefill",
-              Verdict.Unknown,
-              GateReason.ProbeFailed,
-              0));
-    }
+    assessments.addAll(pods("z-failed", 47, Verdict.Unknown, GateReason.ProbeFailed, 0, false));
     assessments.add(
         pod("z-refused", "prefill", Verdict.Refused, GateReason.PoolTooSmall, 681_280, true));
     assessments.add(pod("z-awaiting", "prefill", Verdict.Unknown, GateReason.AwaitingProbe, 0));
@@ -318,15 +321,8 @@ class StatusFactoryTest {
             GateReason.PoolSufficient,
             2_040_000,
             true));
-    for (int i = 0; i < 9; i++) {
-      assessments.add(
-          pod(
-              String.format("a-verified-%02d", i),
-              "prefill",
-              Verdict.Verified,
-              GateReason.PoolSufficient,
-              2_040_000));
-    }
+    assessments.addAll(
+        pods("a-verified", 9, Verdict.Verified, GateReason.PoolSufficient, 2_040_000, false));
 
     ModelDeploymentStatus status = build(md(), assessments, T0);
 
@@ -346,47 +342,23 @@ class StatusFactoryTest {
   @Test
   void whereEveryPodIsLabelOnlyPodsAwaitingAProbeStillComeBeforeVerifiedOnes() {
     List<PodAssessment> assessments = new java.util.ArrayList<>();
-    for (int i = 0; i < 60; i++) {
-      assessments.add(
-          pod(
-              String.format("a-verified-%02d", i),
-              "prefill",
-              Verdict.Verified,
-              GateReason.PoolSufficient,
-              2_040_000,
-              true));
-    }
-    for (int i = 0; i < 5; i++) {
-      assessments.add(
-          pod(
-              String.format("z-awaiting-%d", i),
-              "prefill",
-              Verdict.Unknown,
-              GateReason.AwaitingProbe,
-              0,
-              true));
-    }
+    assessments.addAll(
+        pods("a-verified", 60, Verdict.Verified, GateReason.PoolSufficient, 2_040_000, true));
+    assessments.addAll(pods("z-awaiting", 5, Verdict.Unknown, GateReason.AwaitingProbe, 0, true));
 
     ModelDeploymentStatus status = build(md(), assessments, T0);
 
     assertThat(status.pods)
         .extracting(p -> p.name)
         .hasSize(50)
-        .contains("z-awaiting-0", "z-awaiting-1", "z-awaiting-2", "z-awaiting-3", "z-awaiting-4");
+        .contains(
+            "z-awaiting-00", "z-awaiting-01", "z-awaiting-02", "z-awaiting-03", "z-awaiting-04");
   }
 
   @Test
   void labelOnlyPodsDoNotPushOutPodsWhoseGatesAreShutForAFailure() {
     List<PodAssessment> assessments = new java.util.ArrayList<>();
-    for (int i = 0; i < 50; i++) {
-      assessments.add(
-          pod(
-              String.format("z-failed-%02d", i),
-              "prefill",
-              Verdict.Unknown,
-              GateReason.ProbeFailed,
-              0));
-    }
+    assessments.addAll(pods("z-failed", 50, Verdict.Unknown, GateReason.ProbeFailed, 0, false));
     assessments.add(
         pod(
             "a-label-only",
