@@ -35,7 +35,7 @@ public final class HealthServer extends NonBlockingServer {
   private record Connection(ByteBuffer request, long openedAt) {}
 
   public HealthServer(int port, BooleanSupplier live, BooleanSupplier ready) throws IOException {
-    super(port, 64, "kvguard-health");
+    super(port, 64, MAX_CONNECTIONS, "kvguard-health");
     this.liveness = live;
     this.readiness = ready;
   }
@@ -43,9 +43,6 @@ public final class HealthServer extends NonBlockingServer {
   @Override
   protected void accepted(SocketChannel channel) throws IOException {
     channel.configureBlocking(false);
-    while (open.size() >= MAX_CONNECTIONS) {
-      dropFromHeaviestPeer(key -> 1);
-    }
     open.add(
         channel.register(
             selector,

@@ -32,6 +32,7 @@ public abstract class NonBlockingServer implements AutoCloseable {
   private final Logger log = LoggerFactory.getLogger(getClass());
   private final ServerSocketChannel server;
   private final Thread thread;
+  private final int maxConnections;
   private volatile boolean closed;
 
   /** Where connections are registered ({@link #accepted}). */
@@ -40,7 +41,12 @@ public abstract class NonBlockingServer implements AutoCloseable {
   /** Open connections, oldest first: the subclass adds each it registers. */
   protected final ArrayDeque<SelectionKey> open = new ArrayDeque<>();
 
-  protected NonBlockingServer(int port, int backlog, String threadName) throws IOException {
+  /**
+   * @param maxConnections open connections kept at most; beyond, {@link #makeRoom} closes one
+   */
+  protected NonBlockingServer(int port, int backlog, int maxConnections, String threadName)
+      throws IOException {
+    this.maxConnections = maxConnections;
     this.selector = Selector.open();
     this.server = ServerSocketChannel.open();
     server.bind(new InetSocketAddress(port), backlog);
@@ -58,7 +64,10 @@ public abstract class NonBlockingServer implements AutoCloseable {
     return ((InetSocketAddress) server.socket().getLocalSocketAddress()).getPort();
   }
 
-  /** A new connection: register it with {@link #selector} and add its key to {@link #open}. */
+  /**
+   * A new connection: register it with {@link #selector} and add its key to {@link #open} (or close
+   * it). Beyond the bound, room is made right after.
+   */
   protected abstract void accepted(SocketChannel channel) throws IOException;
 
   /** A connection is ready to read or write. */
@@ -73,16 +82,20 @@ public abstract class NonBlockingServer implements AutoCloseable {
   /** Just before a connection is closed (while its key is still valid). */
   protected void dropping(SelectionKey key) {}
 
-  /** As below, every connection as expendable as any other. */
-  protected final void dropFromHeaviestPeer(ToLongFunction<SelectionKey> weight) {
-    dropFromHeaviestPeer(weight, key -> true);
+  /**
+   * Whether a connection may be closed before the others to make room (the webhook: one that never
+   * carried a whole review). All alike unless the server says otherwise.
+   */
+  protected boolean expendable(SelectionKey key) {
+    return true;
   }
 
   /**
    * Makes room: closes the oldest connection of the peer (remote address) that holds the most
-   * {@code weight} (connections, bytes), among the connections {@code expendable} says may go first
-   * (for the webhook: those that never carried a whole review), and among all only when none of
-   * those is left. Connections already closed this round go before either: they hold nothing.
+   * {@code weight} (connections, bytes), among the {@link #expendable} connections, and among all
+   * only when none of those is left. Connections already closed this round go before either: they
+   * hold nothing. Called after every accepted connection beyond the bound, and by a server with a
+   * bound of its own (the webhook's buffered bytes).
    *
    * <p>Why not simply the oldest (review of issue 18): a flood of half-sent connections then closed
    * the API server's kept-alive connection, usually the oldest. Expendable first keeps a client
@@ -92,12 +105,11 @@ public abstract class NonBlockingServer implements AutoCloseable {
    * requests on as many connections from as many addresses can still push out others; the
    * NetworkPolicy is what keeps them out.
    */
-  protected final void dropFromHeaviestPeer(
-      ToLongFunction<SelectionKey> weight, Predicate<SelectionKey> expendable) {
+  protected final void makeRoom(ToLongFunction<SelectionKey> weight) {
     if (open.removeIf(key -> !key.isValid())) {
       return;
     }
-    SelectionKey victim = oldestOfHeaviestPeer(weight, expendable);
+    SelectionKey victim = oldestOfHeaviestPeer(weight, this::expendable);
     if (victim == null) {
       victim = oldestOfHeaviestPeer(weight, key -> true);
     }
@@ -167,6 +179,9 @@ public abstract class NonBlockingServer implements AutoCloseable {
                 channel != null;
                 channel = server.accept()) {
               accepted(channel);
+              while (open.size() > maxConnections) {
+                makeRoom(connection -> 1);
+              }
             }
           } else {
             ready(key);

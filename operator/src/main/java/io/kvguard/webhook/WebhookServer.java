@@ -74,7 +74,7 @@ public final class WebhookServer extends NonBlockingServer {
    */
   public WebhookServer(int port, ServingCertificate certificate, Function<byte[], byte[]> handler)
       throws IOException {
-    super(port, 128, "kvguard-webhook");
+    super(port, 128, MAX_CONNECTIONS, "kvguard-webhook");
     this.certificate = certificate;
     this.handler = handler;
   }
@@ -126,7 +126,7 @@ public final class WebhookServer extends NonBlockingServer {
   @Override
   protected void afterRound(long nowNanos) {
     while (buffered > MAX_BUFFERED_BYTES && open.size() > 1) {
-      dropFromHeaviestPeer(WebhookServer::bufferedBytes, WebhookServer::servedNoReview);
+      makeRoom(WebhookServer::bufferedBytes);
     }
     if (nowNanos - lastRefresh >= TimeUnit.SECONDS.toNanos(1)) {
       lastRefresh = nowNanos;
@@ -153,15 +153,13 @@ public final class WebhookServer extends NonBlockingServer {
     engine.setEnabledProtocols(new String[] {"TLSv1.3", "TLSv1.2"});
     Connection connection = new Connection(engine, channel, System.nanoTime());
     open.add(channel.register(selector, SelectionKey.OP_READ, connection));
-    while (open.size() > MAX_CONNECTIONS) {
-      dropFromHeaviestPeer(key -> 1, WebhookServer::servedNoReview);
-    }
     while (buffered > MAX_BUFFERED_BYTES && open.size() > 1) {
-      dropFromHeaviestPeer(WebhookServer::bufferedBytes, WebhookServer::servedNoReview);
+      makeRoom(WebhookServer::bufferedBytes);
     }
   }
 
-  private static boolean servedNoReview(SelectionKey key) {
+  @Override
+  protected boolean expendable(SelectionKey key) {
     return !((Connection) key.attachment()).servedReview;
   }
 

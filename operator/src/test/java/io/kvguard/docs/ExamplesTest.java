@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.kvguard.customresource.CrdRulesAccess;
+import io.kvguard.gate.GateNames;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,7 +29,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class ExamplesTest {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
-  private static final String GATE = "kvguard.io/pool-verified";
+  private static final String GATE = GateNames.CONDITION_TYPE;
   private static final Path INJECTED_GATE =
       Path.of("../docs/examples/injected-gate-deployment.yaml");
   private static final java.util.Set<String> WORKLOADS =
@@ -43,10 +44,7 @@ class ExamplesTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("examples")
   void modelDeploymentsAreValidAndWorkloadsCarryTheReadinessGate(Path file) throws IOException {
-    List<JsonNode> documents = new ArrayList<>();
-    YAML.readerFor(JsonNode.class)
-        .readValues(new YAMLFactory().createParser(file.toFile()))
-        .forEachRemaining(d -> documents.add((JsonNode) d));
+    List<JsonNode> documents = documents(file);
     assertThat(documents).extracting(d -> d.path("kind").asText()).contains("ModelDeployment");
     List<JsonNode> roleSelectors = new ArrayList<>();
     documents.stream()
@@ -78,16 +76,15 @@ class ExamplesTest {
           continue; // not an engine kvguard guards (e.g. a router's own Deployment)
         }
         String namespace = document.at("/metadata/namespace").asText("default");
+        // The template's own spec where the webhook is not called for the namespace.
         JsonNode admitted =
-            ExampleAdmission.injectionEnabled(documents, namespace)
-                ? ExampleAdmission.admittedSpec(
-                    documents,
-                    namespace,
-                    new ExampleWorkloads.TemplatePod(
-                        document.at("/metadata/name").asText() + "-0",
-                        YAML.convertValue(labels, new TypeReference<Map<String, String>>() {}),
-                        podSpec))
-                : podSpec;
+            ExampleAdmission.admittedSpec(
+                documents,
+                namespace,
+                new ExampleWorkloads.TemplatePod(
+                    document.at("/metadata/name").asText() + "-0",
+                    YAML.convertValue(labels, new TypeReference<Map<String, String>>() {}),
+                    podSpec));
         assertThat(admitted.path("readinessGates").findValuesAsText("conditionType"))
             .as(
                 "%s %s declares the readiness gate or the webhook adds it",
@@ -106,10 +103,7 @@ class ExamplesTest {
   @Test
   void theInjectedGateExampleLeavesItsDeploymentUntouchedAndTheWebhookGatesItsPods()
       throws IOException {
-    List<JsonNode> documents = new ArrayList<>();
-    YAML.readerFor(JsonNode.class)
-        .readValues(new YAMLFactory().createParser(INJECTED_GATE.toFile()))
-        .forEachRemaining(d -> documents.add((JsonNode) d));
+    List<JsonNode> documents = documents(INJECTED_GATE);
     JsonNode deployment =
         documents.stream()
             .filter(d -> d.path("kind").asText().equals("Deployment"))
@@ -134,6 +128,14 @@ class ExamplesTest {
           .as("pod %s as admitted", pod.name())
           .containsExactly(GATE);
     }
+  }
+
+  private static List<JsonNode> documents(Path file) throws IOException {
+    List<JsonNode> documents = new ArrayList<>();
+    YAML.readerFor(JsonNode.class)
+        .readValues(new YAMLFactory().createParser(file.toFile()))
+        .forEachRemaining(d -> documents.add((JsonNode) d));
+    return documents;
   }
 
   /** Whether a role's matchLabels select a pod with these template labels. */
