@@ -34,7 +34,8 @@ class ChartDefaultsTest {
     operator = operatorContainer(chart);
   }
 
-  private static Container operatorContainer(RenderedChart rendered) {
+  /** The operator's container in a rendered chart. */
+  static Container operatorContainer(RenderedChart rendered) {
     return rendered.one(Deployment.class).getSpec().getTemplate().getSpec().getContainers().get(0);
   }
 

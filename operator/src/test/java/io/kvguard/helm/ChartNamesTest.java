@@ -93,8 +93,7 @@ class ChartNamesTest {
       })
   void theOperatorAndEveryReferenceNameTheObjectsRendered(String how) {
     RenderedChart chart = render(how, EVERYTHING_ON);
-    Container operator =
-        chart.one(Deployment.class).getSpec().getTemplate().getSpec().getContainers().get(0);
+    Container operator = ChartDefaultsTest.operatorContainer(chart);
     Map<String, String> env = ChartDefaultsTest.env(operator);
     WebhookSettings settings = WebhookSettings.fromEnvironment(env);
     MutatingWebhookConfiguration configuration = chart.one(MutatingWebhookConfiguration.class);
@@ -144,8 +143,7 @@ class ChartNamesTest {
                     .isEqualTo(spec.get("secretName").asText()));
     assertThat(
             WebhookSettings.fromEnvironment(
-                    ChartDefaultsTest.env(
-                        deployment.getSpec().getTemplate().getSpec().getContainers().get(0)))
+                    ChartDefaultsTest.env(ChartDefaultsTest.operatorContainer(chart)))
                 .configuration())
         .isEqualTo(configuration.getMetadata().getName());
     assertBindingsNameRenderedRoles(chart);
@@ -178,9 +176,7 @@ class ChartNamesTest {
             "Role/" + f + "-webhook-tls",
             "Role/" + f + "-leader-election",
             "ClusterRole/" + f + "-webhook-ca");
-    Map<String, String> env =
-        ChartDefaultsTest.env(
-            chart.one(Deployment.class).getSpec().getTemplate().getSpec().getContainers().get(0));
+    Map<String, String> env = ChartDefaultsTest.env(ChartDefaultsTest.operatorContainer(chart));
     assertThat(env)
         .containsEntry("KVGUARD_VERDICT_KEY_SECRET", f + "-verdict-key")
         .containsEntry("KVGUARD_WEBHOOK_CERT_SECRET", f + "-webhook-tls")
@@ -210,9 +206,7 @@ class ChartNamesTest {
             "ClusterRole/kvguard-crd-upgrade",
             "Job/kvguard-crd-upgrade",
             "ValidatingAdmissionPolicy/kvguard-pod-writes");
-    Map<String, String> env =
-        ChartDefaultsTest.env(
-            chart.one(Deployment.class).getSpec().getTemplate().getSpec().getContainers().get(0));
+    Map<String, String> env = ChartDefaultsTest.env(ChartDefaultsTest.operatorContainer(chart));
     assertThat(env)
         .containsEntry("KVGUARD_VERDICT_KEY_SECRET", "kvguard-verdict-key")
         .containsEntry("KVGUARD_WEBHOOK_CERT_SECRET", "kvguard-webhook-tls")

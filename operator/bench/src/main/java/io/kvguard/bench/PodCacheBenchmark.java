@@ -165,15 +165,7 @@ public final class PodCacheBenchmark implements AutoCloseable {
                   + " unrelated pods, every gate set",
               operator,
               settledLive(operator)));
-      measured(
-          out,
-          rows,
-          new String[] {
-            "    heap peak, garbage included",
-            String.format("%.1f MiB", operator.heapPeakMiB()),
-            "",
-            ""
-          });
+      measured(out, rows, heapPeak("    heap peak, garbage included", operator));
     } catch (IllegalStateException e) {
       out.println("operator JVM failed: " + e.getMessage());
     }
@@ -264,18 +256,18 @@ public final class PodCacheBenchmark implements AutoCloseable {
       double restarted = settledLive(operator);
       String[] row = figures("(4) fresh operator, every pod there at start", operator, restarted);
       measured(out, rows, row);
-      measured(
-          out,
-          rows,
-          new String[] {
-            "    heap peak during (4), garbage included",
-            String.format("%.1f MiB", operator.heapPeakMiB()),
-            "",
-            ""
-          });
+      measured(out, rows, heapPeak("    heap peak during (4), garbage included", operator));
     } catch (IllegalStateException e) {
       out.println("operator JVM (restart) failed: " + e.getMessage());
     }
+  }
+
+  /**
+   * The heap pools' peaks summed since the last reset: an upper bound, each pool peaking at its own
+   * moment.
+   */
+  private static String[] heapPeak(String label, OperatorJvm operator) throws java.io.IOException {
+    return new String[] {label, String.format("%.1f MiB", operator.heapPeakMiB()), "", ""};
   }
 
   /**
