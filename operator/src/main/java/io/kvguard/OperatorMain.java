@@ -22,8 +22,6 @@ public final class OperatorMain {
   private OperatorMain() {}
 
   public static void main(String[] args) {
-    // Before any HTTP server of this JVM exists: the JDK reads its request time limits once.
-    limitHttpRequestTimes();
     try {
       if (args.length > 0 && !args[0].startsWith("-")) {
         System.exit(Subcommands.run(args));
@@ -36,14 +34,6 @@ public final class OperatorMain {
       LOG.error("kvguard failed to start", e);
       System.exit(1);
     }
-  }
-
-  /**
-   * The JDK HTTP server's request and response time limits (see {@link OperatorHttp}); first thing
-   * in a main.
-   */
-  public static void limitHttpRequestTimes() {
-    OperatorHttp.limitRequestTimes();
   }
 
   static void runOperator(KvguardConfig config) throws Exception {

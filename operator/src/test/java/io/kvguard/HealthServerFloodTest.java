@@ -15,14 +15,14 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** Review of issue 20: more half-sent requests than the server has threads. */
+/** Review of issue 20: many half-sent requests (the JDK server failed /healthz at 20). */
 class HealthServerFloodTest {
   @Test
   void healthzAnswersWhileMoreConnectionsThanThreadsHoldHalfARequest() throws Exception {
     List<Socket> halfSent = new ArrayList<>();
     try (HealthServer health = new HealthServer(0, () -> true, () -> true)) {
       health.start();
-      for (int i = 0; i < OperatorHttp.MAX_THREADS + 4; i++) {
+      for (int i = 0; i < 300; i++) {
         Socket socket = new Socket(InetAddress.getLoopbackAddress(), health.port());
         OutputStream out = socket.getOutputStream();
         out.write("GET /healthz HTTP/1.1\r\nHost: kvguard\r\n".getBytes(StandardCharsets.US_ASCII));

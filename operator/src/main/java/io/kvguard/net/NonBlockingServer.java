@@ -46,10 +46,20 @@ public abstract class NonBlockingServer implements AutoCloseable {
    */
   protected NonBlockingServer(int port, int backlog, int maxConnections, String threadName)
       throws IOException {
+    this(new InetSocketAddress(port), backlog, maxConnections, threadName);
+  }
+
+  /**
+   * @param address where to listen (an address of its own, e.g. KVGUARD_METRICS_BIND_ADDRESS)
+   * @param maxConnections open connections kept at most; beyond, {@link #makeRoom} closes one
+   */
+  protected NonBlockingServer(
+      InetSocketAddress address, int backlog, int maxConnections, String threadName)
+      throws IOException {
     this.maxConnections = maxConnections;
     this.selector = Selector.open();
     this.server = ServerSocketChannel.open();
-    server.bind(new InetSocketAddress(port), backlog);
+    server.bind(address, backlog);
     server.configureBlocking(false);
     server.register(selector, SelectionKey.OP_ACCEPT);
     this.thread = new Thread(this::serve, threadName);
@@ -117,6 +127,24 @@ public abstract class NonBlockingServer implements AutoCloseable {
       open.remove(victim);
       drop(victim);
     }
+  }
+
+  /**
+   * Closes the oldest connection of the peer holding the most {@code weight} among the {@code
+   * eligible} ones (the status port: answers not yet taken).
+   *
+   * @return whether one was closed
+   */
+  protected final boolean makeRoomAmong(
+      Predicate<SelectionKey> eligible, ToLongFunction<SelectionKey> weight) {
+    open.removeIf(key -> !key.isValid());
+    SelectionKey victim = oldestOfHeaviestPeer(weight, eligible);
+    if (victim == null) {
+      return false;
+    }
+    open.remove(victim);
+    drop(victim);
+    return true;
   }
 
   private SelectionKey oldestOfHeaviestPeer(

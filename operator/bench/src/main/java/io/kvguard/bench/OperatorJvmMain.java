@@ -38,7 +38,6 @@ public final class OperatorJvmMain {
 
   /** {@code API_URL PROBE_CONCURRENCY}. */
   public static void main(String[] args) throws Exception {
-    io.kvguard.OperatorMain.limitHttpRequestTimes();
     ScaleBenchmark.quietLogs();
     String apiUrl = args[0];
     int probeConcurrency = Integer.parseInt(args[1]);
