@@ -34,16 +34,19 @@ public final class KvguardOperator implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(KvguardOperator.class);
   private final Operator operator;
   private final ModelDeploymentReconciler reconciler;
+  private final VerdictKeySecret verdictKey;
   private final AtomicBoolean stopping;
   private final Runnable releaseLease;
 
   private KvguardOperator(
       Operator operator,
       ModelDeploymentReconciler reconciler,
+      VerdictKeySecret verdictKey,
       AtomicBoolean stopping,
       Runnable releaseLease) {
     this.operator = operator;
     this.reconciler = reconciler;
+    this.verdictKey = verdictKey;
     this.stopping = stopping;
     this.releaseLease = releaseLease;
   }
@@ -116,7 +119,9 @@ public final class KvguardOperator implements AutoCloseable {
     KvguardMetrics metrics = new KvguardMetrics(registry);
     String ownNamespace =
         config.leaseNamespace() != null ? config.leaseNamespace() : client.getNamespace();
-    RecordSigner signer = VerdictKeySecret.load(client, ownNamespace, config.verdictKeySecret());
+    VerdictKeySecret verdictKey =
+        VerdictKeySecret.load(client, ownNamespace, config.verdictKeySecret());
+    RecordSigner signer = verdictKey.signer();
     ModelDeploymentReconciler reconciler =
         new ModelDeploymentReconciler(
             probes,
@@ -152,7 +157,7 @@ public final class KvguardOperator implements AutoCloseable {
                 LeaseRelease.release(
                     client, ownNamespace, KvguardConfig.LEASE_NAME, config.identity())
             : () -> {};
-    return new KvguardOperator(operator, reconciler, stopping, releaseLease);
+    return new KvguardOperator(operator, reconciler, verdictKey, stopping, releaseLease);
   }
 
   public void start() {
@@ -169,10 +174,14 @@ public final class KvguardOperator implements AutoCloseable {
     return reconciler.cachedPolicies(namespace);
   }
 
-  /** Healthy when every informer and event source is running. */
+  /**
+   * Healthy when every informer and event source is running and the verdict key is held (a keyless
+   * replica trusts no record; it keeps asking for the key and stays unready meanwhile).
+   */
   public boolean healthy() {
     return operator.getRuntimeInfo().isStarted()
-        && operator.getRuntimeInfo().allEventSourcesAreHealthy();
+        && operator.getRuntimeInfo().allEventSourcesAreHealthy()
+        && verdictKey.holdsKey();
   }
 
   @Override
@@ -181,6 +190,7 @@ public final class KvguardOperator implements AutoCloseable {
     stopping.set(true);
     operator.stop();
     reconciler.shutdown();
+    verdictKey.close();
     // Only once nothing of ours reconciles any more may the next leader start.
     releaseLease.run();
   }

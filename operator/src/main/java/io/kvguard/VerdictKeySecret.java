@@ -7,8 +7,13 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.kvguard.gate.RecordSigner;
 import java.net.HttpURLConnection;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,21 +21,84 @@ import org.slf4j.LoggerFactory;
  * The key that signs verdict records: {@value RecordSigner#KEY_BYTES} random bytes in a Secret in
  * the operator's own namespace, read at start and created when absent. Two replicas starting
  * together both try to create it; the loser's create answers 409 and it reads the winner's, so both
- * sign with one key. The key is never logged. Deleting the Secret rotates the key at the next
- * start: every record written under the old one counts as absent, and each pod is probed once more
- * (its gate stays as written meanwhile).
+ * sign with one key. The key is never logged. A read that fails is retried until it succeeds; the
+ * replica is unready meanwhile. Deleting the Secret rotates the key at the next start: every record
+ * written under the old one counts as absent, and each pod is probed once more (its gate stays as
+ * written meanwhile).
  */
-final class VerdictKeySecret {
+final class VerdictKeySecret implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(VerdictKeySecret.class);
   static final String DATA_KEY = "key";
 
-  private VerdictKeySecret() {}
+  /** First wait after a failed read; doubled after each failure up to {@link #MAX_RETRY}. */
+  static final Duration FIRST_RETRY = Duration.ofSeconds(1);
+
+  static final Duration MAX_RETRY = Duration.ofSeconds(60);
+
+  private final KubernetesClient client;
+  private final String namespace;
+  private final String name;
+  private final RecordSigner signer = RecordSigner.keyless();
+  private final ScheduledExecutorService retries =
+      Executors.newSingleThreadScheduledExecutor(
+          runnable -> {
+            Thread thread = new Thread(runnable, "kvguard-verdict-key");
+            thread.setDaemon(true);
+            return thread;
+          });
+
+  private VerdictKeySecret(KubernetesClient client, String namespace, String name) {
+    this.client = client;
+    this.namespace = namespace;
+    this.name = name;
+  }
 
   /**
-   * The signer with the key from {@code namespace/name}; keyless (nothing trusted) when it cannot
-   * be had.
+   * Reads (or creates) the key in {@code namespace/name} once now and, while that fails, again with
+   * a growing wait: one failed read (an API server restarting, a 429, RBAC not yet bound) must not
+   * leave a replica keyless for its life. Until the key arrives the signer trusts no record (every
+   * pod is probed, fail closed) and {@link #holdsKey()} keeps the replica unready.
    */
-  static RecordSigner load(KubernetesClient client, String namespace, String name) {
+  static VerdictKeySecret load(KubernetesClient client, String namespace, String name) {
+    VerdictKeySecret secret = new VerdictKeySecret(client, namespace, name);
+    if (!secret.attempt()) {
+      secret.retryAfter(FIRST_RETRY);
+    }
+    return secret;
+  }
+
+  RecordSigner signer() {
+    return signer;
+  }
+
+  /** Whether the signer holds its key: the replica is ready only then. */
+  boolean holdsKey() {
+    return signer.hasKey();
+  }
+
+  @Override
+  public void close() {
+    retries.shutdownNow();
+  }
+
+  private void retryAfter(Duration wait) {
+    try {
+      retries.schedule(
+          () -> {
+            if (!attempt()) {
+              Duration next = wait.multipliedBy(2);
+              retryAfter(next.compareTo(MAX_RETRY) > 0 ? MAX_RETRY : next);
+            }
+          },
+          wait.toMillis(),
+          TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException closed) {
+      // The operator is stopping: nothing more to ask for.
+    }
+  }
+
+  /** One read (and create when absent); true once the signer holds the key. */
+  private boolean attempt() {
     try {
       Secret secret = client.secrets().inNamespace(namespace).withName(name).get();
       if (secret == null) {
@@ -39,24 +107,27 @@ final class VerdictKeySecret {
       byte[] key = keyOf(secret);
       if (key == null) {
         LOG.warn(
-            "Secret {}/{} holds no {}-byte base64 value under '{}': verdict records are not trusted, every pod"
-                + " is probed after a restart; delete the Secret to have kvguard create a new key",
+            "Secret {}/{} holds no {}-byte base64 value under '{}': verdict records are not trusted and this"
+                + " replica stays unready until it holds a key; delete the Secret to have kvguard create a new"
+                + " one",
             namespace,
             name,
             RecordSigner.KEY_BYTES,
             DATA_KEY);
-        return RecordSigner.keyless();
+        return false;
       }
+      signer.install(key);
       LOG.info("verdict records are signed with the key in Secret {}/{}", namespace, name);
-      return RecordSigner.withKey(key);
+      return true;
     } catch (KubernetesClientException e) {
       LOG.warn(
-          "cannot read or create the verdict key Secret {}/{} (HTTP {}): verdict records are not trusted, every"
-              + " pod is probed after a restart; grant get and create on it (the chart's Role does)",
+          "cannot read or create the verdict key Secret {}/{} (HTTP {}): verdict records are not trusted and"
+              + " this replica stays unready until it holds the key; asking again. Grant get and create on it"
+              + " (the chart's Role does)",
           namespace,
           name,
           e.getCode());
-      return RecordSigner.keyless();
+      return false;
     }
   }
 

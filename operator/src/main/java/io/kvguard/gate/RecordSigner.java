@@ -25,10 +25,29 @@ public final class RecordSigner {
   /** The key's length in bytes (HMAC-SHA256's block of output: shorter keys would weaken it). */
   public static final int KEY_BYTES = 32;
 
-  private final SecretKeySpec key;
+  /**
+   * Null until the key arrives: a replica that could not read its key at start keeps asking (see
+   * {@code VerdictKeySecret}) and is given it here once, without a restart.
+   */
+  private volatile SecretKeySpec key;
 
   private RecordSigner(byte[] key) {
     this.key = key == null ? null : new SecretKeySpec(key, ALGORITHM);
+  }
+
+  /**
+   * Gives a keyless signer its key; from then on it signs and verifies. False (and nothing changes)
+   * when it already holds one: a key never changes under a running signer.
+   */
+  public synchronized boolean install(byte[] arrived) {
+    if (arrived == null || arrived.length != KEY_BYTES) {
+      throw new IllegalArgumentException("a verdict key is " + KEY_BYTES + " bytes");
+    }
+    if (key != null) {
+      return false;
+    }
+    key = new SecretKeySpec(arrived.clone(), ALGORITHM);
+    return true;
   }
 
   /** Signs and verifies with these {@value #KEY_BYTES} bytes. */
@@ -57,14 +76,17 @@ public final class RecordSigner {
       return null;
     }
     VerdictRecord unsigned = record.withSig(null);
-    return key == null
+    SecretKeySpec current = key;
+    return current == null
         ? unsigned
-        : unsigned.withSig(signature(pod.getMetadata().getUid(), modelDeployment, unsigned));
+        : unsigned.withSig(
+            signature(current, pod.getMetadata().getUid(), modelDeployment, unsigned));
   }
 
   /** Whether {@code record} was signed by this key for this pod and ModelDeployment. */
   public boolean verifies(Pod pod, String modelDeployment, VerdictRecord record) {
-    if (key == null
+    SecretKeySpec current = key;
+    if (current == null
         || record == null
         || record.sig() == null
         || pod.getMetadata().getUid() == null) {
@@ -78,7 +100,9 @@ public final class RecordSigner {
     }
     byte[] wanted =
         Base64.getUrlDecoder()
-            .decode(signature(pod.getMetadata().getUid(), modelDeployment, record.withSig(null)));
+            .decode(
+                signature(
+                    current, pod.getMetadata().getUid(), modelDeployment, record.withSig(null)));
     return MessageDigest.isEqual(given, wanted);
   }
 
@@ -90,7 +114,8 @@ public final class RecordSigner {
     return verifies(pod, modelDeployment, record) ? record : null;
   }
 
-  private String signature(String podUid, String modelDeployment, VerdictRecord unsigned) {
+  private static String signature(
+      SecretKeySpec key, String podUid, String modelDeployment, VerdictRecord unsigned) {
     String json;
     try {
       json = MAPPER.writeValueAsString(unsigned);

@@ -54,6 +54,10 @@ public final class Observer implements AutoCloseable {
   private final Map<String, java.util.Set<String>> warnedPods =
       new java.util.concurrent.ConcurrentHashMap<>();
 
+  /** Roles already announced as sending their bearer token over plain HTTP, by policy UID. */
+  private final Map<String, java.util.Set<String>> clearTextWarned =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
   /**
    * The label-only pods already announced, per ModelDeployment uid: each is named in a Warning
    * event once.
@@ -437,6 +441,37 @@ public final class Observer implements AutoCloseable {
     }
   }
 
+  /**
+   * One Warning event (reason {@code CredentialsInClearText}) the first time a role of the policy
+   * sends its bearer token over plain HTTP; said again only after the operator restarts or the
+   * policy is recreated. The status notes it on every pass (roles[].notes).
+   */
+  public void credentialsInClear(ModelDeployment md, List<String> roles) {
+    java.util.Set<String> warned =
+        clearTextWarned.computeIfAbsent(
+            md.getMetadata().getUid(), k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
+    List<Announcement> fresh = new java.util.ArrayList<>();
+    for (String role : roles) {
+      if (warned.add(role)) {
+        fresh.add(
+            new Announcement(
+                "role "
+                    + role
+                    + ": probe.authSecretRef is sent over plain HTTP; set the role's scheme: https",
+                "role " + role));
+      }
+    }
+    events.announce(
+        InvolvedObject.of(md),
+        "Warning",
+        CREDENTIALS_IN_CLEAR,
+        "send the engine's API key over plain HTTP",
+        fresh);
+  }
+
+  /** Event reason (public API). */
+  public static final String CREDENTIALS_IN_CLEAR = "CredentialsInClearText";
+
   private void forgetPod(ModelDeployment md, String pod, String role) {
     announced.remove(md.getMetadata().getUid() + "/" + pod);
     warnedPods.forEach(
@@ -459,6 +494,7 @@ public final class Observer implements AutoCloseable {
     warnedPods.keySet().removeIf(key -> key.startsWith(md.getMetadata().getUid() + "/"));
     advisoryGauges.remove(md.getMetadata().getUid());
     labelOnlyAnnounced.remove(md.getMetadata().getUid());
+    clearTextWarned.remove(md.getMetadata().getUid());
     events.forget(md.getMetadata().getUid());
     metrics.forgetModelDeployment(md.getMetadata().getNamespace(), md.getMetadata().getName());
   }

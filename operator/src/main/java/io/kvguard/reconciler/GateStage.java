@@ -23,9 +23,9 @@ import java.util.stream.Collectors;
 
 /**
  * The write stage of a pass: each assessed pod's gate gets the decision every policy selecting it
- * agrees on, pods that left the policy are handed back, and what the policy kept about pods it no
- * longer has goes. Also hands a deleted policy's pods back. Returns what it wrote ({@link
- * Written}); it announces nothing itself.
+ * agrees on, pods that left the policy are let go shut (their labels or the selector changed; no
+ * policy proved them), and what the policy kept about pods it no longer has goes. Also hands a
+ * deleted policy's pods back. Returns what it wrote ({@link Written}); it announces nothing itself.
  */
 final class GateStage {
   private final GateWriter writer;
@@ -134,7 +134,7 @@ final class GateStage {
       }
       written.kept().add(withNotes(assessment, conflicts));
     }
-    releaseDeselected(md, hooks, self, before, written);
+    releaseDeselected(md, hooks, self, before, written, audit);
     // What this policy remembers of pods it no longer has (deleted, or recreated under a new UID)
     // goes now.
     Set<String> keptUids =
@@ -186,36 +186,42 @@ final class GateStage {
       GateWriter.Hooks hooks,
       ResourceID self,
       Map<String, VerdictRecord> before,
-      Written written) {
+      Written written,
+      boolean audit) {
     Set<String> selected =
         written.kept().stream().map(PodAssessment::podName).collect(Collectors.toSet());
-    GateDecision released =
-        GateDecision.released(
-            "no longer selected by ModelDeployment " + md.getMetadata().getName());
+    // An Audit policy never held a gate shut, so it has nothing to keep shut either.
+    GateDecision left =
+        audit
+            ? GateDecision.released(
+                "no longer selected by ModelDeployment "
+                    + md.getMetadata().getName()
+                    + " (Audit mode)")
+            : GateDecision.noLongerSelected(md.getMetadata().getName());
     for (String name : before.keySet()) {
       if (!selected.contains(name)) {
         written.released().add(new PassReport.Released(name, before.get(name).role()));
         cluster
             .cachedPod(md.getMetadata().getNamespace(), name)
-            .ifPresent(pod -> note(written, pod, release(md, hooks, self, pod, released)));
+            .ifPresent(pod -> note(written, pod, release(md, hooks, self, pod, left)));
       }
     }
   }
 
   /**
-   * A pod that left this policy (deleted policy or changed labels) is handed back open, unless
-   * another policy holds it. A pod being deleted needs nothing back: two writes to it would be
-   * wasted (often answered 404 or 422).
+   * A pod that left this policy gets {@code left} (open when the policy was deleted, shut when its
+   * labels or the selector changed), unless another policy holds it. A pod being deleted needs
+   * nothing back: two writes to it would be wasted (often answered 404 or 422).
    */
   private GateWriter.Outcome release(
-      ModelDeployment md, GateWriter.Hooks hooks, ResourceID self, Pod pod, GateDecision released) {
+      ModelDeployment md, GateWriter.Hooks hooks, ResourceID self, Pod pod, GateDecision left) {
     GateWriter.Outcome outcome =
         new GateWriter.Outcome(GateWriter.Status.WRITTEN, null, null, null);
     if (!PodGate.terminating(pod)) {
       Set<ResourceID> others = cluster.othersConcerning(pod, self);
       outcome =
           writer.release(
-              pod, self, released, others, RecordUpdate.remove(md.getMetadata().getName()), hooks);
+              pod, self, left, others, RecordUpdate.remove(md.getMetadata().getName()), hooks);
       others.forEach(passOf);
     }
     forgetProbes.accept(pod.getMetadata().getUid(), self);

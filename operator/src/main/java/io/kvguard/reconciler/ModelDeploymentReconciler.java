@@ -191,6 +191,14 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     // Announced before the status is written: the pods' records already hold this pass's verdicts,
     // so a transition not announced now (the status write failing) would never be.
     observer.report(report(md, start, entries, written, advisories));
+    if (start.invalid().isEmpty()) {
+      observer.credentialsInClear(
+          md,
+          md.getSpec().getRoles().stream()
+              .filter(role -> RoleNotes.sendsCredentialsInClear(md.getSpec(), role))
+              .map(RoleSpec::getName)
+              .toList());
+    }
     if (!StatusComparison.same(md.getStatus(), status)) {
       writeStatus(md, context, status);
     }
@@ -282,7 +290,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     if (start.invalid().isEmpty()) {
       md.getSpec()
           .getRoles()
-          .forEach(role -> notes.put(role.getName(), new ArrayList<>(RoleNotes.of(role))));
+          .forEach(
+              role -> notes.put(role.getName(), new ArrayList<>(RoleNotes.of(md.getSpec(), role))));
     }
     advisories.forEach(
         found -> notes.computeIfAbsent(found.role(), r -> new ArrayList<>()).add(found.note()));

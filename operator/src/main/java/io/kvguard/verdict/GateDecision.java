@@ -33,11 +33,24 @@ public record GateDecision(boolean open, GateReason reason, String message) {
         "ModelDeployment " + modelDeployment + " was deleted; kvguard no longer gates this pod");
   }
 
-  /**
-   * A pod handed back open because no policy gates it any more (deleted, or its labels no longer
-   * match).
-   */
+  /** A pod handed back open because the policy that gated it was deleted. */
   public static GateDecision released(String why) {
     return new GateDecision(true, GateReason.PolicyRemoved, why);
+  }
+
+  /**
+   * The gate of a pod that a ModelDeployment which still exists stops selecting: shut, because an
+   * edit of labels (anyone who may patch the pod) or of the selector must never open a gate the
+   * policy kept shut.
+   */
+  public static GateDecision noLongerSelected(String modelDeployment) {
+    return new GateDecision(
+        false,
+        GateReason.NoLongerSelected,
+        "no longer selected by ModelDeployment "
+            + modelDeployment
+            + ", which still exists: the pod's labels or the selector changed, and no policy proved"
+            + " the pod; it stays shut until a ModelDeployment selects and verifies it (restore the"
+            + " labels, or delete the pod)");
   }
 }

@@ -33,6 +33,13 @@ public enum GateReason {
   AwaitingProbe,
   Audit,
   PolicyRemoved,
+  /**
+   * Shut: the pod's labels (or the policy's selector) changed so that a ModelDeployment which still
+   * exists no longer selects it, and no other policy does. The pod was not proven under any policy,
+   * so its gate stays False until a policy selects and verifies it again; only a deleted
+   * ModelDeployment hands its pods back open.
+   */
+  NoLongerSelected,
   RejectionPathUnsafe,
   /**
    * The rejection probe proved nothing: the answer was not the engine's own admission refusal (a

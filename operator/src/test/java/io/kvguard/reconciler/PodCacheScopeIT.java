@@ -320,8 +320,8 @@ class PodCacheScopeIT extends EmbeddedClusterTest {
   void aPodThePolicyLetGoStaysCachedUntilItIsHandedBackAndAnUnmarkedOneIsNot() {
     servePodAndUnselectedBatchPod();
 
-    // serve-0 leaves the selector: the policy lets go of it, and the pod, carrying what kvguard
-    // wrote, stays cached.
+    // serve-0 leaves the selector: the policy lets go of it shut, and the pod, carrying what
+    // kvguard wrote, stays cached.
     h.client
         .pods()
         .inNamespace(OperatorHarness.NAMESPACE)
@@ -340,7 +340,11 @@ class PodCacheScopeIT extends EmbeddedClusterTest {
                   .doesNotContainKey(GateNames.VERDICTS_ANNOTATION);
             });
     assertThat(h.gate("serve-0"))
-        .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+        .hasValueSatisfying(
+            c -> {
+              assertThat(c.getStatus()).isEqualTo("False");
+              assertThat(c.getReason()).isEqualTo("NoLongerSelected");
+            });
     assertThat(cached(OperatorHarness.NAMESPACE))
         .containsEntry("serve-0", true)
         .containsEntry("batch-0", false);

@@ -70,6 +70,48 @@ class ProbeCredentialsIT extends EmbeddedClusterTest {
   }
 
   @Test
+  void aTokenSentOverPlainHttpIsNamedInTheStatusAndAWarningEvent() {
+    FakeEngine engine =
+        h.engine(EngineShapes.sglang(1_048_576, null, "0.5.22", 2_040_000)).requireBearer(TOKEN);
+    h.client
+        .secrets()
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName("engine-token")
+                .endMetadata()
+                .addToStringData("token", TOKEN)
+                .build())
+        .create();
+    h.pod("serve-0", SERVE, engine);
+    h.create(withSecret("engine-token"));
+
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () -> {
+              assertThat(h.status("glm").roles)
+                  .singleElement()
+                  .satisfies(
+                      role ->
+                          assertThat(role.notes)
+                              .anySatisfy(
+                                  note ->
+                                      assertThat(note)
+                                          .startsWith(RoleNotes.CLEARTEXT_CREDENTIALS)
+                                          .contains("scheme: https")));
+              assertThat(h.events())
+                  .anySatisfy(
+                      event -> {
+                        assertThat(event.getReason()).isEqualTo("CredentialsInClearText");
+                        assertThat(event.getType()).isEqualTo("Warning");
+                        assertThat(event.getMessage()).contains("role serve");
+                      });
+            });
+  }
+
+  @Test
   void aMissingSecretFailsClosedAndNamesTheSecret() {
     FakeEngine engine =
         h.engine(EngineShapes.sglang(1_048_576, null, "0.5.22", 2_040_000)).requireBearer(TOKEN);
