@@ -3,6 +3,7 @@ package io.kvguard.customresource;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Size;
@@ -44,6 +45,7 @@ public class GenericValueSource {
   private Map<String, @Size(max = SchemaBounds.METRIC_LABEL_VALUE) String> labels;
 
   @Min(1)
+  @Max(SchemaBounds.TOKENS)
   @Default("1")
   @JsonPropertyDescription(
       "Whole number the value is multiplied by, e.g. the block size when the engine reports blocks.")

@@ -1,5 +1,7 @@
 package io.kvguard.customresource;
 
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
+import com.fasterxml.jackson.databind.annotation.JsonSerialize;
 import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.client.CustomResource;
@@ -39,6 +41,33 @@ public class ModelDeployment extends CustomResource<ModelDeploymentSpec, ModelDe
     implements Namespaced {
   public static final String GROUP = "kvguard.io";
   public static final String VERSION = "v1alpha1";
+
+  // Spec and status are read tolerantly and written back as read (issue 29): a stored object whose
+  // spec or status kvguard's classes cannot hold (a number out of range, a string for a number) is
+  // one object kvguard cannot apply, never an informer failure that stops the operator.
+  @Override
+  @JsonSerialize(using = AsReadSerializer.Spec.class)
+  public ModelDeploymentSpec getSpec() {
+    return super.getSpec();
+  }
+
+  @Override
+  @JsonDeserialize(using = TolerantPartDeserializer.Spec.class)
+  public void setSpec(ModelDeploymentSpec spec) {
+    super.setSpec(spec);
+  }
+
+  @Override
+  @JsonSerialize(using = AsReadSerializer.Status.class)
+  public ModelDeploymentStatus getStatus() {
+    return super.getStatus();
+  }
+
+  @Override
+  @JsonDeserialize(using = TolerantPartDeserializer.Status.class)
+  public void setStatus(ModelDeploymentStatus status) {
+    super.setStatus(status);
+  }
 
   // No initStatus(): a fresh resource must have no status, so the first status patch adds /status
   // whole.

@@ -1,13 +1,16 @@
 package io.kvguard.customresource;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class ModelDeploymentSpec {
@@ -18,6 +21,7 @@ public class ModelDeploymentSpec {
 
   @Required
   @Min(1)
+  @Max(SchemaBounds.TOKENS)
   @JsonPropertyDescription("Context window in tokens that the service promises its clients.")
   private Long contextWindow;
 
@@ -53,6 +57,28 @@ public class ModelDeploymentSpec {
 
   @JsonPropertyDescription("What kvguard publishes to routers beyond the gate.")
   private RoutingSpec routing;
+
+  /** Set only on the stand-in for a stored spec kvguard could not read (see {@link #standIn}). */
+  @JsonIgnore private Unreadable unreadable;
+
+  /**
+   * What takes the place of a stored spec kvguard cannot read: it says nothing but the failure
+   * (every field empty, so it selects no pod and no default opens anything), and the reconciler
+   * treats it as a spec it cannot apply.
+   */
+  static ModelDeploymentSpec standIn(Unreadable failure) {
+    ModelDeploymentSpec spec = new ModelDeploymentSpec();
+    spec.minPoolRatio = null;
+    spec.enforcement = null;
+    spec.engineAdvisories = null;
+    spec.unreadable = failure;
+    return spec;
+  }
+
+  /** Why the stored spec could not be read; empty for every spec that was. */
+  public Optional<Unreadable> unreadable() {
+    return Optional.ofNullable(unreadable);
+  }
 
   public RoutingSpec getRouting() {
     return routing;

@@ -1,11 +1,14 @@
 package io.kvguard.customresource;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Size;
 import io.fabric8.kubernetes.api.model.Condition;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * What kvguard last concluded; written only when a field in it changes. Its size is bounded at any
@@ -17,7 +20,27 @@ public class ModelDeploymentStatus {
   /** Pods listed in {@link #pods}. */
   public static final int MAX_LISTED_PODS = 50;
 
+  /** Set only on the stand-in for a stored status kvguard could not read. */
+  @JsonIgnore private Unreadable unreadable;
+
+  /**
+   * What takes the place of a stored status kvguard cannot read: an empty status (nothing
+   * concluded, no pod listed), which the next pass replaces with its own; the pods' signed records
+   * still say what kvguard last decided about each.
+   */
+  static ModelDeploymentStatus standIn(Unreadable failure) {
+    ModelDeploymentStatus status = new ModelDeploymentStatus();
+    status.unreadable = failure;
+    return status;
+  }
+
+  /** Why the stored status could not be read; empty for every status that was. */
+  public Optional<Unreadable> unreadable() {
+    return Optional.ofNullable(unreadable);
+  }
+
   @JsonPropertyDescription("The spec generation these conclusions are based on.")
+  @Max(SchemaBounds.LONG)
   public Long observedGeneration;
 
   @JsonPropertyDescription("Verified pods out of selected pods, e.g. 6/8.")
@@ -41,11 +64,13 @@ public class ModelDeploymentStatus {
   @JsonPropertyDescription(
       "Selected pods not listed in pods (absent when every pod is listed); roles[].podsByReason"
           + " counts every pod.")
+  @Max(SchemaBounds.INT)
   public Integer podsNotListed;
 
   @JsonPropertyDescription(
       "Selected pods whose spec lacks the kvguard.io/pool-verified readiness gate (absent when"
           + " none): only the kvguard.io/verified label holds them back. roles[].notes names them; a rollout restart"
           + " recreates them with the gate where the webhook is on.")
+  @Max(SchemaBounds.INT)
   public Integer labelOnlyPods;
 }

@@ -1,6 +1,7 @@
 package io.kvguard.customresource;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.fabric8.generator.annotation.Max;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -14,6 +15,8 @@ public class PodVerdictStatus {
 
   public String reason;
   public String message;
+
+  @Max(SchemaBounds.LONG)
   public Long poolTokens;
 
   /**
@@ -23,13 +26,16 @@ public class PodVerdictStatus {
    */
   public String poolSource;
 
+  @Max(SchemaBounds.LONG)
   public Long engineContextTokens;
+
   public String engineVersion;
   public String disaggregationMode;
 
   /** The engine container that this verdict is about; a new container is probed afresh. */
   public String containerID;
 
+  @Max(SchemaBounds.INT)
   public Integer restartCount;
 
   /** ReadinessGate when the pod declares kvguard.io/pool-verified, LabelOnly otherwise. */
@@ -42,9 +48,11 @@ public class PodVerdictStatus {
   public String rejectionRefusedBy;
 
   /** Size of that prompt, in tokens. */
+  @Max(SchemaBounds.LONG)
   public Long rejectionPromptTokens;
 
   /** The HTTP status the engine refused that prompt with (absent when no refusal was seen). */
+  @Max(SchemaBounds.INT)
   public Integer rejectionRefusalStatus;
 
   /**

@@ -3,6 +3,7 @@ package io.kvguard.customresource;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
@@ -62,6 +63,7 @@ public class RoleSpec {
   private Scheme scheme = Scheme.HTTP;
 
   @Min(0)
+  @Max(SchemaBounds.MIN_READY_PODS)
   @Default("1")
   @JsonPropertyDescription("Verified pods this role needs before the model is Ready.")
   private Integer minReadyPods = 1;

@@ -10,12 +10,14 @@ import java.util.Map;
 /**
  * Schema keywords fabric8's CRD generator (7.5.2) has no annotation for, added to the generated CRD
  * by the build (CrdPostProcessor): role names as list-map keys, and bounds on an IntOrString and
- * inside the LabelSelector model class. A path that no longer exists fails the build, so a renamed
- * field cannot silently lose its bound.
+ * inside the LabelSelector model class, the maximum of the Condition class's generation. A path
+ * that no longer exists fails the build, so a renamed field cannot silently lose its bound.
  */
 final class SchemaAdditions {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String SPEC = "/properties/spec/properties";
+  private static final String CONDITION =
+      "/properties/status/properties/conditions/items/properties";
   private static final String ROLE = SPEC + "/roles/items/properties";
   private static final String SELECTOR = ROLE + "/selector/properties";
   private static final String EXPRESSION = SELECTOR + "/matchExpressions/items/properties";
@@ -62,8 +64,9 @@ final class SchemaAdditions {
           new Addition(
               EXPRESSION + "/operator", Map.of("maxLength", SchemaBounds.SELECTOR_OPERATOR)),
           new Addition(EXPRESSION + "/values", Map.of("maxItems", SchemaBounds.SELECTOR_VALUES)),
-          new Addition(
-              EXPRESSION + "/values/items", Map.of("maxLength", SchemaBounds.LABEL_VALUE)));
+          new Addition(EXPRESSION + "/values/items", Map.of("maxLength", SchemaBounds.LABEL_VALUE)),
+          // fabric8's Condition class: its generation is a long like any other (issue 29).
+          new Addition(CONDITION + "/observedGeneration", Map.of("maximum", SchemaBounds.LONG)));
 
   private SchemaAdditions() {}
 

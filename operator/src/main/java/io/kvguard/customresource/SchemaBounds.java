@@ -1,11 +1,12 @@
 package io.kvguard.customresource;
 
 /**
- * Upper bounds the CRD puts on every list, map and string of the spec. A real API server estimates
- * the worst-case cost of each x-kubernetes-validations rule from these bounds and refuses the whole
- * CRD when a rule could cost too much (issue 17; docs/reference.md#bounds). Without a bound it
- * assumes a list or string as large as a 3 MiB request allows. Each bound is far above what a real
- * deployment writes; CrdCelCostTest re-states the estimate.
+ * Upper bounds the CRD puts on every list, map and string of the spec, and on every integer of spec
+ * and status. A real API server estimates the worst-case cost of each x-kubernetes-validations rule
+ * from these bounds and refuses the whole CRD when a rule could cost too much (issue 17;
+ * docs/reference.md#bounds). Without a bound it assumes a list or string as large as a 3 MiB
+ * request allows. Each bound is far above what a real deployment writes; CrdCelCostTest re-states
+ * the estimate.
  */
 final class SchemaBounds {
   /** Roles of one model: prefill, decode, serve and a few more; never dozens. */
@@ -69,6 +70,32 @@ final class SchemaBounds {
 
   /** In, NotIn, Exists, DoesNotExist. */
   static final int SELECTOR_OPERATOR = 16;
+
+  /**
+   * Integers of the spec and status held in a Java Integer: what an int holds. A larger stored
+   * value could not be read at all (issue 29: one such object stopped the operator).
+   */
+  static final int INT = Integer.MAX_VALUE;
+
+  /**
+   * Verified pods a role may require: a million, several times the pods the largest clusters run
+   * (Kubernetes is tested to 150,000 pods per cluster).
+   */
+  static final int MIN_READY_PODS = 1_000_000;
+
+  /**
+   * Token counts and multipliers of the spec: 2^53 - 1, the largest integer a double holds exactly
+   * (kvguard multiplies the window by minPoolRatio as doubles; JSON tools read no larger integer
+   * exactly).
+   */
+  static final long TOKENS = 9_007_199_254_740_991L;
+
+  /**
+   * Long integers of the status, which kvguard writes from engine answers: the largest double below
+   * 2^63 (9223372036854774784; a CRD's maximum is a floating-point number), so every value a Java
+   * long holds up to it is admitted and none beyond what a long holds.
+   */
+  static final double LONG = 9.223372036854775E18;
 
   private SchemaBounds() {}
 }

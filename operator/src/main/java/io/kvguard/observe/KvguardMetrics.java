@@ -32,6 +32,7 @@ public final class KvguardMetrics {
   public static final String EVENT_WRITES_TOTAL = "kvguard_event_writes_total";
   public static final String ENGINE_ADVISORY_WARNINGS = "kvguard_engine_advisory_warnings";
   public static final String LABEL_ONLY_PODS = "kvguard_label_only_pods";
+  public static final String UNREADABLE_MODELDEPLOYMENTS = "kvguard_unreadable_modeldeployments";
   public static final List<String> ALL =
       List.of(
           POD_KV_POOL_TOKENS,
@@ -45,7 +46,8 @@ public final class KvguardMetrics {
           GATE_WRITE_FAILURES_TOTAL,
           EVENT_WRITES_TOTAL,
           ENGINE_ADVISORY_WARNINGS,
-          LABEL_ONLY_PODS);
+          LABEL_ONLY_PODS,
+          UNREADABLE_MODELDEPLOYMENTS);
 
   private final MeterRegistry registry;
   private final Map<Tags, AtomicLong> poolTokens = new ConcurrentHashMap<>();
@@ -53,6 +55,7 @@ public final class KvguardMetrics {
   private final Map<Tags, AtomicLong> windows = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> advisoryWarnings = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> labelOnly = new ConcurrentHashMap<>();
+  private final Map<Tags, AtomicLong> unreadable = new ConcurrentHashMap<>();
 
   public KvguardMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -154,6 +157,25 @@ public final class KvguardMetrics {
                 + " only the kvguard.io/verified label holds them back",
             roleTags)
         .set(pods);
+  }
+
+  /**
+   * ModelDeployments of a namespace whose stored spec or status kvguard cannot read (issue 29). A
+   * namespace's series exists only while it has one, so namespaces never grow the registry.
+   */
+  public void unreadableModelDeployments(String namespace, long count) {
+    Tags tags = Tags.of("namespace", namespace);
+    if (count <= 0) {
+      remove(unreadable, "kvguard.unreadable.modeldeployments", tags);
+      return;
+    }
+    gauge(
+            unreadable,
+            "kvguard.unreadable.modeldeployments",
+            "ModelDeployments whose stored spec or status kvguard cannot read: it applies none of"
+                + " them (the pods they gated stay shut) until they are fixed or deleted",
+            tags)
+        .set(count);
   }
 
   /** Pods of a role an engine advisory applies to that only warns (no fixed release verified). */

@@ -32,6 +32,12 @@ public final class Observer implements AutoCloseable {
           GateReason.EngineVersionTooOld.name(),
           GateReason.EngineVersionUnknown.name(),
           GateReason.RejectionProbeInconclusive.name());
+
+  /** Event reasons of a ModelDeployment whose stored spec or status kvguard cannot read. */
+  public static final String UNREADABLE_SPEC = "UnreadableSpec";
+
+  public static final String UNREADABLE_STATUS = "UnreadableStatus";
+
   private static final Set<String> PASSES =
       Set.of(GateReason.PoolSufficient.name(), GateReason.ContextLengthSufficient.name());
 
@@ -93,6 +99,14 @@ public final class Observer implements AutoCloseable {
           });
 
   /**
+   * UIDs of the ModelDeployments kvguard cannot read, per namespace (the gauge counts them), and
+   * what was last said about each: a policy read again every pass is announced once per problem.
+   */
+  private final Map<String, Set<String>> unreadable = new java.util.HashMap<>();
+
+  private final Map<String, String> unreadableTold = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
    * @param events where transitions are announced (the observer closes it)
    */
   public Observer(EventRecorder events, KvguardMetrics metrics) {
@@ -107,6 +121,75 @@ public final class Observer implements AutoCloseable {
   public synchronized void passStarting(ModelDeployment md) {
     if (!gone.contains(md.getMetadata().getUid())) {
       live.add(md.getMetadata().getUid());
+    }
+  }
+
+  /**
+   * Names the parts of a ModelDeployment kvguard could not read (issue 29): a WARN log line and a
+   * Warning Event with the namespace, name and failing field, once per problem, and the namespace's
+   * count in {@code kvguard_unreadable_modeldeployments} for as long as it lasts. The reconciler
+   * applies nothing of an unreadable spec (its pods stay shut) and rewrites an unreadable status.
+   */
+  public void readability(ModelDeployment md) {
+    String uid = md.getMetadata().getUid();
+    String namespace = md.getMetadata().getNamespace();
+    List<io.kvguard.customresource.Unreadable> failures = new java.util.ArrayList<>();
+    if (md.getSpec() != null) {
+      md.getSpec().unreadable().ifPresent(failures::add);
+    }
+    if (md.getStatus() != null) {
+      md.getStatus().unreadable().ifPresent(failures::add);
+    }
+    synchronized (this) {
+      if (!live.contains(uid)) {
+        return;
+      }
+      countUnreadable(namespace, uid, !failures.isEmpty());
+    }
+    String problems =
+        failures.stream()
+            .map(io.kvguard.customresource.Unreadable::describe)
+            .collect(java.util.stream.Collectors.joining("; "));
+    if (failures.isEmpty()) {
+      unreadableTold.remove(uid);
+      return;
+    }
+    if (problems.equals(unreadableTold.put(uid, problems))) {
+      return;
+    }
+    for (io.kvguard.customresource.Unreadable failure : failures) {
+      boolean spec = failure.field().startsWith("spec");
+      String message =
+          "cannot read "
+              + failure.field()
+              + " of ModelDeployment "
+              + namespace
+              + "/"
+              + md.getMetadata().getName()
+              + ": "
+              + failure.problem()
+              + (spec
+                  ? "; kvguard applies nothing of this spec and the pods it gated stay shut until"
+                      + " it is fixed"
+                  : "; kvguard treats the status as absent and writes it anew");
+      LOG.warn(message);
+      events.announce(
+          InvolvedObject.of(md),
+          "Warning",
+          spec ? UNREADABLE_SPEC : UNREADABLE_STATUS,
+          "is unreadable",
+          List.of(new Announcement(message, message)));
+    }
+  }
+
+  private void countUnreadable(String namespace, String uid, boolean isUnreadable) {
+    Set<String> uids = unreadable.computeIfAbsent(namespace, n -> new java.util.HashSet<>());
+    boolean changed = isUnreadable ? uids.add(uid) : uids.remove(uid);
+    if (uids.isEmpty()) {
+      unreadable.remove(namespace);
+    }
+    if (changed) {
+      metrics.unreadableModelDeployments(namespace, uids.size());
     }
   }
 
@@ -488,6 +571,8 @@ public final class Observer implements AutoCloseable {
   }
 
   private synchronized void forget(ModelDeployment md) {
+    countUnreadable(md.getMetadata().getNamespace(), md.getMetadata().getUid(), false);
+    unreadableTold.remove(md.getMetadata().getUid());
     live.remove(md.getMetadata().getUid());
     gone.add(md.getMetadata().getUid());
     announced.keySet().removeIf(key -> key.startsWith(md.getMetadata().getUid() + "/"));

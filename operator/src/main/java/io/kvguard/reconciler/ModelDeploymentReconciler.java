@@ -168,6 +168,9 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     }
     Instant now = clock.instant();
     observer.passStarting(md);
+    // A spec it cannot read is named here and held by SpecProblems; a status it cannot read is
+    // treated as absent and rewritten by this pass.
+    observer.readability(md);
     PassStart start = start(md);
     List<PodAssessment> assessed =
         start.invalid().isPresent()

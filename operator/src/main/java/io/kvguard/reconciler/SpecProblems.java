@@ -10,7 +10,9 @@ import java.util.Set;
 /**
  * The spec rules checked again at run time. The CRD's schema and CEL rules reject these on a real
  * API server; this covers clusters where the CRD is older than the operator, and rules a CRD cannot
- * express (selector operators). A spec with a problem gates nothing open.
+ * express (selector operators), and stored specs kvguard's classes cannot hold at all (an
+ * unreadable spec, see {@link io.kvguard.customresource.Unreadable}). A spec with a problem gates
+ * nothing open.
  */
 final class SpecProblems {
   private SpecProblems() {}
@@ -18,6 +20,11 @@ final class SpecProblems {
   static Optional<String> of(ModelDeploymentSpec spec) {
     if (spec == null) {
       return Optional.of("spec is missing");
+    }
+    if (spec.unreadable().isPresent()) {
+      // Stored before the CRD bounded it, or written by an older CRD: nothing of it can be
+      // trusted, so like any other problem it gates nothing open (issue 29).
+      return Optional.of("cannot read " + spec.unreadable().get().describe());
     }
     if (spec.getModel() == null || spec.getModel().isBlank()) {
       return Optional.of("spec.model is required");

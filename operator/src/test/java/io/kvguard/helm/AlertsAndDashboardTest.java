@@ -77,6 +77,7 @@ class AlertsAndDashboardTest {
     metrics.eventWrite("inference", "glm", "dropped");
     metrics.advisoryWarning("inference", "glm", "prefill", "sglang-pd-admission-abort", 2);
     metrics.labelOnlyPods(KvguardMetrics.roleTags("inference", "glm", "prefill"), 1);
+    metrics.unreadableModelDeployments("inference", 1);
     scrapedMetrics = new TreeSet<>();
     scrapedLabels = new TreeSet<>();
     Pattern sample = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{([^}]*)\\})? .*$");

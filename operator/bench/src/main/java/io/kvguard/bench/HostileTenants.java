@@ -62,12 +62,21 @@ public final class HostileTenants implements AutoCloseable {
   private final List<Socket> halfSent = new ArrayList<>();
   private OperatorJvm operator;
   private int healthPort;
+  private int metricsPort;
 
   /**
    * The API server, the namespaces, and the operator JVM serving with the chart's settings plus
    * {@code env}.
    */
   public static HostileTenants start(Map<String, String> env) throws IOException {
+    return prepare().launch(env);
+  }
+
+  /**
+   * The API server and the namespaces, no operator yet: what is stored now is there when it starts
+   * ({@link #launch}).
+   */
+  public static HostileTenants prepare() {
     HostileTenants cluster = new HostileTenants();
     cluster.api.applyModelDeploymentCrd(cluster.client);
     for (String ns : List.of(HOSTILE, INNOCENT, ScaleBenchmark.OPERATOR_NAMESPACE)) {
@@ -77,6 +86,12 @@ public final class HostileTenants implements AutoCloseable {
           .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
           .create();
     }
+    return cluster;
+  }
+
+  /** The operator JVM serving with the chart's settings plus {@code env}. */
+  public HostileTenants launch(Map<String, String> env) throws IOException {
+    HostileTenants cluster = this;
     cluster.operator = OperatorJvm.launchAsTheChartRunsIt(cluster.api.url());
     Map<String, String> chart = new LinkedHashMap<>();
     chart.put("KVGUARD_LEADER_ELECTION", "true");
@@ -86,7 +101,9 @@ public final class HostileTenants implements AutoCloseable {
     chart.put("KVGUARD_METRICS_PORT", "0");
     chart.put("KVGUARD_METRICS_BIND_ADDRESS", "127.0.0.1");
     chart.putAll(env);
-    cluster.healthPort = cluster.operator.serve(chart)[0];
+    int[] ports = cluster.operator.serve(chart);
+    cluster.healthPort = ports[0];
+    cluster.metricsPort = ports[1];
     return cluster;
   }
 
@@ -164,6 +181,60 @@ public final class HostileTenants implements AutoCloseable {
       out.flush();
       halfSent.add(socket);
     }
+  }
+
+  /**
+   * Issue 29's attack: a ModelDeployment in {@value #HOSTILE} whose role asks for 3,000,000,000
+   * verified pods, more than the Java Integer kvguard reads it into holds. The embedded API server
+   * validates no schema, so it stores it as a real one keeps such an object stored before the CRD
+   * bounded the field (ratcheting). Its selector matches a running pod of its own.
+   */
+  public void unreadablePolicy(String name) {
+    Map<String, Object> role = new LinkedHashMap<>();
+    role.put("name", "serve");
+    role.put("selector", Map.of("matchLabels", Map.of("attack", name)));
+    role.put("engine", "sglang");
+    role.put("port", SimulatedPods.ENGINE_PORT_NAME);
+    role.put("minReadyPods", 3_000_000_000L);
+    Map<String, Object> spec = new LinkedHashMap<>();
+    spec.put("model", "zai-org/GLM-5.3");
+    spec.put("contextWindow", WINDOW);
+    spec.put("roles", List.of(role));
+    io.fabric8.kubernetes.api.model.GenericKubernetesResource md =
+        new io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder()
+            .withApiVersion(ModelDeployment.GROUP + "/" + ModelDeployment.VERSION)
+            .withKind("ModelDeployment")
+            .withNewMetadata()
+            .withName(name)
+            .withNamespace(HOSTILE)
+            .endMetadata()
+            .withAdditionalProperties(Map.of("spec", spec))
+            .build();
+    client
+        .genericKubernetesResources(
+            ModelDeployment.GROUP + "/" + ModelDeployment.VERSION, "ModelDeployment")
+        .inNamespace(HOSTILE)
+        .resource(md)
+        .create();
+    pods.createRunning(HOSTILE, name + "-0", Map.of("attack", name), 1, true);
+  }
+
+  /** The Warning Events of {@value #HOSTILE} with this reason, as "object: message". */
+  public List<String> hostileEvents(String reason) {
+    return client.v1().events().inNamespace(HOSTILE).list().getItems().stream()
+        .filter(e -> reason.equals(e.getReason()) && "Warning".equals(e.getType()))
+        .map(e -> e.getInvolvedObject().getName() + ": " + e.getMessage())
+        .toList();
+  }
+
+  /** GET /metrics, as Prometheus scrapes it. */
+  public String metrics() throws IOException, InterruptedException {
+    return http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
+                .timeout(Duration.ofSeconds(5))
+                .build(),
+            HttpResponse.BodyHandlers.ofString())
+        .body();
   }
 
   /** The innocent tenant: one healthy SGLang pod and its policy, created now. */
