@@ -40,7 +40,7 @@ class WebhookHeapIT {
   /**
    * Highest heap occupancy while one review is received and answered, above the idle heap, garbage
    * included: the body's buffers (about three copies of up to 9.1 MiB: TLS, request, body) and what
-   * reading it costs. Measured 20-33 MiB (docs/reliability.md, attack 2).
+   * reading it costs, mostly garbage. Measured 0-52 MiB (docs/reliability.md, attack 2).
    */
   private static final long MAX_HEAP_GROWTH = 80L * 1024 * 1024;
 
