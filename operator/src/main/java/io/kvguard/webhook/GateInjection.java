@@ -1,8 +1,6 @@
 package io.kvguard.webhook;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvguard.customresource.Enforcement;
 import io.kvguard.customresource.ModelDeployment;
@@ -10,30 +8,49 @@ import io.kvguard.customresource.RoleSpec;
 import io.kvguard.gate.GateNames;
 import io.kvguard.reconciler.LabelSelectors;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
 /**
- * The webhook's decision, a pure function: an AdmissionReview v1 of a pod CREATE and the
- * ModelDeployments of the pod's namespace (from the informer cache) give the AdmissionReview to
- * answer. The pod gets a JSON patch that appends the {@code kvguard.io/pool-verified} readiness
- * gate when an Enforce-mode ModelDeployment that is not being deleted selects it (any role; {@link
- * LabelSelectors}, the reconciler's own selector semantics) and the gate is missing. Every other
- * request is allowed unchanged. Never denies: the worst a wrong answer can do is leave a pod
- * label-gated only, which the reconciler reports; a denial would stop a rollout.
+ * The webhook's decision, a pure function: what was read of an AdmissionReview v1 ({@link
+ * PodAdmission}) and the ModelDeployments of the pod's namespace (from the informer cache) give the
+ * AdmissionReview to answer. The pod gets a JSON patch that appends the {@code
+ * kvguard.io/pool-verified} readiness gate when an Enforce-mode ModelDeployment that is not being
+ * deleted selects it (any role; {@link LabelSelectors}, the reconciler's own selector semantics)
+ * and the gate is missing. Every pod CREATE also loses the labels only kvguard may write ({@code
+ * kvguard.io/verified} and the context-length label, {@link GateNames}), selected or not: a pod
+ * born with them would be routed before any engine was verified. Every other request is allowed
+ * unchanged. Never denies: the worst a wrong answer can do is leave a pod label-gated only, which
+ * the reconciler reports; a denial would stop a rollout.
  */
 public final class GateInjection {
   static final ObjectMapper JSON = new ObjectMapper();
 
-  /** What was decided, for the answer, the log and the metric. */
-  public record Decision(
-      String uid, Optional<String> patch, Outcome outcome, List<String> selectedBy) {}
+  /** kvguard's own labels, in the order their removals are patched. */
+  static final List<String> KVGUARD_LABELS =
+      List.of(GateNames.VERIFIED_LABEL, GateNames.CONTEXT_LENGTH_LABEL);
 
-  /** Metric label values (public API: {@code kvguard_webhook_admissions_total{outcome}}). */
+  /**
+   * What was decided, for the answer, the log and the metrics.
+   *
+   * @param labelsStripped kvguard's labels the patch removes (whatever the outcome)
+   */
+  public record Decision(
+      String uid,
+      Optional<String> patch,
+      Outcome outcome,
+      List<String> selectedBy,
+      List<String> labelsStripped) {}
+
+  /**
+   * Metric label values (public API: {@code kvguard_webhook_admissions_total{outcome}}), one per
+   * admission, about the readiness gate. Removed labels are counted apart ({@code
+   * kvguard_webhook_labels_stripped_total{label}}): they go with any of these outcomes.
+   */
   public enum Outcome {
     /** The gate was appended. */
     injected,
@@ -43,41 +60,47 @@ public final class GateInjection {
     notSelected,
     /** Not a pod CREATE (the chart registers only those; anything else is let through). */
     notPodCreate,
-    /** The request could not be read or answered as asked; allowed without a patch. */
+    /**
+     * The request could not be read or answered as asked (or the pod has more labels than are
+     * read); allowed without the gate.
+     */
     error
   }
 
   private GateInjection() {}
 
-  /** The namespace whose ModelDeployments the decision needs (empty: none needed). */
-  public static String namespace(JsonNode review) {
-    return review.path("request").path("namespace").asText("");
-  }
-
   /**
    * Decides for one AdmissionReview; throws {@link IllegalArgumentException} when it is not one.
    */
-  public static Decision decide(JsonNode review, List<ModelDeployment> policiesOfNamespace) {
-    JsonNode request = review.path("request");
-    String uid = request.path("uid").asText("");
-    if (!"admission.k8s.io/v1".equals(review.path("apiVersion").asText()) || uid.isEmpty()) {
+  public static Decision decide(PodAdmission review, List<ModelDeployment> policiesOfNamespace) {
+    String uid = review.uid();
+    if (!"admission.k8s.io/v1".equals(review.apiVersion()) || uid.isEmpty()) {
       throw new IllegalArgumentException("not an AdmissionReview v1 request with a uid");
     }
-    JsonNode kind = request.path("kind");
+    PodAdmission.Kind kind = review.kind();
     boolean podCreate =
-        "CREATE".equals(request.path("operation").asText())
-            && "Pod".equals(kind.path("kind").asText())
-            && kind.path("group").asText("").isEmpty()
-            && request.path("subResource").asText("").isEmpty();
+        "CREATE".equals(review.operation())
+            && "Pod".equals(kind.kind())
+            && kind.group().isEmpty()
+            && review.subResource().isEmpty();
     if (!podCreate) {
-      return new Decision(uid, Optional.empty(), Outcome.notPodCreate, List.of());
+      return new Decision(uid, Optional.empty(), Outcome.notPodCreate, List.of(), List.of());
     }
-    JsonNode pod = request.path("object");
-    if (!pod.isObject() || !pod.path("spec").isObject()) {
+    PodAdmission.Pod pod = review.pod();
+    if (pod == null || !pod.hasSpec()) {
       throw new IllegalArgumentException("the request carries no pod with a spec");
     }
-    Map<String, String> labels = labels(pod.path("metadata").path("labels"));
-    String namespace = namespace(review);
+    List<String> stripped = KVGUARD_LABELS.stream().filter(pod.labels()::containsKey).toList();
+    List<ObjectNode> ops = new ArrayList<>();
+    stripped.forEach(label -> ops.add(removeLabel(label)));
+    if (pod.labelsTruncated()) {
+      // Selectors cannot be evaluated on part of the labels; kvguard's are removed all the same.
+      return new Decision(uid, patch(ops), Outcome.error, List.of(), stripped);
+    }
+    // Selected as stored: without the labels the patch removes.
+    Map<String, String> labels = new LinkedHashMap<>(pod.labels());
+    stripped.forEach(labels::remove);
+    String namespace = review.namespace();
     List<String> selectedBy =
         policiesOfNamespace.stream()
             .filter(md -> namespace.equals(md.getMetadata().getNamespace()))
@@ -88,16 +111,13 @@ public final class GateInjection {
             .sorted()
             .toList();
     if (selectedBy.isEmpty()) {
-      return new Decision(uid, Optional.empty(), Outcome.notSelected, selectedBy);
+      return new Decision(uid, patch(ops), Outcome.notSelected, selectedBy, stripped);
     }
-    JsonNode gates = pod.path("spec").path("readinessGates");
-    for (JsonNode gate : gates) {
-      if (GateNames.CONDITION_TYPE.equals(gate.path("conditionType").asText())) {
-        return new Decision(uid, Optional.empty(), Outcome.alreadyGated, selectedBy);
-      }
+    if (pod.gateDeclared()) {
+      return new Decision(uid, patch(ops), Outcome.alreadyGated, selectedBy, stripped);
     }
-    return new Decision(
-        uid, Optional.of(appendGate(gates.isArray())), Outcome.injected, selectedBy);
+    ops.add(appendGate(pod.gatesListed()));
+    return new Decision(uid, patch(ops), Outcome.injected, selectedBy, stripped);
   }
 
   /** The AdmissionReview v1 answer: always allowed, with the patch when there is one. */
@@ -125,13 +145,8 @@ public final class GateInjection {
    * a patch, under its uid when one can be read (the API server refuses an answer whose uid
    * differs, and then applies the webhook's failurePolicy).
    */
-  public static ObjectNode answerAllowing(JsonNode review) {
-    return answer(
-        new Decision(
-            review == null ? "" : review.path("request").path("uid").asText(""),
-            Optional.empty(),
-            Outcome.error,
-            List.of()));
+  public static ObjectNode answerAllowing(String uid) {
+    return answer(new Decision(uid, Optional.empty(), Outcome.error, List.of(), List.of()));
   }
 
   private static boolean selects(ModelDeployment md, Map<String, String> labels) {
@@ -140,30 +155,31 @@ public final class GateInjection {
         && roles.stream().anyMatch(role -> LabelSelectors.matches(role.getSelector(), labels));
   }
 
-  private static Map<String, String> labels(JsonNode node) {
-    Map<String, String> labels = new LinkedHashMap<>();
-    for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
-      Map.Entry<String, JsonNode> label = it.next();
-      if (label.getValue().isTextual()) {
-        labels.put(label.getKey(), label.getValue().asText());
-      }
-    }
-    return labels;
+  private static Optional<String> patch(List<ObjectNode> ops) {
+    return ops.isEmpty()
+        ? Optional.empty()
+        : Optional.of(JSON.createArrayNode().addAll(ops).toString());
+  }
+
+  /** RFC 6901: '~' is written ~0 and '/' ~1 in a path's segment, in that order. */
+  private static ObjectNode removeLabel(String label) {
+    return JSON.createObjectNode()
+        .put("op", "remove")
+        .put("path", "/metadata/labels/" + label.replace("~", "~0").replace("/", "~1"));
   }
 
   /**
    * Appends to the list where the pod has one (other gates kept, in order); JSON patch cannot
    * append to a list that is not there, so a pod without one gets the list whole.
    */
-  private static String appendGate(boolean listExists) {
+  private static ObjectNode appendGate(boolean listExists) {
     ObjectNode gate = JSON.createObjectNode().put("conditionType", GateNames.CONDITION_TYPE);
-    ArrayNode patch = JSON.createArrayNode();
-    ObjectNode op = patch.addObject().put("op", "add");
+    ObjectNode op = JSON.createObjectNode().put("op", "add");
     if (listExists) {
       op.put("path", "/spec/readinessGates/-").set("value", gate);
     } else {
       op.put("path", "/spec/readinessGates").set("value", JSON.createArrayNode().add(gate));
     }
-    return patch.toString();
+    return op;
   }
 }

@@ -12,6 +12,7 @@ import io.fabric8.zjsonpatch.JsonPatch;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.helm.RenderedChart;
 import io.kvguard.reconciler.LabelSelectors;
+import io.kvguard.webhook.AdmissionReviewReader;
 import io.kvguard.webhook.GateInjection;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -90,7 +91,14 @@ final class ExampleAdmission {
     request.putObject("kind").put("group", "").put("version", "v1").put("kind", "Pod");
     request.put("namespace", namespace).put("operation", "CREATE");
     request.set("object", object);
-    GateInjection.Decision decision = GateInjection.decide(review, policies(documents));
+    GateInjection.Decision decision;
+    try {
+      decision =
+          GateInjection.decide(
+              AdmissionReviewReader.read(JSON.writeValueAsBytes(review)), policies(documents));
+    } catch (IOException | AdmissionReviewReader.UnreadableReview e) {
+      throw new IllegalStateException(e);
+    }
     if (decision.patch().isEmpty()) {
       return pod.spec();
     }

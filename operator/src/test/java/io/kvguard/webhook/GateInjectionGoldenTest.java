@@ -16,7 +16,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -28,8 +30,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * ModelDeployments as the informer holds them, several documents), out-response.json (the
  * AdmissionReview answered, exactly) and out-patch.json (its patch, decoded) where a patch is
  * expected: no out-patch.json, no patch. Every patch is applied to the request's pod: it must then
- * declare the gate exactly once and keep every gate it had, in order. Unused files fail the test.
- * -Dkvguard.golden.update=true rewrites the out- files; review the diff.
+ * keep every gate it had, in order, plus kvguard's where the gate was injected, and every label it
+ * had but kvguard's own (kvguard.io/verified, the context-length label), which it must lose whether
+ * or not a policy selects the pod. Unused files fail the test. -Dkvguard.golden.update=true
+ * rewrites the out- files; review the diff.
  */
 class GateInjectionGoldenTest {
   private static final Path ROOT = Path.of("src/test/resources/golden/webhook");
@@ -44,7 +48,7 @@ class GateInjectionGoldenTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("cases")
-  void answersMatchTheGoldenFiles(Path folder) throws IOException {
+  void answersMatchTheGoldenFiles(Path folder) throws Exception {
     Set<String> used =
         new HashSet<>(List.of("in-review.json", "in-modeldeployments.yaml", "out-response.json"));
     JsonNode review = JSON.readTree(Files.readString(folder.resolve("in-review.json")));
@@ -56,7 +60,10 @@ class GateInjectionGoldenTest {
       }
     }
 
-    GateInjection.Decision decision = GateInjection.decide(review, policies);
+    GateInjection.Decision decision =
+        GateInjection.decide(
+            AdmissionReviewReader.read(Files.readAllBytes(folder.resolve("in-review.json"))),
+            policies);
     JsonNode answer = GateInjection.answer(decision);
 
     golden(folder.resolve("out-response.json"), JSON.writeValueAsString(answer) + "\n");
@@ -72,7 +79,7 @@ class GateInjectionGoldenTest {
       assertThat(patchFile).as("%s expects a patch", folder).doesNotExist();
     } else {
       used.add("out-patch.json");
-      checkPatch(folder, review, response, patchFile);
+      checkPatch(folder, review, decision, response, patchFile);
     }
     try (Stream<Path> files = Files.list(folder)) {
       assertThat(files.map(p -> p.getFileName().toString()))
@@ -81,7 +88,12 @@ class GateInjectionGoldenTest {
     }
   }
 
-  private static void checkPatch(Path folder, JsonNode review, JsonNode response, Path patchFile)
+  private static void checkPatch(
+      Path folder,
+      JsonNode review,
+      GateInjection.Decision decision,
+      JsonNode response,
+      Path patchFile)
       throws IOException {
     assertThat(response.path("patchType").asText()).isEqualTo("JSONPatch");
     JsonNode patch =
@@ -92,11 +104,28 @@ class GateInjectionGoldenTest {
     golden(patchFile, JSON.writeValueAsString(patch) + "\n");
 
     JsonNode pod = review.path("request").path("object");
-    List<String> before = gates(pod);
-    List<String> after = gates(JsonPatch.apply(patch, pod));
-    List<String> expected = new ArrayList<>(before);
-    expected.add(GateNames.CONDITION_TYPE);
-    assertThat(after).as("%s: the pod's gates after the patch", folder).isEqualTo(expected);
+    JsonNode patched = JsonPatch.apply(patch, pod);
+    List<String> expected = new ArrayList<>(gates(pod));
+    if (decision.outcome() == GateInjection.Outcome.injected) {
+      expected.add(GateNames.CONDITION_TYPE);
+    }
+    assertThat(gates(patched))
+        .as("%s: the pod's gates after the patch", folder)
+        .isEqualTo(expected);
+    Map<String, String> labels = labels(pod);
+    labels.keySet().removeAll(List.of(GateNames.VERIFIED_LABEL, GateNames.CONTEXT_LENGTH_LABEL));
+    assertThat(labels(patched))
+        .as("%s: the pod's labels after the patch, kvguard's removed", folder)
+        .containsExactlyEntriesOf(labels);
+  }
+
+  private static Map<String, String> labels(JsonNode pod) {
+    Map<String, String> labels = new LinkedHashMap<>();
+    pod.path("metadata")
+        .path("labels")
+        .fields()
+        .forEachRemaining(label -> labels.put(label.getKey(), label.getValue().asText()));
+    return labels;
   }
 
   private static List<String> gates(JsonNode pod) {
