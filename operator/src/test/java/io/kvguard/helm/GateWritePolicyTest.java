@@ -100,6 +100,21 @@ class GateWritePolicyTest {
             "gateWritePolicy.enabled=true needs ValidatingAdmissionPolicy in admissionregistration.k8s.io/v1");
   }
 
+  /** Listed watchNamespaces confine the policy to them, so other namespaces pay nothing for it. */
+  @Test
+  void onlyInTheNamespacesKvguardWatches() {
+    assertThat(policy.tree().at("/spec/matchConstraints/namespaceSelector").isMissingNode())
+        .isTrue();
+    JsonNode confined =
+        RenderedChart.tree(
+            RenderedChart.render("gateWritePolicy: {enabled: true}\nwatchNamespaces: [inference]")
+                .kindNamed("ValidatingAdmissionPolicy", POLICY));
+    assertThat(
+            confined.at("/spec/matchConstraints/namespaceSelector/matchExpressions/0").toString())
+        .isEqualTo(
+            "{\"key\":\"kubernetes.io/metadata.name\",\"operator\":\"In\",\"values\":[\"inference\"]}");
+  }
+
   @Test
   void everyoneButKvguardIsHeldToIt() {
     assertThat(policy.matches(tenant(VERIFIED, pod -> {}))).isTrue();
