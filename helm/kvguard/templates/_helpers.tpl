@@ -165,6 +165,27 @@ assumeApiVersions lists it (rendering without a cluster). Argument: (list $ "gro
 {{- if or ($root.Capabilities.APIVersions.Has $api) (has $api $root.Values.assumeApiVersions) }}true{{- end }}
 {{- end }}
 
+{{/*
+"true" when the cluster serves ValidatingAdmissionPolicy in admissionregistration.k8s.io/v1. A cluster lists each
+served kind; `helm template` knows only group/versions, so the Kubernetes version decides there (v1 from 1.30).
+*/}}
+{{- define "kvguard.vapServed" -}}
+{{- if or (include "kvguard.apiServed" (list . "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy")) (semverCompare ">=1.30-0" .Capabilities.KubeVersion.Version) }}true{{- end }}
+{{- end }}
+
+{{/*
+"true" when the policies confining kvguard's own writes are rendered: podWritePolicy.enabled means "where the
+cluster serves ValidatingAdmissionPolicy", so the chart still installs on 1.27 to 1.29 (NOTES.txt says it skipped them).
+*/}}
+{{- define "kvguard.podWritePolicyOn" -}}
+{{- if and .Values.podWritePolicy.enabled (include "kvguard.vapServed" .) }}true{{- end }}
+{{- end }}
+
+{{/* "true" when the operator issues the webhook's certificate itself and so patches its configuration's caBundle. */}}
+{{- define "kvguard.selfManagedWebhookCertificate" -}}
+{{- if and .Values.webhook.enabled (not .Values.webhook.certManager.enabled) }}true{{- end }}
+{{- end }}
+
 {{/* Settings that cannot be expressed in values.schema.json; rendering stops with the reason. */}}
 {{- define "kvguard.validate" -}}
 {{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}
@@ -183,10 +204,8 @@ assumeApiVersions lists it (rendering without a cluster). Argument: (list $ "gro
 {{- if and .Values.metrics.prometheusRule.enabled (not $monitoring) }}
 {{- fail "metrics.prometheusRule.enabled=true, but this cluster serves no monitoring.coreos.com/v1: install the Prometheus Operator's CRDs first, or turn it off (helm template without a cluster: --api-versions monitoring.coreos.com/v1, or assumeApiVersions)" }}
 {{- end }}
-{{- /* A cluster lists each served kind; `helm template` knows only group/versions, so the Kubernetes version decides there. */}}
-{{- $vap := or (include "kvguard.apiServed" (list . "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy")) (semverCompare ">=1.30-0" .Capabilities.KubeVersion.Version) }}
-{{- if and .Values.podWritePolicy.enabled (not $vap) }}
-{{- fail "podWritePolicy.enabled=true needs ValidatingAdmissionPolicy in admissionregistration.k8s.io/v1 (Kubernetes 1.30 or later)" }}
+{{- if and .Values.gateWritePolicy.enabled (not (include "kvguard.vapServed" .)) }}
+{{- fail "gateWritePolicy.enabled=true needs ValidatingAdmissionPolicy in admissionregistration.k8s.io/v1 (Kubernetes 1.30 or later): without it nothing would stop tenants writing kvguard's gate; turn it off or upgrade the cluster" }}
 {{- end }}
 {{- if and .Values.webhook.enabled .Values.webhook.certManager.enabled (not (include "kvguard.apiServed" (list . "cert-manager.io/v1"))) }}
 {{- fail "webhook.certManager.enabled=true, but this cluster serves no cert-manager.io/v1: install cert-manager first, or turn it off (the operator then issues the webhook's certificate itself); helm template without a cluster: --api-versions cert-manager.io/v1, or assumeApiVersions" }}
@@ -214,4 +233,14 @@ assumeApiVersions lists it (rendering without a cluster). Argument: (list $ "gro
 {{- end }}
 {{- define "kvguard.podWritePolicy" -}}
 {{ include "kvguard.suffixedName" (list . "pod-writes") }}
+{{- end }}
+{{- define "kvguard.webhookCaWritePolicy" -}}
+{{ include "kvguard.objectName" (list . "webhook-ca-writes") }}
+{{- end }}
+{{- define "kvguard.gateWritePolicy" -}}
+{{ include "kvguard.objectName" (list . "gate-writes") }}
+{{- end }}
+{{/* The user kvguard's ServiceAccount authenticates as. */}}
+{{- define "kvguard.serviceAccountUser" -}}
+system:serviceaccount:{{ .Release.Namespace }}:{{ include "kvguard.serviceAccountName" . }}
 {{- end }}

@@ -64,7 +64,13 @@ class ChartDefaultsTest {
             "RoleBinding",
             "Service",
             "Service",
-            "ServiceAccount");
+            "ServiceAccount",
+            // The policies confining kvguard's own writes (pods; its webhook's caBundle), on by
+            // default where the cluster serves them (1.30+, as RenderedChart renders).
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyBinding",
+            "ValidatingAdmissionPolicyBinding");
   }
 
   @Test

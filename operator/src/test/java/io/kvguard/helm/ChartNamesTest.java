@@ -43,7 +43,7 @@ class ChartNamesTest {
           + "metrics: {serviceMonitor: {enabled: true}, prometheusRule: {enabled: true},"
           + " dashboard: {enabled: true}}\n"
           + "networkPolicy: {enabled: true, apiServer: {cidrs: [10.0.0.1/32]}}\n"
-          + "podWritePolicy: {enabled: true}\n";
+          + "gateWritePolicy: {enabled: true}\n";
 
   private static final String WITH_CERT_MANAGER =
       "assumeApiVersions: [monitoring.coreos.com/v1, cert-manager.io/v1]\n"
@@ -110,6 +110,13 @@ class ChartNamesTest {
     // The operator may read and write exactly the objects its environment names.
     assertThat(resourceNames(chart, "mutatingwebhookconfigurations"))
         .containsExactly(settings.configuration());
+    // The policy confining that write names the same configuration.
+    assertThat(
+            chart.kind("ValidatingAdmissionPolicy").stream()
+                .map(p -> RenderedChart.tree(p).at("/spec/variables/0/expression").asText())
+                .filter(e -> e.contains("request.name")))
+        .containsExactly(
+            "request.operation == 'UPDATE' && request.name == '" + settings.configuration() + "'");
     assertThat(resourceNames(chart, "secrets"))
         .containsExactlyInAnyOrder(settings.certSecret(), env.get("KVGUARD_VERDICT_KEY_SECRET"));
     assertBindingsNameRenderedRoles(chart);
@@ -175,7 +182,9 @@ class ChartNamesTest {
             "Role/" + f + "-verdict-key",
             "Role/" + f + "-webhook-tls",
             "Role/" + f + "-leader-election",
-            "ClusterRole/" + f + "-webhook-ca");
+            "ClusterRole/" + f + "-webhook-ca",
+            "ValidatingAdmissionPolicy/" + f + "-webhook-ca-writes",
+            "ValidatingAdmissionPolicy/" + f + "-gate-writes");
     Map<String, String> env = ChartDefaultsTest.env(ChartDefaultsTest.operatorContainer(chart));
     assertThat(env)
         .containsEntry("KVGUARD_VERDICT_KEY_SECRET", f + "-verdict-key")
@@ -205,7 +214,9 @@ class ChartNamesTest {
             "ClusterRole/kvguard-webhook-ca",
             "ClusterRole/kvguard-crd-upgrade",
             "Job/kvguard-crd-upgrade",
-            "ValidatingAdmissionPolicy/kvguard-pod-writes");
+            "ValidatingAdmissionPolicy/kvguard-pod-writes",
+            "ValidatingAdmissionPolicy/kvguard-webhook-ca-writes",
+            "ValidatingAdmissionPolicy/kvguard-gate-writes");
     Map<String, String> env = ChartDefaultsTest.env(ChartDefaultsTest.operatorContainer(chart));
     assertThat(env)
         .containsEntry("KVGUARD_VERDICT_KEY_SECRET", "kvguard-verdict-key")

@@ -380,6 +380,11 @@ class ChartRbacTest {
     assertThat(chart.kinds())
         .doesNotContain("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
         .contains("ServiceAccount");
+    // Whoever grants the operator its verbs, the write policies still confine what it does with
+    // them.
+    assertThat(chart.kind("ValidatingAdmissionPolicy"))
+        .extracting(o -> o.getMetadata().getName())
+        .containsExactlyInAnyOrder("kvguard-pod-writes", "kvguard-webhook-ca-writes");
   }
 
   @Test

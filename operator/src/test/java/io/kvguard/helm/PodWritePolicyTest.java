@@ -1,24 +1,11 @@
 package io.kvguard.helm;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
-import dev.cel.common.types.SimpleType;
-import dev.cel.compiler.CelCompiler;
-import dev.cel.compiler.CelCompilerFactory;
-import dev.cel.parser.CelStandardMacro;
-import dev.cel.runtime.CelRuntime;
-import dev.cel.runtime.CelRuntimeFactory;
-import io.fabric8.kubernetes.api.model.HasMetadata;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
+import io.kvguard.gate.GateNames;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -26,27 +13,21 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The ValidatingAdmissionPolicy the chart offers (podWritePolicy), rendered by Helm and its CEL
- * evaluated with dev.cel on example old and new pods, as the API server evaluates it on kvguard's
- * writes: matchConditions, then the variables in order, then every validation (one false validation
- * refuses the request).
+ * The ValidatingAdmissionPolicy that confines kvguard's own pod writes (podWritePolicy, on wherever
+ * the cluster serves it), rendered by Helm and its CEL evaluated with dev.cel on example old and
+ * new pods, as the API server evaluates it on kvguard's writes ({@link EvaluatedPolicy}).
  */
 class PodWritePolicyTest {
   private static final String KVGUARD =
       "system:serviceaccount:" + RenderedChart.NAMESPACE + ":kvguard";
+  private static final String POLICY = "kvguard-pod-writes";
   private static final String METADATA_REFUSED =
-      "kvguard may change no pod metadata but the kvguard.io/verified label"
-          + " and the kvguard.io/verdicts annotation (and no annotation on a pod with more than 1024)";
-  private static final YAMLMapper YAML = new YAMLMapper();
-  private static final CelCompiler CEL =
-      CelCompilerFactory.standardCelCompilerBuilder()
-          .setStandardMacros(CelStandardMacro.STANDARD_MACROS)
-          .addVar("object", SimpleType.DYN)
-          .addVar("oldObject", SimpleType.DYN)
-          .addVar("request", SimpleType.DYN)
-          .addVar("variables", SimpleType.DYN)
-          .build();
-  private static final CelRuntime RUNTIME = CelRuntimeFactory.standardCelRuntimeBuilder().build();
+      "kvguard may change no pod metadata but its labels (kvguard.io/verified,"
+          + " llm-d.ai/context-length-range) and the kvguard.io/verdicts annotation"
+          + " (and no annotation on a pod with more than 1024)";
+  private static final String LABEL_REFUSED =
+      "kvguard may change no pod label but kvguard.io/verified and llm-d.ai/context-length-range"
+          + " (and none on a pod with more than 1024 labels)";
 
   /** A pod as the kubelet reports it, with kvguard's condition False and no label yet. */
   private static final String POD =
@@ -81,43 +62,67 @@ class PodWritePolicyTest {
         containerStatuses: [{name: sglang, ready: true, restartCount: 0, containerID: "containerd://abc"}]
       """;
 
-  private static JsonNode policy;
+  private static EvaluatedPolicy policy;
   private static JsonNode binding;
 
   @BeforeAll
   static void render() {
-    RenderedChart chart = RenderedChart.render("podWritePolicy: {enabled: true}");
-    policy = RenderedChart.tree(only(chart.kind("ValidatingAdmissionPolicy")));
-    binding = RenderedChart.tree(only(chart.kind("ValidatingAdmissionPolicyBinding")));
-  }
-
-  private static HasMetadata only(List<HasMetadata> objects) {
-    assertThat(objects).hasSize(1);
-    return objects.get(0);
+    RenderedChart chart = RenderedChart.render("");
+    policy =
+        new EvaluatedPolicy(
+            RenderedChart.tree(chart.kindNamed("ValidatingAdmissionPolicy", POLICY)));
+    binding = RenderedChart.tree(chart.kindNamed("ValidatingAdmissionPolicyBinding", POLICY));
   }
 
   @Test
-  void offByDefault() {
-    assertThat(RenderedChart.render("").kinds())
+  void onByDefaultWhereTheClusterServesValidatingAdmissionPolicy() {
+    assertThat(RenderedChart.render("").kind("ValidatingAdmissionPolicy"))
+        .extracting(o -> o.getMetadata().getName())
+        .contains(POLICY);
+    assertThat(RenderedChart.notes(""))
+        .contains("ValidatingAdmissionPolicy " + POLICY + " (Deny)")
+        .doesNotContain("were skipped");
+    assertThat(RenderedChart.render("podWritePolicy: {enabled: false}").kinds())
         .doesNotContain("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding");
+  }
+
+  /**
+   * The chart supports Kubernetes 1.27: there the default renders without the policies and the
+   * install notes say so, instead of failing the install.
+   */
+  @Test
+  void skippedWithANoteOnAClusterWithoutValidatingAdmissionPolicy() {
+    String manifests = RenderedChart.template(RenderedChart.CHART, "", "1.29.0");
+    assertThat(RenderedChart.parse(manifests).kinds())
+        .doesNotContain("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding");
+    assertThat(RenderedChart.notes("", "1.29.0").replaceAll("\\s+", " "))
+        .contains(
+            "The policies that confine kvguard's own writes (podWritePolicy) were skipped: this"
+                + " cluster (v1.29.0) serves no ValidatingAdmissionPolicy in"
+                + " admissionregistration.k8s.io/v1")
+        .doesNotContain("ValidatingAdmissionPolicy " + POLICY);
+    // A 1.29 cluster that serves the v1 API (assumeApiVersions stands in for Helm's discovery).
+    String served =
+        RenderedChart.template(
+            RenderedChart.CHART,
+            "assumeApiVersions: [admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy]",
+            "1.29.0");
+    assertThat(RenderedChart.parse(served).kind("ValidatingAdmissionPolicy")).isNotEmpty();
   }
 
   @Test
   void theBindingEnforcesThePolicyOnKvguardsServiceAccountOnly() {
-    assertThat(binding.at("/spec/policyName").asText())
-        .isEqualTo(policy.at("/metadata/name").asText());
+    assertThat(binding.at("/spec/policyName").asText()).isEqualTo(POLICY);
     assertThat(binding.at("/spec/validationActions").toString()).isEqualTo("[\"Deny\"]");
-    assertThat(policy.at("/spec/failurePolicy").asText()).isEqualTo("Fail");
+    assertThat(policy.tree().at("/spec/failurePolicy").asText()).isEqualTo("Fail");
     assertThat(matches(update(POD, pod -> {}, "", KVGUARD))).isTrue();
     assertThat(matches(update(POD, pod -> {}, "status", "system:node:gpu-node-1"))).isFalse();
     assertThat(matches(update(POD, pod -> {}, "", "system:serviceaccount:kvguard-system:other")))
         .isFalse();
     JsonNode audit =
         RenderedChart.tree(
-            only(
-                RenderedChart.render(
-                        "podWritePolicy: {enabled: true, validationActions: [Warn, Audit]}")
-                    .kind("ValidatingAdmissionPolicyBinding")));
+            RenderedChart.render("podWritePolicy: {validationActions: [Warn, Audit]}")
+                .kindNamed("ValidatingAdmissionPolicyBinding", POLICY));
     assertThat(audit.at("/spec/validationActions").toString()).isEqualTo("[\"Warn\",\"Audit\"]");
   }
 
@@ -131,6 +136,57 @@ class PodWritePolicyTest {
             refusals(
                 update(labelledPod, pod -> labels(pod).remove("kvguard.io/verified"), "", KVGUARD)))
         .isEmpty();
+  }
+
+  /**
+   * With spec.routing.publishContextLengthLabel kvguard writes llm-d.ai/context-length-range in the
+   * same patch as its verified label, overwrites a pod owner's value and removes it when the pod is
+   * no longer verified (reference.md, "The context-length label").
+   */
+  @Test
+  void kvguardMaySetOverwriteAndRemoveTheContextLengthLabel() {
+    assertThat(
+            refusals(
+                update(
+                    POD,
+                    pod ->
+                        labels(pod)
+                            .put("kvguard.io/verified", "true")
+                            .put(GateNames.CONTEXT_LENGTH_LABEL, "0-131072"),
+                    "",
+                    KVGUARD)))
+        .isEmpty();
+    String published =
+        write(
+            apply(
+                POD,
+                pod ->
+                    labels(pod)
+                        .put("kvguard.io/verified", "true")
+                        .put(GateNames.CONTEXT_LENGTH_LABEL, "0-1000000")));
+    assertThat(
+            refusals(
+                update(
+                    published,
+                    pod -> labels(pod).put(GateNames.CONTEXT_LENGTH_LABEL, "0-131072"),
+                    "",
+                    KVGUARD)))
+        .isEmpty();
+    assertThat(
+            refusals(
+                update(
+                    published,
+                    pod -> {
+                      labels(pod).remove("kvguard.io/verified");
+                      labels(pod).remove(GateNames.CONTEXT_LENGTH_LABEL);
+                    },
+                    "",
+                    KVGUARD)))
+        .isEmpty();
+    // Any other llm-d label stays the pod owner's.
+    assertThat(
+            refusals(update(POD, pod -> labels(pod).put("llm-d.ai/role", "decode"), "", KVGUARD)))
+        .containsExactly(LABEL_REFUSED);
   }
 
   @Test
@@ -253,8 +309,7 @@ class PodWritePolicyTest {
   @Test
   void kvguardMayNotChangeAnotherLabel() {
     assertThat(refusals(update(POD, pod -> labels(pod).put("app", "other"), "", KVGUARD)))
-        .containsExactly(
-            "kvguard may change no pod label but kvguard.io/verified (and none on a pod with more than 1024 labels)");
+        .containsExactly(LABEL_REFUSED);
     assertThat(refusals(update(POD, pod -> labels(pod).remove("role"), "", KVGUARD))).hasSize(1);
     assertThat(refusals(update(POD, pod -> labels(pod).put("routing", "on"), "", KVGUARD)))
         .hasSize(1);
@@ -383,8 +438,7 @@ class PodWritePolicyTest {
             refusals(
                 update(
                     tooMany, pod -> labels(pod).put("kvguard.io/verified", "true"), "", KVGUARD)))
-        .containsExactly(
-            "kvguard may change no pod label but kvguard.io/verified (and none on a pod with more than 1024 labels)");
+        .containsExactly(LABEL_REFUSED);
     String manyConditions =
         write(
             apply(
@@ -408,81 +462,29 @@ class PodWritePolicyTest {
             "kvguard may change no pod condition but kvguard.io/pool-verified (and none on a pod with more than 256 conditions)");
   }
 
-  @Test
-  void renderingStopsOnAClusterWithoutValidatingAdmissionPolicy() {
-    assertThatThrownBy(
-            () ->
-                RenderedChart.template(
-                    RenderedChart.CHART, "podWritePolicy: {enabled: true}", "1.29.0"))
-        .hasMessageContaining(
-            "podWritePolicy.enabled=true needs ValidatingAdmissionPolicy in admissionregistration.k8s.io/v1");
-  }
-
-  // --- evaluation, as the API server does it
+  // --- evaluation, as the API server does it (EvaluatedPolicy)
   // -------------------------------------------------------------
 
   private static boolean matches(Map<String, Object> activation) {
-    for (JsonNode condition : policy.at("/spec/matchConditions")) {
-      if (!Boolean.TRUE.equals(eval(condition.path("expression").asText(), activation))) {
-        return false;
-      }
-    }
-    return true;
+    return policy.matches(activation);
   }
 
-  /** The messages of the validations that refuse the request (empty: admitted). */
   private static List<String> refusals(Map<String, Object> activation) {
-    assertThat(matches(activation)).as("the policy applies to kvguard's request").isTrue();
-    Map<String, Object> variables = new HashMap<>();
-    Map<String, Object> scope = new HashMap<>(activation);
-    scope.put("variables", variables);
-    for (JsonNode variable : policy.at("/spec/variables")) {
-      variables.put(
-          variable.path("name").asText(), eval(variable.path("expression").asText(), scope));
-    }
-    List<String> refused = new ArrayList<>();
-    for (JsonNode validation : policy.at("/spec/validations")) {
-      Object result = eval(validation.path("expression").asText(), scope);
-      assertThat(result)
-          .as("%s evaluates to a bool", validation.path("expression").asText())
-          .isInstanceOf(Boolean.class);
-      if (!(Boolean) result) {
-        refused.add(validation.path("message").asText());
-      }
-    }
-    return refused;
-  }
-
-  private static Object eval(String expression, Map<String, Object> activation) {
-    try {
-      return RUNTIME.createProgram(CEL.compile(expression).getAst()).eval(activation);
-    } catch (Exception e) {
-      throw new AssertionError("CEL " + expression + ": " + e.getMessage(), e);
-    }
+    return policy.refusals(activation);
   }
 
   private static Map<String, Object> update(
       String oldPod, Consumer<ObjectNode> change, String subResource, String user) {
-    return request("UPDATE", subResource, user, tree(write(apply(oldPod, change))), tree(oldPod));
+    return EvaluatedPolicy.update(oldPod, change, subResource, user);
   }
 
   private static Map<String, Object> request(
       String operation, String subResource, String user, JsonNode object, JsonNode oldObject) {
-    Map<String, Object> request = new LinkedHashMap<>();
-    request.put("operation", operation);
-    request.put("subResource", subResource);
-    request.put("userInfo", Map.of("username", user));
-    Map<String, Object> activation = new HashMap<>();
-    activation.put("request", request);
-    activation.put("object", toCel(object));
-    activation.put("oldObject", toCel(oldObject));
-    return activation;
+    return EvaluatedPolicy.request(operation, subResource, user, object, oldObject);
   }
 
   private static ObjectNode apply(String pod, Consumer<ObjectNode> change) {
-    ObjectNode copy = (ObjectNode) tree(pod);
-    change.accept(copy);
-    return copy;
+    return EvaluatedPolicy.changed(pod, change);
   }
 
   private static ObjectNode labels(ObjectNode pod) {
@@ -499,45 +501,10 @@ class PodWritePolicyTest {
   }
 
   private static JsonNode tree(String yaml) {
-    try {
-      return YAML.readTree(yaml);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return EvaluatedPolicy.parse(yaml);
   }
 
   private static String write(JsonNode node) {
-    try {
-      return YAML.writeValueAsString(node);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  /** CEL's view of the JSON the API server decodes: integers as Long; absent as null. */
-  private static Object toCel(JsonNode node) {
-    if (node == null || node.isNull()) {
-      return dev.cel.common.values.NullValue.NULL_VALUE;
-    }
-    if (node.isIntegralNumber()) {
-      return node.longValue();
-    }
-    if (node.isNumber()) {
-      return node.doubleValue();
-    }
-    if (node.isTextual()) {
-      return node.textValue();
-    }
-    if (node.isBoolean()) {
-      return node.booleanValue();
-    }
-    if (node.isArray()) {
-      List<Object> list = new ArrayList<>();
-      node.forEach(item -> list.add(toCel(item)));
-      return list;
-    }
-    Map<String, Object> map = new LinkedHashMap<>();
-    node.fields().forEachRemaining(e -> map.put(e.getKey(), toCel(e.getValue())));
-    return map;
+    return EvaluatedPolicy.write(node);
   }
 }

@@ -62,6 +62,11 @@ public final class RenderedChart {
    * contacted; helm template does not render notes).
    */
   public static String notes(String valuesYaml) {
+    return notes(valuesYaml, KUBE_VERSION);
+  }
+
+  /** {@link #notes(String)} on a cluster of the given Kubernetes version. */
+  public static String notes(String valuesYaml, String kubeVersion) {
     try {
       Path values = Files.createTempFile("kvguard-values", ".yaml");
       try {
@@ -71,7 +76,7 @@ public final class RenderedChart {
                 .install()
                 .withName(RELEASE)
                 .withNamespace(NAMESPACE)
-                .withKubeVersion(KUBE_VERSION)
+                .withKubeVersion(kubeVersion)
                 .dryRun()
                 .clientOnly()
                 .withValuesFile(values)
@@ -224,6 +229,14 @@ public final class RenderedChart {
    */
   public List<HasMetadata> kind(String kind) {
     return objects.stream().filter(o -> kind.equals(o.getKind())).toList();
+  }
+
+  /** The object of a kind (generic, as {@link #kind(String)}) with the given name. */
+  public HasMetadata kindNamed(String kind, String name) {
+    return kind(kind).stream()
+        .filter(o -> Objects.equals(name, o.getMetadata().getName()))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no " + kind + " named " + name + " was rendered"));
   }
 
   public <T extends HasMetadata> T one(Class<T> type) {

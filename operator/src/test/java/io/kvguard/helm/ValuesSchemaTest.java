@@ -105,6 +105,14 @@ class ValuesSchemaTest {
             "/probeTls/configMapNames/0"),
         Arguments.of("limits as a string", "resources: {limits: 1Gi}", "/resources/limits"),
         Arguments.of(
+            "a gate write policy that does nothing on a violation",
+            "gateWritePolicy: {validationActions: []}",
+            "/gateWritePolicy/validationActions"),
+        Arguments.of(
+            "the pod write policy switched on with a word",
+            "podWritePolicy: {enabled: auto}",
+            "/podWritePolicy/enabled"),
+        Arguments.of(
             "an API server address without a prefix length",
             "networkPolicy: {apiServer: {cidrs: [10.0.0.1]}}",
             "/networkPolicy/apiServer/cidrs/0"));
