@@ -11,8 +11,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 /**
  * Records what a live llama-server answers to the requests kvguard's llama.cpp probe and rejection
@@ -51,38 +53,52 @@ public final class LlamaServerRecorder {
       throw new IllegalArgumentException(
           "usage: LlamaServerRecorder <output folder> <upstream llama.cpp commit of the binary>");
     }
-    Path out = Files.createDirectories(Path.of(args[0]));
+    recordInto(Path.of(args[0]), args[1]);
+  }
+
+  /** Records every answer into {@code out}, with its SOURCE.md naming {@code commit}. */
+  public static void recordInto(Path out, String commit) throws IOException, InterruptedException {
+    Files.createDirectories(out);
     Path work = Files.createTempDirectory("llama-recorder-");
-    LlamaServerRecorder recorder =
-        new LlamaServerRecorder(out, TinyGguf.write(work.resolve("tiny.gguf"), 42));
-    recorder.recordAll(work);
-    recorder.writeSource(args[1]);
+    try {
+      LlamaServerRecorder recorder =
+          new LlamaServerRecorder(out, TinyGguf.write(work.resolve("tiny.gguf"), 42));
+      recorder.recordAll(work);
+      recorder.writeSource(commit);
+    } finally {
+      // The model and the servers' logs: a server that failed to start put its log in the error.
+      try (Stream<Path> files = Files.walk(work)) {
+        for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
+          Files.deleteIfExists(file);
+        }
+      }
+    }
   }
 
   private void recordAll(Path work) throws IOException, InterruptedException {
     try (LlamaServer server = LlamaServer.start(model, work, CONTEXT, "-np", "1", "--metrics")) {
-      record(server, "np1", "props", get(server, "/props"));
-      record(server, "np1", "slots", get(server, "/slots"));
-      record(server, "np1", "metrics", get(server, "/metrics"));
-      record(server, "np1", "completion", overLongPrompt(server, CONTEXT + 1));
+      save(server, "np1", "props", get(server, "/props"));
+      save(server, "np1", "slots", get(server, "/slots"));
+      save(server, "np1", "metrics", get(server, "/metrics"));
+      save(server, "np1", "completion", overLongPrompt(server, CONTEXT + 1));
     }
     try (LlamaServer server =
         LlamaServer.start(model, work, CONTEXT, "-np", "1", "--context-shift")) {
-      record(server, "np1-context-shift", "completion", overLongPrompt(server, CONTEXT + 1));
+      save(server, "np1-context-shift", "completion", overLongPrompt(server, CONTEXT + 1));
     }
     try (LlamaServer server = LlamaServer.start(model, work, CONTEXT, "-np", "4")) {
-      record(server, "np4", "props", get(server, "/props"));
+      save(server, "np4", "props", get(server, "/props"));
     }
     try (LlamaServer server = LlamaServer.start(model, work, CONTEXT, "-np", "4", "-kvu")) {
-      record(server, "np4-kvu", "props", get(server, "/props"));
+      save(server, "np4-kvu", "props", get(server, "/props"));
     }
     try (LlamaServer server = LlamaServer.start(model, work, CONTEXT)) {
-      record(server, "auto", "props", get(server, "/props"));
-      record(server, "auto", "slots", get(server, "/slots"));
+      save(server, "auto", "props", get(server, "/props"));
+      save(server, "auto", "slots", get(server, "/slots"));
     }
     try (LlamaServer server =
         LlamaServer.start(model, work, CONTEXT, "-np", "1", "--api-key", "recorded-key")) {
-      record(server, "api-key", "props", get(server, "/props"));
+      save(server, "api-key", "props", get(server, "/props"));
     }
   }
 
@@ -101,7 +117,7 @@ public final class LlamaServerRecorder {
         .build();
   }
 
-  private void record(LlamaServer server, String setup, String what, HttpRequest request)
+  private void save(LlamaServer server, String setup, String what, HttpRequest request)
       throws IOException, InterruptedException {
     HttpResponse<String> answer = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
     String name = what + "-" + setup + "-" + answer.statusCode() + ".http";
