@@ -6,6 +6,7 @@ import static io.kvguard.probe.Probing.observed;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvguard.customresource.Engine;
+import io.kvguard.testing.EngineFixtures;
 import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testkit.FakeEngine.Answer;
 import io.kvguard.verdict.GateReason;
@@ -94,5 +95,41 @@ class LlamaCppProbeTest {
         new PoolPolicy(WINDOW, 1.0, false, VersionRules.of("llamacpp", "1.0", false, true));
     assertThat(judge(policy, probe(EngineShapes.llamacpp(WINDOW, 1, "b4567-abc"))).reason())
         .isEqualTo(GateReason.EngineVersionUnknown);
+  }
+
+  /** What upstream llama-server d14ce3dab answered (recorded; see the folder's SOURCE.md). */
+  private static ProbeOutcome recorded(String props) {
+    return probe(Map.of("/props", EngineFixtures.answer("llamacpp-d14ce3d/" + props)));
+  }
+
+  @Test
+  void aRecordedServerWithOneSlotOfTheWindowIsVerifiedWithAnUnknownVersion() {
+    ProbeOutcome outcome = recorded("props-np1-200.http");
+    assertThat(observed(outcome).poolTokens()).isEqualTo(8192);
+    PoolVerdict verdict = judge(Engine.LLAMACPP, 8192, outcome);
+    assertThat(verdict.reason()).isEqualTo(GateReason.PoolSufficient);
+    // A build without git metadata reports "b0-unknown": no version a rule could compare.
+    assertThat(verdict.message()).endsWith(", engine version b0-unknown (not a release version)");
+  }
+
+  @Test
+  void aRecordedServerWithFourSplitSlotsIsRefusedAndWithAUnifiedCacheIsVerified() {
+    assertThat(judge(Engine.LLAMACPP, 8192, recorded("props-np4-200.http")).message())
+        .contains("KV pool 2048 tokens < context window 8192");
+    assertThat(judge(Engine.LLAMACPP, 8192, recorded("props-np4-kvu-200.http")).reason())
+        .isEqualTo(GateReason.PoolSufficient);
+  }
+
+  @Test
+  void theRecordedAutoParallelServerCountsOneSlotNeverFour() {
+    PoolObservation seen = observed(recorded("props-auto-200.http"));
+    assertThat(seen.poolTokens()).isEqualTo(8192);
+    assertThat(seen.notes()).anySatisfy(note -> assertThat(note).startsWith("total_slots 4:"));
+    assertThat(String.join(" ", seen.notes())).doesNotContain("32768");
+  }
+
+  @Test
+  void aRecordedServerBehindAnApiKeyIsAFailedProbe() {
+    assertThat(failure(recorded("props-api-key-401.http"))).contains("HTTP 401");
   }
 }

@@ -86,7 +86,9 @@ class RejectionProbeTest {
         "sglang   | /generate       | sglang-0.5.6/generate-400-context-length.http          | 400 | context-length check",
         "sglang   | /generate       | sglang-0.5.6/generate-400-validate-input-length.http   | 400 | validate_input_length",
         "tgi      | /generate       | tgi-3.3.7/generate-422-validation.http                 | 422 | validation",
-        "llamacpp | /completion     | llamacpp-b7062/completion-400-exceed-context-size.http | 400 | exceed_context_size_error"
+        "llamacpp | /completion     | llamacpp-b7062/completion-400-exceed-context-size.http | 400 | exceed_context_size_error",
+        "llamacpp | /completion     | llamacpp-d14ce3d/completion-np1-400.http               | 400 | exceed_context_size_error",
+        "llamacpp | /completion     | llamacpp-d14ce3d/completion-np1-context-shift-400.http | 400 | exceed_context_size_error"
       })
   void eachEnginesOwnRefusalIsRecognisedWithItsStatusAndErrorClass(
       String engineName, String path, String fixture, int status, String errorClass)
