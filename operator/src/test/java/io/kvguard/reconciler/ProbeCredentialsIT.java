@@ -37,10 +37,8 @@ class ProbeCredentialsIT extends EmbeddedClusterTest {
     return md;
   }
 
-  @Test
-  void anEngineThatNeedsATokenIsProbedWithItAndTheTokenIsWrittenNowhere() {
-    FakeEngine engine =
-        h.engine(EngineShapes.sglang(1_048_576, null, "0.5.22", 2_040_000)).requireBearer(TOKEN);
+  /** The Secret engine-token of the namespace, holding {@code token}. */
+  private void engineToken(String token) {
     h.client
         .secrets()
         .inNamespace(OperatorHarness.NAMESPACE)
@@ -49,9 +47,16 @@ class ProbeCredentialsIT extends EmbeddedClusterTest {
                 .withNewMetadata()
                 .withName("engine-token")
                 .endMetadata()
-                .addToStringData("token", TOKEN)
+                .addToStringData("token", token)
                 .build())
         .create();
+  }
+
+  @Test
+  void anEngineThatNeedsATokenIsProbedWithItAndTheTokenIsWrittenNowhere() {
+    FakeEngine engine =
+        h.engine(EngineShapes.sglang(1_048_576, null, "0.5.22", 2_040_000)).requireBearer(TOKEN);
+    engineToken(TOKEN);
     h.pod("serve-0", SERVE, engine);
     h.create(withSecret("engine-token"));
 
@@ -73,17 +78,7 @@ class ProbeCredentialsIT extends EmbeddedClusterTest {
   void aTokenSentOverPlainHttpIsNamedInTheStatusAndAWarningEvent() {
     FakeEngine engine =
         h.engine(EngineShapes.sglang(1_048_576, null, "0.5.22", 2_040_000)).requireBearer(TOKEN);
-    h.client
-        .secrets()
-        .inNamespace(OperatorHarness.NAMESPACE)
-        .resource(
-            new SecretBuilder()
-                .withNewMetadata()
-                .withName("engine-token")
-                .endMetadata()
-                .addToStringData("token", TOKEN)
-                .build())
-        .create();
+    engineToken(TOKEN);
     h.pod("serve-0", SERVE, engine);
     h.create(withSecret("engine-token"));
 
@@ -137,17 +132,7 @@ class ProbeCredentialsIT extends EmbeddedClusterTest {
   void aWrongTokenIsAFailedProbe() {
     FakeEngine engine =
         h.engine(EngineShapes.sglang(1_048_576, null, "0.5.22", 2_040_000)).requireBearer(TOKEN);
-    h.client
-        .secrets()
-        .inNamespace(OperatorHarness.NAMESPACE)
-        .resource(
-            new SecretBuilder()
-                .withNewMetadata()
-                .withName("engine-token")
-                .endMetadata()
-                .addToStringData("token", "stale")
-                .build())
-        .create();
+    engineToken("stale");
     h.pod("serve-0", SERVE, engine);
     h.create(withSecret("engine-token"));
 
