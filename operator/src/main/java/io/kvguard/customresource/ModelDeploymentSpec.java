@@ -26,6 +26,7 @@ public class ModelDeploymentSpec {
   private Long contextWindow;
 
   @Min(1.0)
+  @Max(SchemaBounds.POOL_RATIO)
   @Default("1.0")
   @JsonPropertyDescription("A pod passes only if its KV pool >= contextWindow x minPoolRatio.")
   private Double minPoolRatio = 1.0;

@@ -97,5 +97,11 @@ final class SchemaBounds {
    */
   static final double LONG = 9.223372036854775E18;
 
+  /**
+   * minPoolRatio: a pool a thousand times the window is already absurd; without a bound a ratio of
+   * 1e308 makes window x ratio infinite (issue 29 review).
+   */
+  static final double POOL_RATIO = 1000;
+
   private SchemaBounds() {}
 }

@@ -78,7 +78,14 @@ public final class GateWriter {
     synchronized (arbiter.lockFor(pod.getMetadata().getUid())) {
       GateArbiter.Arbitration arbitration =
           arbiter.arbitrate(pod.getMetadata().getUid(), self, mine, others);
-      return write(pod, arbitration.decision(), record, hooks, true).arbitrated(arbitration);
+      GateDecision decision = arbitration.decision();
+      if (decision.reason() == GateReason.Audit && GateState.letGoShut(pod)) {
+        // An Audit policy never held this gate shut, so it may not open it either: an Enforce
+        // policy let the pod go shut when its labels changed, and a label edit must not open a gate
+        // by moving the pod under an Audit policy. Only the record is written.
+        decision = null;
+      }
+      return write(pod, decision, record, hooks, true).arbitrated(arbitration);
     }
   }
 

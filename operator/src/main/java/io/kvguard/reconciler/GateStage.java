@@ -48,6 +48,9 @@ final class GateStage {
     Set<ResourceID> othersConcerning(Pod pod, ResourceID self);
 
     Optional<Pod> cachedPod(String namespace, String name);
+
+    /** Whether the policy enforces its verdicts (not Audit mode); true when it cannot be told. */
+    boolean enforces(ResourceID policy);
   }
 
   GateStage(
@@ -61,6 +64,11 @@ final class GateStage {
     this.cluster = cluster;
     this.forgetProbes = forgetProbes;
     this.passOf = passOf;
+  }
+
+  /** The policies whose last pass kept the pod with this UID (for pod events). */
+  Set<ResourceID> keptBy(String podUid) {
+    return keptPods.keptBy(podUid);
   }
 
   /**
@@ -134,14 +142,20 @@ final class GateStage {
       }
       written.kept().add(withNotes(assessment, conflicts));
     }
-    releaseDeselected(md, hooks, self, before, written, audit);
-    // What this policy remembers of pods it no longer has (deleted, or recreated under a new UID)
-    // goes now.
-    Set<String> keptUids =
-        written.kept().stream().map(PodAssessment::podUid).collect(Collectors.toSet());
-    for (String gone : keptPods.gone(self, keptUids)) {
-      forgetProbes.accept(gone, self);
-      writer.forget(gone, self);
+    Map<String, KeptPods.Kept> keptNow =
+        written.kept().stream()
+            .collect(
+                Collectors.toMap(
+                    PodAssessment::podUid,
+                    a -> new KeptPods.Kept(a.podName(), a.role()),
+                    (a, b) -> a));
+    Map<String, KeptPods.Kept> gone = keptPods.gone(self, keptNow);
+    releaseDeselected(md, hooks, self, before, gone, written, audit);
+    // What this policy remembers of pods it no longer has (deleted, recreated under a new UID, or
+    // let go) goes now.
+    for (String uid : gone.keySet()) {
+      forgetProbes.accept(uid, self);
+      writer.forget(uid, self);
     }
     return written;
   }
@@ -186,6 +200,7 @@ final class GateStage {
       GateWriter.Hooks hooks,
       ResourceID self,
       Map<String, VerdictRecord> before,
+      Map<String, KeptPods.Kept> goneSinceLastPass,
       Written written,
       boolean audit) {
     Set<String> selected =
@@ -206,6 +221,23 @@ final class GateStage {
             .ifPresent(pod -> note(written, pod, release(md, hooks, self, pod, left)));
       }
     }
+    // A pod the last pass kept that still exists under the same UID but is no longer selected, and
+    // whose record (tenant-writable pod metadata) no longer names the policy: let go shut all the
+    // same, or removing the record together with a selector label would keep its gate open.
+    goneSinceLastPass.forEach(
+        (uid, kept) -> {
+          if (selected.contains(kept.name()) || before.containsKey(kept.name())) {
+            return;
+          }
+          cluster
+              .cachedPod(md.getMetadata().getNamespace(), kept.name())
+              .filter(pod -> uid.equals(pod.getMetadata().getUid()))
+              .ifPresent(
+                  pod -> {
+                    written.released().add(new PassReport.Released(kept.name(), kept.role()));
+                    note(written, pod, release(md, hooks, self, pod, left));
+                  });
+        });
   }
 
   /**
@@ -219,9 +251,15 @@ final class GateStage {
         new GateWriter.Outcome(GateWriter.Status.WRITTEN, null, null, null);
     if (!PodGate.terminating(pod)) {
       Set<ResourceID> others = cluster.othersConcerning(pod, self);
+      // Letting a pod go shut, only an enforcing policy may take it over: an Audit one never holds
+      // a gate shut, so it would open it.
+      Set<ResourceID> holders =
+          left.open()
+              ? others
+              : others.stream().filter(cluster::enforces).collect(Collectors.toSet());
       outcome =
           writer.release(
-              pod, self, left, others, RecordUpdate.remove(md.getMetadata().getName()), hooks);
+              pod, self, left, holders, RecordUpdate.remove(md.getMetadata().getName()), hooks);
       others.forEach(passOf);
     }
     forgetProbes.accept(pod.getMetadata().getUid(), self);

@@ -10,6 +10,7 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
+import io.kvguard.customresource.Enforcement;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.ModelDeploymentStatus;
 import io.kvguard.customresource.PodVerdictStatus;
@@ -28,6 +29,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -87,10 +89,16 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       int podListConcurrency) {
     this.pods =
         new PodCache(
-            pod ->
-                policiesConcerning(pod).stream()
-                    .map(ResourceID::fromResource)
-                    .collect(Collectors.toSet()),
+            pod -> {
+              Set<ResourceID> concerned =
+                  policiesConcerning(pod).stream()
+                      .map(ResourceID::fromResource)
+                      .collect(Collectors.toCollection(HashSet::new));
+              // A pod edited out of every selector and stripped of its record still concerns the
+              // policy that kept it last pass: that policy lets it go shut.
+              concerned.addAll(keptBy(pod));
+              return concerned;
+            },
             podListConcurrency);
     this.clock = clock;
     this.signer = signer;
@@ -122,6 +130,15 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
               @Override
               public Optional<Pod> cachedPod(String namespace, String name) {
                 return ModelDeploymentReconciler.this.cachedPod(namespace, name);
+              }
+
+              @Override
+              public boolean enforces(ResourceID policy) {
+                IndexerResourceCache<ModelDeployment> cache = policies;
+                ModelDeployment md = cache == null ? null : cache.get(policy).orElse(null);
+                return md == null
+                    || md.getSpec() == null
+                    || md.getSpec().effectiveEnforcement() != Enforcement.Audit;
               }
             },
             probes::forget,
@@ -414,6 +431,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
         .stream()
         .filter(pod -> !PodGate.terminating(pod))
         .toList();
+  }
+
+  /** The policies whose last pass kept the pod (the pod cache maps events before gates exist). */
+  private Set<ResourceID> keptBy(Pod pod) {
+    return gates == null ? Set.of() : gates.keptBy(pod.getMetadata().getUid());
   }
 
   private Optional<Pod> cachedPod(String namespace, String name) {

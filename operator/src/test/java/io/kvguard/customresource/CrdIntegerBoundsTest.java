@@ -95,6 +95,14 @@ class CrdIntegerBoundsTest {
       checkMaximum(node, javaType, path, problems);
       return;
     }
+    if ("number".equals(node.path("type").asText())) {
+      // A double as large as 1e308 reads fine and makes window x ratio infinite: a bound keeps the
+      // arithmetic finite.
+      if (!node.has("maximum")) {
+        problems.add(path + " is a number without a maximum");
+      }
+      return;
+    }
     if (node.has("items")) {
       walk(node.get("items"), typeArgument(javaType, 0, path), path + "[]", integers, problems);
     }

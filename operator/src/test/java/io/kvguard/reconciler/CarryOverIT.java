@@ -212,7 +212,7 @@ class CarryOverIT extends EmbeddedClusterTest {
   }
 
   @Test
-  void aPodThatLeftThePolicyWhileTheOperatorWasDownIsHandedBackOnItsRecordAlone() {
+  void aPodThatLeftThePolicyWhileTheOperatorWasDownIsLetGoShutOnItsRecordAlone() {
     h.pod("serve-0", SERVE, h.engine(sglang(2_040_000)));
     h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
     awaitGate("serve-0", "True", "PoolSufficient");
@@ -234,9 +234,9 @@ class CarryOverIT extends EmbeddedClusterTest {
     statusListsNoPod();
     h.start();
 
-    // Handed back: open, the routing label gone (it means "verified"), and the policy's record gone
-    // with it.
-    awaitGate("serve-0", "True", "PolicyRemoved");
+    // Let go shut (the policy still exists; issue 29): the routing label gone, and the policy's
+    // record gone with it.
+    awaitGate("serve-0", "False", "NoLongerSelected");
     await()
         .atMost(Duration.ofSeconds(10))
         .untilAsserted(
