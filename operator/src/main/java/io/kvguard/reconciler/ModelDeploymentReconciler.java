@@ -435,7 +435,9 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
 
   /** The policies whose last pass kept the pod (the pod cache maps events before gates exist). */
   private Set<ResourceID> keptBy(Pod pod) {
-    return gates == null ? Set.of() : gates.keptBy(pod.getMetadata().getUid());
+    // A pod the cache holds as its key alone (no policy's business) carries no UID.
+    String uid = pod.getMetadata().getUid();
+    return gates == null || uid == null ? Set.of() : gates.keptBy(uid);
   }
 
   private Optional<Pod> cachedPod(String namespace, String name) {
