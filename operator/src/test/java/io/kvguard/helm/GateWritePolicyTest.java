@@ -326,6 +326,80 @@ class GateWritePolicyTest {
         .containsExactly(CONDITION_REFUSED);
   }
 
+  /**
+   * Going past a bound must not let a tenant through: labels and annotations are looked up, never
+   * iterated, so 1,025 of them change nothing, and past 256 conditions every condition change is
+   * refused, kvguard's included.
+   */
+  @Test
+  void pastABoundATenantStillCannotChangeTheGate() {
+    String crowded =
+        write(
+            changed(
+                VERIFIED,
+                pod -> {
+                  for (int i = 0; i < 1025; i++) {
+                    labels(pod).put("team.example.com/l" + i, "v");
+                    ((ObjectNode) pod.at("/metadata/annotations"))
+                        .put("team.example.com/a" + i, "v");
+                  }
+                  for (int i = 0; i < 300; i++) {
+                    ((ArrayNode) pod.at("/status/conditions"))
+                        .addObject()
+                        .put("type", "example.com/c" + i)
+                        .put("status", "True");
+                  }
+                }));
+    String unjudged =
+        write(
+            changed(
+                crowded,
+                pod -> {
+                  labels(pod).remove("kvguard.io/verified");
+                  condition(pod, "kvguard.io/pool-verified").put("status", "False");
+                }));
+    assertThat(
+            policy.refusals(
+                tenant(unjudged, pod -> labels(pod).put("kvguard.io/verified", "true"))))
+        .containsExactly(LABEL_REFUSED);
+    assertThat(
+            policy.refusals(
+                update(
+                    unjudged,
+                    pod -> condition(pod, "kvguard.io/pool-verified").put("status", "True"),
+                    "status",
+                    TENANT)))
+        .containsExactly(CONDITION_REFUSED);
+    assertThat(
+            policy.refusals(
+                tenant(
+                    crowded,
+                    pod ->
+                        ((ObjectNode) pod.at("/metadata/annotations"))
+                            .put("kvguard.io/verdicts", "{}"))))
+        .containsExactly("only kvguard changes the kvguard.io/verdicts annotation");
+    // Writes that keep the gate pass: an unrelated label, and the kubelet's status update that
+    // leaves the conditions as they were; a condition change past the bound, the kubelet's too,
+    // does not.
+    assertThat(policy.refusals(tenant(crowded, pod -> labels(pod).put("team", "b")))).isEmpty();
+    assertThat(
+            policy.refusals(
+                update(
+                    crowded,
+                    pod -> ((ObjectNode) pod.get("status")).put("podIP", "10.1.2.4"),
+                    "status",
+                    KUBELET)))
+        .isEmpty();
+    assertThat(
+            policy.refusals(
+                update(
+                    crowded,
+                    pod -> condition(pod, "Ready").put("status", "False"),
+                    "status",
+                    KUBELET)))
+        .containsExactly(CONDITION_REFUSED);
+  }
+
   private static Map<String, Object> tenant(String pod, Consumer<ObjectNode> change) {
     return update(pod, change, "", TENANT);
   }

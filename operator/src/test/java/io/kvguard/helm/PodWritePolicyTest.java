@@ -24,10 +24,17 @@ class PodWritePolicyTest {
   private static final String METADATA_REFUSED =
       "kvguard may change no pod metadata but its labels (kvguard.io/verified,"
           + " llm-d.ai/context-length-range) and the kvguard.io/verdicts annotation"
-          + " (and no annotation on a pod with more than 1024)";
+          + " (on a pod with more than 1024 annotations, none but it while closing)";
   private static final String LABEL_REFUSED =
       "kvguard may change no pod label but kvguard.io/verified and llm-d.ai/context-length-range"
-          + " (and none on a pod with more than 1024 labels)";
+          + " (on a pod with more than 1024 labels it may only remove them)";
+  private static final String CONDITION_REFUSED =
+      "kvguard may change no pod condition but kvguard.io/pool-verified"
+          + " (and none on a pod with more than 4096 conditions)";
+  private static final String ONLY_CLOSE =
+      "on a pod with more than 1024 labels or annotations or 256 conditions kvguard may only close"
+          + " its gate (no kvguard.io/pool-verified True, no kvguard.io/verified label added or"
+          + " changed)";
 
   /** A pod as the kubelet reports it, with kvguard's condition False and no label yet. */
   private static final String POD =
@@ -321,8 +328,7 @@ class PodWritePolicyTest {
             refusals(
                 update(
                     POD, pod -> condition(pod, "Ready").put("status", "True"), "status", KVGUARD)))
-        .containsExactly(
-            "kvguard may change no pod condition but kvguard.io/pool-verified (and none on a pod with more than 256 conditions)");
+        .containsExactly(CONDITION_REFUSED);
     assertThat(
             refusals(
                 update(
@@ -414,21 +420,13 @@ class PodWritePolicyTest {
   }
 
   /**
-   * What the CEL iterates is bounded, so an evaluation's cost is too: past the bound kvguard's
-   * write is refused.
+   * What the CEL iterates is bounded, so an evaluation's cost is too: past a bound kvguard may only
+   * close the gate, never open it.
    */
   @Test
   void labelsAndConditionsAreIteratedOnlyUpToTheirBound() {
     // 1,023 labels and kvguard's: 1,024, the bound.
-    String many =
-        write(
-            apply(
-                POD,
-                pod -> {
-                  for (int i = labels(pod).size(); i < 1023; i++) {
-                    labels(pod).put("team.example.com/l" + i, "v");
-                  }
-                }));
+    String many = write(apply(POD, pod -> addLabels(pod, 1023 - labels(pod).size())));
     assertThat(
             refusals(
                 update(many, pod -> labels(pod).put("kvguard.io/verified", "true"), "", KVGUARD)))
@@ -438,19 +436,8 @@ class PodWritePolicyTest {
             refusals(
                 update(
                     tooMany, pod -> labels(pod).put("kvguard.io/verified", "true"), "", KVGUARD)))
-        .containsExactly(LABEL_REFUSED);
-    String manyConditions =
-        write(
-            apply(
-                POD,
-                pod -> {
-                  for (int i = 0; i < 251; i++) {
-                    ((ArrayNode) pod.at("/status/conditions"))
-                        .addObject()
-                        .put("type", "example.com/c" + i)
-                        .put("status", "True");
-                  }
-                }));
+        .containsExactly(ONLY_CLOSE, LABEL_REFUSED);
+    String manyConditions = write(apply(POD, pod -> addConditions(pod, 251)));
     assertThat(
             refusals(
                 update(
@@ -458,8 +445,286 @@ class PodWritePolicyTest {
                     pod -> condition(pod, "kvguard.io/pool-verified").put("status", "True"),
                     "status",
                     KVGUARD)))
-        .containsExactly(
-            "kvguard may change no pod condition but kvguard.io/pool-verified (and none on a pod with more than 256 conditions)");
+        .containsExactly(ONLY_CLOSE);
+  }
+
+  // --- a tenant's pod beyond the bounds: kvguard's closing writes are admitted -----------------
+
+  /** A pod kvguard verified: its label, its condition True and its verdict record. */
+  private static final String VERIFIED =
+      write(
+          apply(
+              POD,
+              pod -> {
+                labels(pod)
+                    .put("kvguard.io/verified", "true")
+                    .put(GateNames.CONTEXT_LENGTH_LABEL, "0-131072");
+                ((ObjectNode) pod.at("/metadata/annotations"))
+                    .put("kvguard.io/verdicts", "{\"glm\":{\"verdict\":\"Verified\"}}");
+                condition(pod, "kvguard.io/pool-verified")
+                    .put("status", "True")
+                    .put("reason", "PoolSufficient");
+              }));
+
+  /**
+   * kvguard's status write when it decides PoolTooSmall (GatePatchPlanner.conditionPatch): its
+   * condition False and its verdict record, nothing else.
+   */
+  private static void closeCondition(ObjectNode pod) {
+    condition(pod, "kvguard.io/pool-verified")
+        .put("status", "False")
+        .put("reason", "PoolTooSmall")
+        .put("message", "pool 65536 < window 1048576");
+    ((ObjectNode) pod.at("/metadata/annotations"))
+        .put("kvguard.io/verdicts", "{\"glm\":{\"verdict\":\"Refused\"}}");
+  }
+
+  /**
+   * kvguard's label write on the pod when it closes (GatePatchPlanner.labelPatch): both its labels
+   * removed. The API server resets a pods write's status to the old one, so the status is as it
+   * was.
+   */
+  private static void removeLabels(ObjectNode pod) {
+    labels(pod).remove("kvguard.io/verified");
+    labels(pod).remove(GateNames.CONTEXT_LENGTH_LABEL);
+  }
+
+  /**
+   * The attack of the review: a tenant allowed to patch its pod (kubectl label) gives it 1,025
+   * labels, then swaps the engine for one with a small pool. kvguard decides PoolTooSmall; both its
+   * writes must pass or the condition stays True and the kubelet keeps the pod Ready. Opening stays
+   * refused, and so does anything but kvguard's own change.
+   */
+  @Test
+  void aTenantsThousandLabelsDoNotKeepKvguardFromClosingTheGate() {
+    String pinned = write(apply(VERIFIED, pod -> addLabels(pod, 1025)));
+    assertThat(refusals(update(pinned, PodWritePolicyTest::closeCondition, "status", KVGUARD)))
+        .isEmpty();
+    assertThat(refusals(update(pinned, PodWritePolicyTest::removeLabels, "", KVGUARD))).isEmpty();
+    // The label alone, the context-length label staying (a condition already False).
+    assertThat(
+            refusals(update(pinned, pod -> labels(pod).remove("kvguard.io/verified"), "", KVGUARD)))
+        .isEmpty();
+    // Opening: the condition True, the label added back, or a wider context length.
+    String closed =
+        write(
+            apply(
+                pinned,
+                pod -> {
+                  closeCondition(pod);
+                  removeLabels(pod);
+                }));
+    assertThat(
+            refusals(
+                update(
+                    closed,
+                    pod -> condition(pod, "kvguard.io/pool-verified").put("status", "True"),
+                    "status",
+                    KVGUARD)))
+        .containsExactly(ONLY_CLOSE);
+    assertThat(
+            refusals(
+                update(closed, pod -> labels(pod).put("kvguard.io/verified", "true"), "", KVGUARD)))
+        .containsExactly(ONLY_CLOSE, LABEL_REFUSED);
+    assertThat(
+            refusals(
+                update(
+                    pinned,
+                    pod -> labels(pod).put(GateNames.CONTEXT_LENGTH_LABEL, "0-1000000"),
+                    "",
+                    KVGUARD)))
+        .containsExactly(ONLY_CLOSE, LABEL_REFUSED);
+    // Closing while changing anything else: another label removed or added, an annotation.
+    assertThat(
+            refusals(
+                update(
+                    pinned,
+                    pod -> {
+                      removeLabels(pod);
+                      labels(pod).remove("app");
+                    },
+                    "",
+                    KVGUARD)))
+        .containsExactly(LABEL_REFUSED);
+    assertThat(
+            refusals(
+                update(
+                    pinned,
+                    pod -> {
+                      removeLabels(pod);
+                      labels(pod).put("routing", "on");
+                    },
+                    "",
+                    KVGUARD)))
+        .containsExactly(LABEL_REFUSED);
+    assertThat(
+            refusals(
+                update(
+                    pinned,
+                    pod -> {
+                      closeCondition(pod);
+                      labels(pod).remove("app");
+                    },
+                    "status",
+                    KVGUARD)))
+        .containsExactly(LABEL_REFUSED);
+    assertThat(
+            refusals(
+                update(
+                    pinned,
+                    pod -> {
+                      removeLabels(pod);
+                      ((ObjectNode) pod.at("/metadata/annotations")).remove("kvguard.io/verdicts");
+                    },
+                    "",
+                    KVGUARD)))
+        .containsExactly(LABEL_REFUSED);
+    assertThat(
+            refusals(
+                update(
+                    pinned,
+                    pod -> {
+                      closeCondition(pod);
+                      condition(pod, "Ready").put("status", "True");
+                    },
+                    "status",
+                    KVGUARD)))
+        .containsExactly(CONDITION_REFUSED);
+    assertThat(
+            refusals(
+                update(
+                    pinned,
+                    pod -> {
+                      removeLabels(pod);
+                      ((ObjectNode) pod.get("spec")).put("nodeName", "elsewhere");
+                    },
+                    "",
+                    KVGUARD)))
+        .containsExactly("kvguard may not change a pod's spec");
+  }
+
+  @Test
+  void aTenantsThousandAnnotationsDoNotKeepKvguardFromClosingTheGate() {
+    String pinned = write(apply(VERIFIED, pod -> addAnnotations(pod, 1025)));
+    assertThat(refusals(update(pinned, PodWritePolicyTest::closeCondition, "status", KVGUARD)))
+        .isEmpty();
+    assertThat(refusals(update(pinned, PodWritePolicyTest::removeLabels, "", KVGUARD))).isEmpty();
+    // The record removed with the condition closing.
+    assertThat(
+            refusals(
+                update(
+                    pinned,
+                    pod -> {
+                      closeCondition(pod);
+                      ((ObjectNode) pod.at("/metadata/annotations")).remove("kvguard.io/verdicts");
+                    },
+                    "status",
+                    KVGUARD)))
+        .isEmpty();
+    String closed = write(apply(pinned, PodWritePolicyTest::closeCondition));
+    assertThat(
+            refusals(
+                update(
+                    closed,
+                    pod -> condition(pod, "kvguard.io/pool-verified").put("status", "True"),
+                    "status",
+                    KVGUARD)))
+        .containsExactly(ONLY_CLOSE);
+    // Another annotation added or removed with the closing write.
+    assertThat(
+            refusals(
+                update(
+                    pinned,
+                    pod -> {
+                      closeCondition(pod);
+                      ((ObjectNode) pod.at("/metadata/annotations")).put("example.com/x", "y");
+                    },
+                    "status",
+                    KVGUARD)))
+        .containsExactly(METADATA_REFUSED);
+    assertThat(
+            refusals(
+                update(
+                    pinned,
+                    pod -> {
+                      closeCondition(pod);
+                      ((ObjectNode) pod.at("/metadata/annotations"))
+                          .remove("kubectl.kubernetes.io/default-container");
+                    },
+                    "status",
+                    KVGUARD)))
+        .containsExactly(METADATA_REFUSED);
+  }
+
+  /**
+   * Conditions only a pods/status writer can add. Beyond 256 kvguard may only close, every other
+   * condition compared up to 4096; beyond 4096 it writes no condition (its label removal still
+   * passes).
+   */
+  @Test
+  void manyConditionsDoNotKeepKvguardFromClosingTheGate() {
+    String pinned = write(apply(VERIFIED, pod -> addConditions(pod, 300)));
+    assertThat(refusals(update(pinned, PodWritePolicyTest::closeCondition, "status", KVGUARD)))
+        .isEmpty();
+    assertThat(refusals(update(pinned, PodWritePolicyTest::removeLabels, "", KVGUARD))).isEmpty();
+    String closed = write(apply(pinned, PodWritePolicyTest::closeCondition));
+    assertThat(
+            refusals(
+                update(
+                    closed,
+                    pod -> condition(pod, "kvguard.io/pool-verified").put("status", "True"),
+                    "status",
+                    KVGUARD)))
+        .containsExactly(ONLY_CLOSE);
+    assertThat(
+            refusals(
+                update(
+                    pinned,
+                    pod -> {
+                      closeCondition(pod);
+                      condition(pod, "example.com/c7").put("status", "False");
+                    },
+                    "status",
+                    KVGUARD)))
+        .containsExactly(CONDITION_REFUSED);
+    String beyond = write(apply(VERIFIED, pod -> addConditions(pod, 4092)));
+    assertThat(refusals(update(beyond, PodWritePolicyTest::removeLabels, "", KVGUARD))).isEmpty();
+    assertThat(refusals(update(beyond, PodWritePolicyTest::closeCondition, "status", KVGUARD)))
+        .containsExactly(ONLY_CLOSE, CONDITION_REFUSED);
+    // All three at once.
+    String all =
+        write(
+            apply(
+                VERIFIED,
+                pod -> {
+                  addLabels(pod, 1025);
+                  addAnnotations(pod, 1025);
+                  addConditions(pod, 300);
+                }));
+    assertThat(refusals(update(all, PodWritePolicyTest::closeCondition, "status", KVGUARD)))
+        .isEmpty();
+    assertThat(refusals(update(all, PodWritePolicyTest::removeLabels, "", KVGUARD))).isEmpty();
+  }
+
+  private static void addLabels(ObjectNode pod, int count) {
+    for (int i = 0; i < count; i++) {
+      labels(pod).put("team.example.com/l" + i, "v");
+    }
+  }
+
+  private static void addAnnotations(ObjectNode pod, int count) {
+    for (int i = 0; i < count; i++) {
+      ((ObjectNode) pod.at("/metadata/annotations")).put("team.example.com/a" + i, "v");
+    }
+  }
+
+  private static void addConditions(ObjectNode pod, int count) {
+    for (int i = 0; i < count; i++) {
+      ((ArrayNode) pod.at("/status/conditions"))
+          .addObject()
+          .put("type", "example.com/c" + i)
+          .put("status", "True");
+    }
   }
 
   // --- evaluation, as the API server does it (EvaluatedPolicy)
