@@ -33,6 +33,7 @@ public final class KvguardMetrics {
   public static final String ENGINE_ADVISORY_WARNINGS = "kvguard_engine_advisory_warnings";
   public static final String LABEL_ONLY_PODS = "kvguard_label_only_pods";
   public static final String UNREADABLE_MODELDEPLOYMENTS = "kvguard_unreadable_modeldeployments";
+  public static final String STRANDED_PODS = "kvguard_stranded_pods";
   public static final List<String> ALL =
       List.of(
           POD_KV_POOL_TOKENS,
@@ -47,7 +48,8 @@ public final class KvguardMetrics {
           EVENT_WRITES_TOTAL,
           ENGINE_ADVISORY_WARNINGS,
           LABEL_ONLY_PODS,
-          UNREADABLE_MODELDEPLOYMENTS);
+          UNREADABLE_MODELDEPLOYMENTS,
+          STRANDED_PODS);
 
   private final MeterRegistry registry;
   private final Map<Tags, AtomicLong> poolTokens = new ConcurrentHashMap<>();
@@ -56,6 +58,7 @@ public final class KvguardMetrics {
   private final Map<Tags, AtomicLong> advisoryWarnings = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> labelOnly = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> unreadable = new ConcurrentHashMap<>();
+  private final Map<Tags, AtomicLong> stranded = new ConcurrentHashMap<>();
 
   public KvguardMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -131,12 +134,11 @@ public final class KvguardMetrics {
     }
     poolTokens.keySet().removeIf(podTags -> sameDeployment(podTags, namespace, modelDeployment));
     // Per-role counters and timers (gate transitions, probe durations and failures, rejection
-    // probes). Gate writes that failed stay: a pod a deleted policy could not hand back keeps its
-    // gate, and the alert must still see it.
+    // probes) and the policy's failed gate writes. A pod it could not hand back is not forgotten
+    // with them: it is counted by kvguard_stranded_pods for as long as it carries the gate.
     for (Meter meter : List.copyOf(registry.getMeters())) {
       Meter.Id id = meter.getId();
       if (id.getName().startsWith("kvguard.")
-          && !id.getName().equals("kvguard.gate.write.failures")
           && namespace.equals(id.getTag("namespace"))
           && modelDeployment.equals(id.getTag("modeldeployment"))) {
         registry.remove(meter);
@@ -239,16 +241,45 @@ public final class KvguardMetrics {
   }
 
   /**
-   * A pod write the API server refused for good. {@code during} is {@code pass} (the gate stays as
-   * it was and the write is tried again) or {@code handback} (the policy was deleted anyway: the
-   * pod keeps the gate it had).
+   * A gate write of a pass the API server refused for good: the gate stays as it was and the write
+   * is tried again. The tag {@code during} is always {@code pass}: a failed hand-back of a deleted
+   * policy is no longer counted per policy (one series per deleted policy, forever, issue 28 §2),
+   * the pod it left is counted by {@link #strandedPods} while it lasts.
    */
-  public void gateWriteFailure(String namespace, String modelDeployment, String during) {
+  public void gateWriteFailure(String namespace, String modelDeployment) {
     Counter.builder("kvguard.gate.write.failures")
-        .description("Pod gate writes the API server refused after retries")
-        .tags("namespace", namespace, "modeldeployment", modelDeployment, "during", during)
+        .description("Pod gate writes of a pass the API server refused after retries")
+        .tags("namespace", namespace, "modeldeployment", modelDeployment, "during", "pass")
         .register(registry)
         .increment();
+  }
+
+  /**
+   * Pods of a namespace that carry the gate of a ModelDeployment that is gone (its hand-back
+   * failed) and that no ModelDeployment selects. A namespace's series exists only while it has one,
+   * so neither policies nor namespaces coming and going grow the registry.
+   */
+  public void strandedPods(String namespace, long pods) {
+    Tags tags = Tags.of("namespace", namespace);
+    if (pods <= 0) {
+      remove(stranded, "kvguard.stranded.pods", tags);
+      return;
+    }
+    gauge(
+            stranded,
+            "kvguard.stranded.pods",
+            "Pods still carrying the kvguard.io/pool-verified condition, kvguard.io/verified label"
+                + " and verdict record of a deleted ModelDeployment that could not hand them back,"
+                + " and selected by none",
+            tags)
+        .set(pods);
+  }
+
+  /** The namespaces that have a {@link #strandedPods} series now. */
+  public java.util.Set<String> strandedNamespaces() {
+    java.util.Set<String> namespaces = new java.util.TreeSet<>();
+    stranded.keySet().forEach(tags -> namespaces.add(tags.stream().findFirst().get().getValue()));
+    return namespaces;
   }
 
   /**

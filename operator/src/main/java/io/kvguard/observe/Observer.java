@@ -474,14 +474,20 @@ public final class Observer implements AutoCloseable {
         pod.getMetadata().getNamespace(),
         pod.getMetadata().getName(),
         error.toString());
-    metrics.gateWriteFailure(md.getMetadata().getNamespace(), md.getMetadata().getName(), "pass");
+    synchronized (this) {
+      // Like every meter of the policy: not brought back once its deletion removed them.
+      if (live.contains(md.getMetadata().getUid())) {
+        metrics.gateWriteFailure(md.getMetadata().getNamespace(), md.getMetadata().getName());
+      }
+    }
   }
 
   /**
    * A pod the deleted policy could not hand back (its namespace going, its RoleBinding gone, a
-   * webhook): the policy is let go regardless, so the pod keeps the gate it had. Said in the log,
-   * an event (which a namespace being deleted may refuse too) and a metric (which lives with the
-   * operator).
+   * webhook): the policy is let go regardless, so the pod keeps the gate it had. Said in the log
+   * and an event (which a namespace being deleted may refuse too); while the pod lives on with that
+   * gate, kvguard_stranded_pods counts it ({@link #strandedPods}). Not a counter per policy: that
+   * kept one series per deleted policy, forever (issue 28 §2).
    */
   private void handBackFailed(
       ModelDeployment md, io.fabric8.kubernetes.api.model.Pod pod, RuntimeException error) {
@@ -497,8 +503,6 @@ public final class Observer implements AutoCloseable {
         md.getMetadata().getName(),
         code,
         error.toString());
-    metrics.gateWriteFailure(
-        md.getMetadata().getNamespace(), md.getMetadata().getName(), "handback");
     String why =
         ": the gate could not be handed back ("
             + code
@@ -513,6 +517,19 @@ public final class Observer implements AutoCloseable {
         List.of(
             new Announcement(
                 "pod " + pod.getMetadata().getName() + why, pod.getMetadata().getName() + why)));
+  }
+
+  /**
+   * The stranded pods of every namespace whose pods are cached, recounted from the caches: a
+   * namespace counted 0, or no longer cached (no ModelDeployment left there), loses its series.
+   */
+  public synchronized void strandedPods(Map<String, Long> byNamespace) {
+    for (String namespace : metrics.strandedNamespaces()) {
+      if (!byNamespace.containsKey(namespace)) {
+        metrics.strandedPods(namespace, 0);
+      }
+    }
+    byNamespace.forEach(metrics::strandedPods);
   }
 
   private synchronized void gateFlipped(ModelDeployment md, String role, boolean open) {

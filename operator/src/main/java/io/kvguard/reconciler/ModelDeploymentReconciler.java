@@ -76,6 +76,19 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
 
   private volatile IndexerResourceCache<ModelDeployment> policies;
 
+  /**
+   * Counts the stranded pods of every cached namespace ({@link StrandedPods}) on a timer: a pod a
+   * deleted policy left triggers no pass (no policy concerns it), neither when it is handed back by
+   * hand nor when it is deleted.
+   */
+  private final java.util.concurrent.ScheduledExecutorService strandedCount =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+          runnable -> {
+            Thread thread = new Thread(runnable, "kvguard-stranded-pods");
+            thread.setDaemon(true);
+            return thread;
+          });
+
   public ModelDeploymentReconciler(
       EngineProbes engines,
       RejectionProbe rejectionProbe,
@@ -160,6 +173,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       EventSourceContext<ModelDeployment> context) {
     policies = context.getPrimaryCache();
     SelectionIndex.register(policies);
+    strandedCount.scheduleWithFixedDelay(
+        this::countStranded,
+        StrandedPods.RECOUNT.toMillis(),
+        StrandedPods.RECOUNT.toMillis(),
+        java.util.concurrent.TimeUnit.MILLISECONDS);
     // Pod informers are started per namespace by the passes that need them (PodCache).
     return List.of(probeEvents);
   }
@@ -558,7 +576,24 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     return !written.unwritten().isEmpty() && next.compareTo(WRITE_RETRY) > 0 ? WRITE_RETRY : next;
   }
 
+  /** The stranded pods of each namespace whose pods are cached (a follower caches none). */
+  private void countStranded() {
+    try {
+      IndexerResourceCache<ModelDeployment> cache = policies;
+      Map<String, Long> counts = new HashMap<>();
+      for (String namespace : pods.namespaces()) {
+        counts.put(
+            namespace, StrandedPods.count(pods.list(namespace), cache.list(namespace).toList()));
+      }
+      observer.strandedPods(counts);
+    } catch (RuntimeException e) {
+      // The next count comes all the same: a scheduled task that throws is never run again.
+      LOG.warn("cannot count stranded pods", e);
+    }
+  }
+
   public void shutdown() {
+    strandedCount.shutdownNow();
     probes.close();
     observer.close();
   }

@@ -73,7 +73,8 @@ class AlertsAndDashboardTest {
         true);
     metrics.rejectionProbe(
         KvguardMetrics.roleTags("inference", "glm", "prefill"), "sglang", "answered");
-    metrics.gateWriteFailure("inference", "glm", "handback");
+    metrics.gateWriteFailure("inference", "glm");
+    metrics.strandedPods("inference", 1);
     metrics.eventWrite("inference", "glm", "dropped");
     metrics.advisoryWarning("inference", "glm", "prefill", "sglang-pd-admission-abort", 2);
     metrics.labelOnlyPods(KvguardMetrics.roleTags("inference", "glm", "prefill"), 1);
@@ -128,7 +129,7 @@ class AlertsAndDashboardTest {
 
   @Test
   void everyAlertExpressionParsesAndNamesOnlyExportedMetricsAndLabels() {
-    assertThat(alertExpressions).hasSize(5);
+    assertThat(alertExpressions).hasSize(6);
     alertExpressions.forEach(
         (alert, expression) -> {
           PromQl.Names names = PromQl.parse(expression);
@@ -158,6 +159,27 @@ class AlertsAndDashboardTest {
     assertThat(alertExpressions.get("KvguardProbesFailing")).contains("rate(").contains("> 0.25");
     assertThat(PromQl.parse(alertExpressions.get("KvguardMetricsAbsent")).metrics())
         .containsExactly(KvguardMetrics.BUILD_INFO);
+    assertThat(PromQl.parse(alertExpressions.get("KvguardPodsStranded")).metrics())
+        .containsExactly(KvguardMetrics.STRANDED_PODS);
+  }
+
+  /**
+   * Issue 28 §2: the alert on pods a deleted policy left gated fires from the gauge of what exists,
+   * per namespace, and stops when the namespace's series goes; no counter of a deleted policy is
+   * left for it to read.
+   */
+  @Test
+  void theStrandedPodsAlertFiresWhileANamespaceHasOneAndStopsWhenItsSeriesGoes() {
+    ThresholdAlert alert = ThresholdAlert.parse(alertExpressions.get("KvguardPodsStranded"));
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    KvguardMetrics metrics = new KvguardMetrics(registry);
+    metrics.strandedPods("inference", 2);
+    metrics.strandedPods("batch", 0);
+    assertThat(alert.firing(registry.scrape()))
+        .isEqualTo(Map.of(Map.of("namespace", "inference"), 2.0));
+    metrics.strandedPods("inference", 0);
+    assertThat(alert.firing(registry.scrape())).isEmpty();
+    assertThat(registry.scrape()).doesNotContain(KvguardMetrics.STRANDED_PODS + "{");
   }
 
   @Test
@@ -223,6 +245,7 @@ class AlertsAndDashboardTest {
     assertThat(String.join(" ", panelExpressions.get("Verified / selected pods")))
         .contains("sum by")
         .contains("count by");
+    assertThat(metricsOf("Stranded pods")).containsExactly(KvguardMetrics.STRANDED_PODS);
     assertThat(metricsOf("Gate transitions"))
         .containsExactly(KvguardMetrics.GATE_TRANSITIONS_TOTAL);
     assertThat(metricsOf("Probe latency"))

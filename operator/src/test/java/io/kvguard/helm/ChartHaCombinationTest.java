@@ -199,7 +199,7 @@ class ChartHaCombinationTest {
   }
 
   @Test
-  void thePrometheusRuleCarriesTheFiveAlertsWithTheConfiguredDelays() {
+  void thePrometheusRuleCarriesTheSixAlertsWithTheConfiguredDelays() {
     HasMetadata rule = chart.kind("PrometheusRule").get(0);
     assertThat(rule.getMetadata().getLabels()).containsEntry("release", "kube-prometheus-stack");
     List<JsonNode> alerts = alerts(rule);
@@ -210,6 +210,7 @@ class ChartHaCombinationTest {
             "KvguardModelNotReady",
             "KvguardProbesFailing",
             "KvguardPodsLabelOnly",
+            "KvguardPodsStranded",
             "KvguardMetricsAbsent");
     assertThat(alerts.get(0).get("for").asText()).isEqualTo("7m");
     assertThat(alerts)
@@ -230,7 +231,8 @@ class ChartHaCombinationTest {
         RenderedChart.render(
                 RenderedChart.MONITORING_API
                     + "metrics: {prometheusRule: {enabled: true, metricsAbsent: {enabled: false},"
-                    + " probesFailing: {enabled: false}, labelOnlyPods: {enabled: false}}}")
+                    + " probesFailing: {enabled: false}, labelOnlyPods: {enabled: false},"
+                    + " strandedPods: {enabled: false}}}")
             .kind("PrometheusRule")
             .get(0);
     assertThat(alerts(rule))

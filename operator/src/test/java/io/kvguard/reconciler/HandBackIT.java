@@ -83,7 +83,9 @@ class HandBackIT extends EmbeddedClusterTest {
         .as("the refused hand-back was tried")
         .isNotEmpty()
         .allSatisfy(r -> assertThat(r.status()).isEqualTo(403));
-    // Said loudly: a warning event naming the pod, and a metric that lives with the operator.
+    // Said loudly: a warning event naming the pod. No counter is kept for the deleted policy (one
+    // series per deleted policy, forever, issue 28 §2); kvguard_stranded_pods counts such pods in
+    // namespaces that still hold a ModelDeployment (PolicyChurnIT), and this one holds none now.
     await()
         .atMost(Duration.ofSeconds(5))
         .untilAsserted(
@@ -96,8 +98,8 @@ class HandBackIT extends EmbeddedClusterTest {
                           assertThat(e.getMessage()).contains("serve-0").contains("HTTP 403");
                         }));
     assertThat(h.registry.scrape())
-        .containsPattern(
-            "kvguard_gate_write_failures_total\\{during=\"handback\",modeldeployment=\"glm\",namespace=\"inference\"} [1-9]");
+        .doesNotContain("during=\"handback\"")
+        .doesNotContain("modeldeployment=\"glm\"");
     // The pod keeps the gate it had: nothing kvguard could not write is claimed as done.
     h.api.faults(null);
     assertThat(h.gate("serve-0"))

@@ -4,68 +4,105 @@ import static io.kvguard.testing.OperatorHarness.role;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.kvguard.KvguardConfig;
+import io.kvguard.KvguardOperator;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
+import io.kvguard.helm.ThresholdAlert;
 import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.OperatorHarness;
+import io.kvguard.testkit.EmbeddedApiServer;
 import io.kvguard.testkit.EngineShapes;
-import io.micrometer.core.instrument.Meter;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 20, slow leaks: policies created and deleted under new names must not grow the operator.
- * Every meter of a deleted ModelDeployment (pod gauges, windows, per-role counters and timers,
- * Event-write counters once its last Events are written) goes with it; only a failed hand-back's
- * counter is kept, on purpose (HandBackIT). Took about 20 to 80 s for 200 policies on a 2-core
- * machine, as loaded.
+ * Issues 20 and 28 §2, slow leaks: policies created and deleted under new names, some of whose
+ * hand-backs fail for good, must leave the operator with the series a fresh operator has for the
+ * same live objects, while a pod one of them really left gated is still alerted on. Before, each
+ * failed hand-back kept a {@code kvguard_gate_write_failures_total{during="handback"}} series per
+ * deleted policy, forever, and nothing said whether its pod still carried the gate. Took about 40
+ * to 80 s on a 2-core machine, as loaded.
  */
 class PolicyChurnIT extends EmbeddedClusterTest {
   private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
+  private static final Map<String, String> SOLO = Map.of("app", "solo", "role", "serve");
   private static final int POLICIES = 200;
 
-  private void createAndAwait(String name) {
-    ModelDeployment md = h.modelDeployment(name, 1_048_576, role("serve", Engine.SGLANG, SERVE));
-    h.create(md);
+  /** Every 20th policy's hand-back is refused, the last one's too: 10 in all. */
+  private static boolean handBackFails(int policy) {
+    return policy % 20 == 19;
   }
 
-  private java.util.Set<String> meterIds() {
-    return h.registry.getMeters().stream()
-        .map(m -> m.getId().toString())
-        .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
+  private static final ThresholdAlert STRANDED = ThresholdAlert.ofChart("KvguardPodsStranded");
+
+  /** What the namespace keeps: a policy that selects no pod, so its meters have no history. */
+  private void keeper() {
+    h.create(
+        h.modelDeployment(
+            "keeper", 1_048_576, role("serve", Engine.SGLANG, Map.of("app", "none-yet"))));
   }
 
-  private static boolean isKvguards(String meterId) {
-    return meterId.startsWith("MeterId{name='kvguard.");
-  }
-
-  private long kvguardMeters() {
-    return h.registry.getMeters().stream()
-        .map(Meter::getId)
-        .filter(id -> id.getName().startsWith("kvguard."))
-        .count();
-  }
-
-  @Test
-  void theRegistryIsBackWhereItStartedAfterHundredsOfPoliciesCameAndWent() {
-    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(1_048_576, null, "0.5.22", 2_040_000)));
-    // A first policy comes and goes, so the operator's own lazily made meters exist before the
-    // count.
-    createAndAwait("warm-up");
-    awaitGate("serve-0", "True", "PoolSufficient");
+  private void delete(String name) {
     h.client
         .resources(ModelDeployment.class)
         .inNamespace(OperatorHarness.NAMESPACE)
-        .withName("warm-up")
+        .withName(name)
         .delete();
-    await().atMost(Duration.ofSeconds(30)).until(() -> h.get("warm-up") == null);
-    await().atMost(Duration.ofSeconds(10)).until(() -> kvguardMeters() == 1); // kvguard_build_info
-    java.util.Set<String> before = meterIds();
-    long started = System.nanoTime();
+    await().atMost(Duration.ofSeconds(30)).until(() -> h.get(name) == null);
+  }
 
-    IntStream.range(0, POLICIES).forEach(i -> createAndAwait("churn-" + i));
+  /** Deletes the policy while the API server refuses every write to its pods (403). */
+  private void deleteRefusingItsHandBack(String name) {
+    h.api.faults(
+        request ->
+            request.getMethod().equals("PATCH") && request.getPath().contains("/pods/")
+                ? new MockResponse()
+                    .setResponseCode(403)
+                    .setBody(EmbeddedApiServer.status(403, "Forbidden", "pods is forbidden"))
+                : null);
+    try {
+      delete(name);
+    } finally {
+      h.api.faults(null);
+    }
+  }
+
+  /** The kvguard series Prometheus would scrape, each as its name and labels (values left out). */
+  private static Set<String> kvguardSeries(PrometheusMeterRegistry registry) {
+    return Arrays.stream(registry.scrape().split("\n"))
+        .filter(line -> line.startsWith("kvguard_"))
+        .map(line -> line.substring(0, line.lastIndexOf(' ')))
+        .collect(Collectors.toCollection(TreeSet::new));
+  }
+
+  private static Map<Map<String, String>, Double> strandedAlerts(PrometheusMeterRegistry registry) {
+    return STRANDED.firing(registry.scrape());
+  }
+
+  @Test
+  void afterHundredsOfPoliciesTheSeriesAreAFreshOperatorsAndOnlyAReallyStrandedPodIsAlerted() {
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(1_048_576, null, "0.5.22", 2_040_000)));
+    keeper();
+    long started = System.nanoTime();
+    IntStream.range(0, POLICIES)
+        .forEach(
+            i ->
+                h.create(
+                    h.modelDeployment(
+                        "churn-" + i, 1_048_576, role("serve", Engine.SGLANG, SERVE))));
     await()
         .atMost(Duration.ofSeconds(120))
         .untilAsserted(
@@ -77,57 +114,109 @@ class PolicyChurnIT extends EmbeddedClusterTest {
                                 .as("churn-" + i)
                                 .isEqualTo("1/1")));
     System.out.printf(
-        "policy-churn: %d policies verified after %d ms%n",
-        POLICIES, (System.nanoTime() - started) / 1_000_000);
-    assertThat(meterIds().size())
-        .as("each policy has its own meters while it exists")
-        .isGreaterThanOrEqualTo(before.size() + 2 * POLICIES);
+        "policy-churn: %d policies verified after %d ms, %d kvguard series%n",
+        POLICIES, (System.nanoTime() - started) / 1_000_000, kvguardSeries(h.registry).size());
 
-    // One after another, as policies come and go: all at once, the two hundred hand-backs of the
-    // one pod race each other (each is told "the pod's gate kept changing"), and a failed
-    // hand-back's counter is kept on purpose.
+    // One after another, as policies come and go (all at once, their two hundred hand-backs of the
+    // one pod race each other). The last one's hand-back fails too: serve-0 keeps its gate, label
+    // and records for good, selected by no policy.
     for (int i = 0; i < POLICIES; i++) {
-      String name = "churn-" + i;
-      h.client
-          .resources(ModelDeployment.class)
-          .inNamespace(OperatorHarness.NAMESPACE)
-          .withName(name)
-          .delete();
-      await().atMost(Duration.ofSeconds(30)).until(() -> h.get(name) == null);
+      if (handBackFails(i)) {
+        deleteRefusingItsHandBack("churn-" + i);
+      } else {
+        delete("churn-" + i);
+      }
     }
-
     System.out.printf(
         "policy-churn: deleted after %d ms%n", (System.nanoTime() - started) / 1_000_000);
-    // kvguard's own meters are back to exactly what they were; JOSDK's are aggregates (one per
-    // outcome, retry count or exception class, never per resource), so they may gain an outcome but
-    // never a policy. The one exception: a hand-back that lost its race against the other policies'
-    // passes on the same pod is counted in kvguard.gate.write.failures{during=handback}, kept on
-    // purpose after its policy is gone (HandBackIT: the alert on it must still see it). Such a
-    // counter exists only for a hand-back that really failed.
+    assertThat(h.gate("serve-0"))
+        .hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo("PoolSufficient"));
+    assertThat(h.labelled("serve-0")).isTrue();
     await()
         .atMost(Duration.ofSeconds(30))
         .untilAsserted(
             () ->
-                assertThat(meterIds())
-                    .as("meters after %d policies came and went", POLICIES)
-                    .filteredOn(PolicyChurnIT::isKvguards)
-                    .filteredOn(id -> !isFailedHandBack(id))
-                    .containsExactlyElementsOf(
-                        before.stream().filter(PolicyChurnIT::isKvguards).toList()));
-    assertThat(h.registry.getMeters())
-        .filteredOn(meter -> !isFailedHandBack(meter.getId().toString()))
-        .allSatisfy(
-            meter ->
-                assertThat(meter.getId().getTags())
-                    .noneMatch(
-                        tag ->
-                            tag.getValue().startsWith("churn-")
-                                || tag.getValue().equals("serve-0")));
-    assertThat(meterIds().size()).isLessThan(before.size() + 10);
-  }
+                assertThat(strandedAlerts(h.registry))
+                    .as("the alert on the pod the last hand-back left gated")
+                    .isEqualTo(Map.of(Map.of("namespace", OperatorHarness.NAMESPACE), 1.0)));
+    Set<String> churned = kvguardSeries(h.registry);
 
-  private static boolean isFailedHandBack(String meterId) {
-    return meterId.startsWith("MeterId{name='kvguard.gate.write.failures'")
-        && meterId.contains("tag(during=handback)");
+    // A fresh operator, watching the same objects: the keeper policy and the stranded pod.
+    h.stopOperator();
+    PrometheusMeterRegistry fresh = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    try (KubernetesClient client =
+            new KubernetesClientBuilder()
+                .withConfig(
+                    new io.fabric8.kubernetes.client.ConfigBuilder(h.client.getConfiguration())
+                        .withUserAgent(OperatorHarness.OPERATOR_AGENT)
+                        .build())
+                .build();
+        KvguardOperator operator =
+            KvguardOperator.create(
+                client,
+                new KvguardConfig(
+                    Set.of(),
+                    0,
+                    false,
+                    OperatorHarness.OPERATOR_NAMESPACE,
+                    8,
+                    io.kvguard.probe.EngineHttp.DEFAULT_MAX_BODY_BYTES,
+                    "kvguard-test-fresh"),
+                fresh,
+                Clock.systemUTC(),
+                false)) {
+      operator.start();
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(() -> assertThat(strandedAlerts(fresh)).hasSize(1));
+      System.out.printf(
+          "policy-churn: %d kvguard series after the churn, %d on a fresh operator%n",
+          churned.size(), kvguardSeries(fresh).size());
+      assertThat(churned)
+          .as("series after %d policies came and went", POLICIES)
+          .containsExactlyElementsOf(kvguardSeries(fresh));
+
+      // Handed back: a policy selects the pod (no longer stranded), then is deleted and writes.
+      h.create(h.modelDeployment("rescue", 1_048_576, role("serve", Engine.SGLANG, SERVE)));
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(() -> assertThat(strandedAlerts(fresh)).isEmpty());
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(() -> assertThat(h.status("rescue").verified).isEqualTo("1/1"));
+      delete("rescue");
+      awaitGate("serve-0", "True", "PolicyRemoved");
+      assertThat(h.labelled("serve-0")).isFalse();
+      await()
+          .during(StrandedPods.RECOUNT.plusSeconds(1))
+          .atMost(StrandedPods.RECOUNT.plusSeconds(10))
+          .untilAsserted(
+              () -> {
+                assertThat(strandedAlerts(fresh)).isEmpty();
+                assertThat(fresh.scrape()).doesNotContain("kvguard_stranded_pods{");
+              });
+
+      // Deleted: a pod left gated by a failed hand-back, then deleted by its owner.
+      h.pod("solo-0", SOLO, h.engine(EngineShapes.sglang(1_048_576, null, "0.5.22", 2_040_000)));
+      h.create(h.modelDeployment("solo", 1_048_576, role("serve", Engine.SGLANG, SOLO)));
+      awaitGate("solo-0", "True", "PoolSufficient");
+      deleteRefusingItsHandBack("solo");
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () ->
+                  assertThat(strandedAlerts(fresh))
+                      .isEqualTo(Map.of(Map.of("namespace", OperatorHarness.NAMESPACE), 1.0)));
+      h.client.pods().inNamespace(OperatorHarness.NAMESPACE).withName("solo-0").delete();
+      await()
+          .atMost(StrandedPods.RECOUNT.plusSeconds(20))
+          .untilAsserted(
+              () -> {
+                assertThat(strandedAlerts(fresh)).isEmpty();
+                assertThat(fresh.scrape()).doesNotContain("kvguard_stranded_pods{");
+              });
+    }
+    System.out.printf(
+        "policy-churn: done after %d ms%n", (System.nanoTime() - started) / 1_000_000);
   }
 }
