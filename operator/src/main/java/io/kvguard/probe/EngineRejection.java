@@ -64,6 +64,15 @@ public interface EngineRejection {
   Optional<String> refusal(EngineResponse response);
 
   /**
+   * As {@link #refusal(EngineResponse)}, for engines whose refusal states numbers that must be
+   * those of this probe: the prompt sent and the context length the pod reported.
+   */
+  default Optional<String> refusal(
+      EngineResponse response, OverLimitPrompt sent, PoolObservation observation) {
+    return refusal(response);
+  }
+
+  /**
    * Whether a refusal recorded earlier (on the pod, before an operator restart) is one this
    * recogniser gives today: a record from a kvguard build that recognised more must not stand in
    * for a refusal.
@@ -79,6 +88,15 @@ public interface EngineRejection {
    */
   default Optional<String> fixFor(EngineResponse response, OverLimitPrompt prompt) {
     return Optional.empty();
+  }
+
+  /**
+   * As {@link #fixFor(EngineResponse, OverLimitPrompt)}, for engines that say what in the answer
+   * did not match the pod's own figures (never quoting the body).
+   */
+  default Optional<String> fixFor(
+      EngineResponse response, OverLimitPrompt prompt, PoolObservation observation) {
+    return fixFor(response, prompt);
   }
 
   /**

@@ -101,12 +101,12 @@ public final class RejectionProbe {
         response.contentType() != null
             && response.contentType().toLowerCase(Locale.ROOT).startsWith("text/event-stream");
     if (status >= 400 && status < 500 && !streamed) {
-      Optional<String> refusal = engine.get().refusal(response);
+      Optional<String> refusal = engine.get().refusal(response, prompt, observation);
       if (refusal.isPresent()) {
         return new RejectionOutcome.Refused(status, refusal.get(), promptTokens);
       }
       return new RejectionOutcome.Inconclusive(
-          notARefusal(engine.get(), response, prompt), promptTokens);
+          notARefusal(engine.get(), response, prompt, observation), promptTokens);
     }
     if (status >= 300 && status < 400) {
       return new RejectionOutcome.Failed(
@@ -122,7 +122,10 @@ public final class RejectionProbe {
   }
 
   private static String notARefusal(
-      EngineRejection engine, EngineResponse response, OverLimitPrompt prompt) {
+      EngineRejection engine,
+      EngineResponse response,
+      OverLimitPrompt prompt,
+      PoolObservation observation) {
     return "POST "
         + prompt.path()
         + " answered HTTP "
@@ -133,7 +136,7 @@ public final class RejectionProbe {
         + engine.refusalShape()
         + "; "
         + engine
-            .fixFor(response, prompt)
+            .fixFor(response, prompt, observation)
             .orElse(
                 "something other than the engine answered (a proxy, an"
                     + " authentication layer) or an engine build kvguard does not know: point the role's port at the"
