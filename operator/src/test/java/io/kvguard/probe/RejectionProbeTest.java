@@ -121,14 +121,13 @@ class RejectionProbeTest {
       delimiter = '|',
       value = {
         "{\"object\":\"error\",\"message\":\"This model's maximum context length is 4096 tokens. However, you requested 4098 tokens (4097 in the messages, 1 in the completion). Please reduce the length of the messages or completion.\",\"type\":\"BadRequestError\",\"param\":null,\"code\":400}",
-        "{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens. However, your request has 4097 input tokens. Please reduce the length of the input messages.\",\"type\":\"BadRequestError\",\"param\":\"input_tokens\",\"code\":400}}"
+        "{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens. However, you requested 1 output tokens and your prompt contains 4097 input tokens, for a total of 4098 tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=4097)\",\"type\":\"BadRequestError\",\"param\":\"input_tokens\",\"code\":400}}"
       })
   void vllmsRefusalIsRecognisedInBothOfItsEnvelopes(String body) throws Exception {
     engine.answer("/v1/completions", answer(400, "application/json", body));
 
     assertThat(send("vllm", 4_097))
-        .isEqualTo(
-            new RejectionOutcome.Refused(400, "BadRequestError: maximum context length", 4_097));
+        .isEqualTo(new RejectionOutcome.Refused(400, VllmRejection.ERROR_CLASS, 4_097));
     JsonNode sent = new ObjectMapper().readTree(engine.lastBody("/v1/completions"));
     assertThat(sent.get("model").asText()).isEqualTo("m");
     assertTokenIds(sent.get("prompt"), 4_097);
@@ -177,8 +176,9 @@ class RejectionProbeTest {
                 assertThat(i.cause())
                     .isEqualTo(
                         "POST /v1/completions answered HTTP 400 (text/html), which is not vLLM's length"
-                            + " refusal (HTTP 400, error type BadRequestError, whose message says \"maximum context length is N"
-                            + " tokens\"); something other"
+                            + " refusal (HTTP 400, a JSON error of type BadRequestError and code 400 whose message is"
+                            + " vLLM's whole \"maximum context length\" sentence with the prompt sent and the pod's"
+                            + " max_model_len); something other"
                             + " than the engine answered (a proxy, an authentication layer) or an engine build kvguard does not"
                             + " know: point the role's port at the engine itself and check which component answered in the"
                             + " engine's and the proxy's logs"));
@@ -202,6 +202,32 @@ class RejectionProbeTest {
     engine.answer("/v1/completions", answer(400, "application/json", body));
 
     assertThat(send("vllm", 4_097)).isInstanceOf(RejectionOutcome.Inconclusive.class);
+  }
+
+  @Test
+  void vllmsRefusalAnsweredWithHttp200IsAnAnswer() {
+    engine.answer("/v1/completions", answer(200, "application/json", VllmRejectionTest.CURRENT));
+
+    assertThat(send("vllm", 4_097)).isInstanceOf(RejectionOutcome.Answered.class);
+  }
+
+  @Test
+  void aGatewayCopyingVllmsSentenceWithItsOwnContextIsNamedByWhatDiffered() {
+    engine.answer(
+        "/v1/completions",
+        answer(
+            400,
+            "application/json",
+            VllmRejectionTest.CURRENT.replace("is 4096 tokens", "is 131072 tokens")));
+
+    assertThat(send("vllm", 4_097))
+        .isInstanceOfSatisfying(
+            RejectionOutcome.Inconclusive.class,
+            i ->
+                assertThat(i.cause())
+                    .contains(
+                        "; the JSON answer is not vLLM's: it states a context length of 131072 tokens, and the"
+                            + " pod reports max_model_len 4096. Something other than the engine answered"));
   }
 
   @Test

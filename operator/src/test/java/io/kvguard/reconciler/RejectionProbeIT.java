@@ -309,8 +309,9 @@ class RejectionProbeIT extends EmbeddedClusterTest {
             400,
             "application/json",
             ("{\"object\":\"error\",\"message\":"
-                    + "\"This model's maximum context length is 1048576 tokens. However, you requested 1048578 tokens\","
-                    + "\"type\":\"BadRequestError\",\"param\":null,\"code\":400}")
+                    + "\"This model's maximum context length is 1048576 tokens. However, you requested 1048578 tokens"
+                    + " (1048577 in the messages, 1 in the completion). Please reduce the length of the messages or"
+                    + " completion.\",\"type\":\"BadRequestError\",\"param\":null,\"code\":400}")
                 .getBytes(),
             0));
     FakeEngine engine = h.engine(answers);
