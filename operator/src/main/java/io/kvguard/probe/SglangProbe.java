@@ -12,7 +12,9 @@ import java.util.OptionalLong;
  * SGLang: the pool is the smallest {@code internal_states[i].memory_usage.token_capacity} over all
  * data-parallel ranks of {@code /server_info} (older builds: {@code /get_server_info}); the
  * top-level {@code max_total_num_tokens} (rank 0 only) is used only when no rank reports a
- * capacity.
+ * capacity. Under decode context parallelism the figure is the pool the scheduler admits against
+ * ({@link SglangDcpPool}); the Rust front end's /server_info proves neither the rank count nor the
+ * mode and fails the probe ({@link #RUST_FRONT_END}).
  */
 public final class SglangProbe implements EngineProbe {
   static final String SERVER_INFO = "/server_info";
