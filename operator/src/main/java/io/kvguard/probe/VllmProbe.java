@@ -26,11 +26,11 @@ import java.util.Set;
  * replaces the measured block count: {@code num_gpu_blocks} and {@code kv_cache_size_tokens} are
  * then the overridden pool the scheduler uses ({@code vllm/v1/engine/core.py} {@code
  * _initialize_kv_caches}, {@code vllm/v1/core/kv_cache_utils.py} {@code may_override_num_blocks},
- * {@code update_kv_cache_capacity} at jsboige/vllm main ffd91ee17a). Until PR #41069 (merged
- * 2026-04/05) the start-up check ignored the override, so an engine could start with a pool smaller
- * than one max_model_len request (issue #27181: 16 tokens for a 2,048-token context); with an
- * override the context length is therefore no lower bound of the pool, and the block product stays
- * a plain upper bound.
+ * {@code update_kv_cache_capacity} at jsboige/vllm main ffd91ee17a). Until PR #41069 (opened
+ * 2026-04-28; the first release carrying it was not read) the start-up check ignored the override,
+ * so an engine could start with a pool smaller than one max_model_len request (issue #27181: 16
+ * tokens for a 2,048-token context); with an override the context length is therefore no lower
+ * bound of the pool, and the block product stays a plain upper bound.
  */
 public final class VllmProbe implements EngineProbe {
   static final String METRICS = "/metrics";
