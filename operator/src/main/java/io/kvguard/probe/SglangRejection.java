@@ -22,6 +22,14 @@ import java.util.regex.Pattern;
  * cannot reach a prefill server at {@code None} ({@code disaggregation/decode.py}, HTTP 500):
  * neither answer says anything about the rejection path, so such a prompt is only sent through the
  * router, which adds the bootstrap fields.
+ *
+ * <p>The Rust front end ({@code SGLANG_RUST_SERVER=1}, 0.5.17 and later; read at v0.5.18 through
+ * the fork bytedance-iaas/sglang) runs the same two tokenizer checks with the same wordings ({@code
+ * rust/sglang-server/src/tokenizer_manager/ingress.rs} {@code check_total_tokens}) as {@code
+ * Error::Validation}, whose text is prefixed "validation failed: " ({@code error.rs}) and answered
+ * as HTTP 400 {@code {"error": {"message": …, "code": 400}}} ({@code api_server/native_api.rs}
+ * {@code drain_unary}, {@code utils/response.rs} {@code error_value}). The scheduler's refusal
+ * reaches it unprefixed, as on the Python server.
  */
 final class SglangRejection implements EngineRejection {
   static final String GENERATE = "/generate";
@@ -37,6 +45,9 @@ final class SglangRejection implements EngineRejection {
       Pattern.compile(
           "Input length \\([0-9]+ tokens\\) exceeds the maximum allowed length \\([0-9]+ tokens\\)\\..*",
           Pattern.DOTALL);
+
+  /** The prefix of the Rust front end's validation errors ({@code error.rs}). */
+  private static final String RUST_VALIDATION = "validation failed: ";
 
   @Override
   public String engineName() {
@@ -93,6 +104,9 @@ final class SglangRejection implements EngineRejection {
     if (message.isEmpty()) {
       return Optional.empty();
     }
+    if (message.get().startsWith(RUST_VALIDATION)) {
+      return rustTokenizerCheck(response, message.get().substring(RUST_VALIDATION.length()));
+    }
     if (CONTEXT_CHECK.matcher(message.get()).matches()) {
       return Optional.of("context-length check");
     }
@@ -101,6 +115,29 @@ final class SglangRejection implements EngineRejection {
     }
     if (SCHEDULER_CHECK.matcher(message.get()).matches()) {
       return Optional.of("validate_input_length");
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The Rust front end's tokenizer refusal: its whole body shape, {@code "code": 400} included, and
+   * only the two length checks it prefixes.
+   */
+  private static Optional<String> rustTokenizerCheck(EngineResponse response, String checked) {
+    boolean code400 =
+        ErrorBodies.object(response)
+            .flatMap(body -> ErrorBodies.child(body, "error"))
+            .map(error -> error.get("code"))
+            .filter(code -> code.isIntegralNumber() && code.asLong() == 400)
+            .isPresent();
+    if (!code400) {
+      return Optional.empty();
+    }
+    if (CONTEXT_CHECK.matcher(checked).matches()) {
+      return Optional.of("context-length check");
+    }
+    if (TOTAL_CHECK.matcher(checked).matches()) {
+      return Optional.of("total-token check");
     }
     return Optional.empty();
   }

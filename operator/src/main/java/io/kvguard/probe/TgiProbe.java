@@ -13,11 +13,26 @@ import java.util.OptionalLong;
  * The pool is {@code /info} {@code max_batch_total_tokens} up to 2.2.x; 2.3.0 removed it and 2.3.1
  * and later export the {@code tgi_batch_max_total_tokens} gauge on {@code /metrics} instead.
  * Sharded TGI is tensor-parallel only, so one figure covers the whole pod.
+ *
+ * <p>Both are the router's {@code max_batch_total_tokens}: the pool the warm-up measured when the
+ * shard reports one (flash-attention models), otherwise {@code --max-batch-total-tokens}, or
+ * max(16000, max_total_tokens, max_batch_prefill_tokens) without the flag ({@code
+ * backends/v3/src/lib.rs} {@code connect_backend} at v3.3.7; {@code router/src/server.rs} at
+ * v2.2.0). The shard's answer ({@code BackendInfo}, the "Model does not support automatic max batch
+ * total tokens" warning) is not served on {@code /info} or {@code /metrics}, so the note {@link
+ * #FIGURE_CAVEAT} goes with every figure.
  */
 public final class TgiProbe implements EngineProbe {
   static final String INFO = "/info";
   static final String METRICS = "/metrics";
   static final String POOL_GAUGE = "tgi_batch_max_total_tokens";
+
+  static final String FIGURE_CAVEAT =
+      PoolObservation.FIGURE_CAVEAT
+          + "TGI measures this figure in its warm-up only for flash-attention models; for"
+          + " other models the router sets it from --max-batch-total-tokens, or max(16000,"
+          + " max_total_tokens, max_batch_prefill_tokens) without the flag, and nothing TGI serves"
+          + " says which: for a model without flash attention the figure is only as good as that flag";
 
   private final EngineHttp http;
 
@@ -57,6 +72,7 @@ public final class TgiProbe implements EngineProbe {
       pool = gauge(endpoint);
       notes.add("pool from " + METRICS + " " + POOL_GAUGE + " (TGI 2.3.1 and later)");
     }
+    notes.add(FIGURE_CAVEAT);
     String version = EngineText.version(StrictJson.optionalText(info, "version"));
     return ProbeOutcome.observed(new PoolObservation(pool, engineContext, version, null, notes));
   }

@@ -21,6 +21,16 @@ import java.util.Set;
  * {@code num_gpu_blocks} across engines: it is an upper bound, and vLLM's own start-up check (it
  * refuses to start unless one request of max_model_len fits its KV cache) makes the context length
  * a lower bound.
+ *
+ * <p>{@code --num-gpu-blocks-override} (label {@code num_gpu_blocks_override}, "None" when unset)
+ * replaces the measured block count: {@code num_gpu_blocks} and {@code kv_cache_size_tokens} are
+ * then the overridden pool the scheduler uses ({@code vllm/v1/engine/core.py} {@code
+ * _initialize_kv_caches}, {@code vllm/v1/core/kv_cache_utils.py} {@code may_override_num_blocks},
+ * {@code update_kv_cache_capacity} at jsboige/vllm main ffd91ee17a). Until PR #41069 (opened
+ * 2026-04-28; the first release carrying it was not read) the start-up check ignored the override,
+ * so an engine could start with a pool smaller than one max_model_len request (issue #27181: 16
+ * tokens for a 2,048-token context); with an override the context length is therefore no lower
+ * bound of the pool, and the block product stays a plain upper bound.
  */
 public final class VllmProbe implements EngineProbe {
   static final String METRICS = "/metrics";
@@ -79,6 +89,17 @@ public final class VllmProbe implements EngineProbe {
       return ProbeOutcome.observed(
           new PoolObservation(pool.tokens(), engineContext, version, null, notes));
     }
+    if (pool.overridden()) {
+      return ProbeOutcome.observed(
+          PoolObservation.upperBound(
+              pool.tokens(),
+              engineContext,
+              version,
+              null,
+              notes,
+              PoolObservation.PoolSource.UPPER_BOUND,
+              OVERRIDE_CAVEAT));
+    }
     return ProbeOutcome.observed(
         PoolObservation.upperBound(
             pool.tokens(),
@@ -96,11 +117,22 @@ public final class VllmProbe implements EngineProbe {
           + " metrics page cannot rule out; run a vLLM build that exports kv_cache_size_tokens, or, if the model has one"
           + " KV-cache group, declare blockCountIsPool: true on the role";
 
+  static final String OVERRIDE_CAVEAT =
+      "the engine runs with --num-gpu-blocks-override and exports no kv_cache_size_tokens:"
+          + " num_gpu_blocks × block_size counts the overridden blocks (an upper bound for hybrid"
+          + " models), and vLLM builds before PR #41069 start without checking that one request of"
+          + " max_model_len fits them, so max_model_len proves nothing about the pool; drop the"
+          + " override, or run a vLLM build that exports kv_cache_size_tokens, or, if the model has"
+          + " one KV-cache group, declare blockCountIsPool: true on the role";
+
+  /** The label that carries {@code --num-gpu-blocks-override}; vLLM writes "None" when unset. */
+  static final String OVERRIDE_LABEL = "num_gpu_blocks_override";
+
   /**
-   * The figure and whether it is vLLM's own pool ({@code kv_cache_size_tokens}) or the block
-   * product.
+   * The figure; whether it is vLLM's own pool ({@code kv_cache_size_tokens}) or the block product;
+   * and whether {@code --num-gpu-blocks-override} set the block count.
    */
-  record Pool(long tokens, boolean exact) {}
+  record Pool(long tokens, boolean exact, boolean overridden) {}
 
   /**
    * vLLM creates {@code vllm:cache_config_info} only in its Prometheus stat logger, which {@code
@@ -178,6 +210,18 @@ public final class VllmProbe implements EngineProbe {
               + " (run a vLLM build that exports kv_cache_size_tokens)");
     }
     long smallest = byEngine.values().stream().mapToLong(Long::longValue).min().orElseThrow();
+    OptionalLong override = override(series);
+    if (override.isPresent()) {
+      notes.add(
+          "--num-gpu-blocks-override "
+              + override.getAsLong()
+              + " sets the block count: "
+              + (sized
+                  ? "kv_cache_size_tokens is the overridden pool the scheduler uses, judged as the"
+                      + " pool (vLLM before PR #41069 did not check max_model_len against it at start-up)"
+                  : "max_model_len is no lower bound of the pool (vLLM before PR #41069 did not"
+                      + " check it against the override at start-up)"));
+    }
     if (!sized) {
       notes.add(
           "pool = num_gpu_blocks × block_size (this vLLM build exports no kv_cache_size_tokens): an upper bound"
@@ -193,7 +237,23 @@ public final class VllmProbe implements EngineProbe {
               + byEngine.size()
               + " engines' series carry different kv_cache_size_tokens; the smallest counts");
     }
-    return new Pool(smallest, sized);
+    return new Pool(smallest, sized, override.isPresent());
+  }
+
+  /** The override the series carry, if any; a value other than "None" or blocks fails closed. */
+  static OptionalLong override(List<PrometheusText.Sample> series) throws ProbeException {
+    OptionalLong override = OptionalLong.empty();
+    for (PrometheusText.Sample sample : series) {
+      String value = sample.labels().get(OVERRIDE_LABEL);
+      if (value == null || value.equals("None")) {
+        continue;
+      }
+      long blocks = PrometheusText.tokens(value, CACHE_CONFIG + " " + OVERRIDE_LABEL);
+      if (override.isEmpty() || blocks < override.getAsLong()) {
+        override = OptionalLong.of(blocks);
+      }
+    }
+    return override;
   }
 
   /**

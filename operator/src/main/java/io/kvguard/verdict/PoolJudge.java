@@ -120,7 +120,16 @@ public final class PoolJudge {
             + policy.minPoolRatio()
             + engineContext
             + declared
-            + versionClause);
+            + versionClause
+            + caveats(seen));
+  }
+
+  /**
+   * The figure's own caveats, repeated in a verified message so the user reads what the verdict
+   * rests on.
+   */
+  private static String caveats(PoolObservation seen) {
+    return seen.figureCaveats().stream().map(caveat -> "; " + caveat).collect(Collectors.joining());
   }
 
   /**

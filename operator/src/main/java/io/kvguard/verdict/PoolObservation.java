@@ -64,6 +64,12 @@ public record PoolObservation(
     }
   }
 
+  /**
+   * Notes that begin so qualify the figure itself (what it is only as good as); the verdict message
+   * repeats them.
+   */
+  public static final String FIGURE_CAVEAT = "figure caveat: ";
+
   public PoolObservation {
     Objects.requireNonNull(engineContextTokens, "engineContextTokens");
     Objects.requireNonNull(poolSource, "poolSource");
@@ -134,6 +140,11 @@ public record PoolObservation(
    */
   public boolean poolExposed() {
     return poolSource != PoolSource.CONTEXT_LENGTH_ONLY;
+  }
+
+  /** The notes that qualify the figure itself ({@link #FIGURE_CAVEAT}), for the verdict message. */
+  public List<String> figureCaveats() {
+    return notes.stream().filter(note -> note.startsWith(FIGURE_CAVEAT)).toList();
   }
 
   /** True when {@code poolTokens} is only an upper bound of the GPU pool. */

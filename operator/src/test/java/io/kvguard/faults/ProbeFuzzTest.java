@@ -241,7 +241,7 @@ class ProbeFuzzTest {
             + new String[] {"null", "prefill", "decode"}[random.nextInt(3)]
             + "\",\"dp_size\":"
             + ranks
-            + ",\"tp_size\":8,\"page_size\":64,\"api_key\":\"sk-fuzz\",\"max_total_num_tokens\":"
+            + ",\"tp_size\":8,\"dcp_size\":1,\"page_size\":64,\"api_key\":\"sk-fuzz\",\"max_total_num_tokens\":"
             + pools[0]
             + ",\"max_req_input_len\":"
             + (Math.min(engineContext, pools[0]) - 6)

@@ -70,7 +70,7 @@ class SecretsIT {
             + "-modelpath@host/m\",\"context_length\":1048576,"
             + "\"disaggregation_mode\":\"prefill-token-"
             + PLANTED
-            + "-mode\",\"dp_size\":1,\"api_key\":\""
+            + "-mode\",\"dp_size\":1,\"dcp_size\":1,\"api_key\":\""
             + EngineShapes.SECRET_API_KEY
             + "\",\"admin_api_key\":\""
             + PLANTED

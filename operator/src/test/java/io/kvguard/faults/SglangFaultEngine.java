@@ -69,7 +69,7 @@ final class SglangFaultEngine implements FaultEngine {
   static String info(String capacity0, String capacity1, String maxTotal, String dpSize) {
     return "{\"model_path\":\"zai-org/GLM-5.3\",\"context_length\":1048576,\"disaggregation_mode\":\"prefill\","
         + field("dp_size", dpSize)
-        + "\"tp_size\":8,\"page_size\":64,\"api_key\":\""
+        + "\"tp_size\":8,\"dcp_size\":1,\"page_size\":64,\"api_key\":\""
         + EngineShapes.SECRET_API_KEY
         + "\","
         + field("max_total_num_tokens", maxTotal)

@@ -94,6 +94,7 @@ class HostileAnswersTest {
           .containsExactlyInAnyOrder(
               "internal_states",
               "dp_size",
+              "dcp_size",
               "max_total_num_tokens",
               "version",
               "disaggregation_mode");

@@ -49,6 +49,30 @@ class TgiProbeTest {
     assertThat(judge(Engine.TGI, WINDOW, outcome).verdict()).isEqualTo(Verdict.Verified);
   }
 
+  /**
+   * backends/v3/src/lib.rs at v3.3.7: a shard that reports no measured figure (no flash attention)
+   * gets --max-batch-total-tokens, or max(16000, max_total_tokens, max_batch_prefill_tokens); with
+   * max_total_tokens 32,768 and the default max_batch_prefill_tokens 4,096 the router sets the
+   * gauge to 32,768, which looks exactly like a measured pool that holds the window.
+   */
+  @Test
+  void theVerdictSaysTheFigureIsOnlyAsGoodAsTheFlagForModelsWithoutFlashAttention() {
+    long madeUp = Math.max(16_000, Math.max(WINDOW, 4_096));
+    ProbeOutcome outcome = probe(EngineShapes.tgi3(WINDOW, madeUp, "3.3.7"));
+
+    assertThat(observed(outcome).notes()).contains(TgiProbe.FIGURE_CAVEAT);
+    PoolVerdict verdict = judge(Engine.TGI, WINDOW, outcome);
+    assertThat(verdict.reason()).isEqualTo(GateReason.PoolSufficient);
+    assertThat(verdict.message())
+        .startsWith("KV pool 32768 tokens >= context window 32768")
+        .contains("figure caveat: TGI measures this figure in its warm-up only for flash-attention")
+        .contains("--max-batch-total-tokens")
+        .endsWith("the figure is only as good as that flag");
+    ProbeOutcome legacy = probe(EngineShapes.tgi22(WINDOW, 16_000, "2.2.0"));
+    assertThat(observed(legacy).notes()).contains(TgiProbe.FIGURE_CAVEAT);
+    assertThat(judge(Engine.TGI, WINDOW, legacy).reason()).isEqualTo(GateReason.PoolTooSmall);
+  }
+
   @Test
   void aPoolSmallerThanTheWindowIsRefusedInEitherShape() {
     PoolVerdict tgi3 = judge(Engine.TGI, WINDOW, probe(EngineShapes.tgi3(WINDOW, 16_000, "3.0.1")));

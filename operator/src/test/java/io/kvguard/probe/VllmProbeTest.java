@@ -81,6 +81,58 @@ class VllmProbeTest {
                 + " refuses to start unless one request of its context length fits its KV cache");
   }
 
+  /** EngineShapes' vLLM page with {@code --num-gpu-blocks-override} set to {@code blocks}. */
+  private static Map<String, Answer> overridden(
+      long numGpuBlocks, long blocks, Long... kvCacheSizeTokens) {
+    Map<String, Answer> answers =
+        new HashMap<>(EngineShapes.vllm(WINDOW, numGpuBlocks, 16, kvCacheSizeTokens));
+    String page =
+        new String(answers.get("/metrics").body(), java.nio.charset.StandardCharsets.UTF_8)
+            .replace(
+                "num_gpu_blocks_override=\"None\"", "num_gpu_blocks_override=\"" + blocks + "\"");
+    answers.put("/metrics", Answer.prometheus(page));
+    return answers;
+  }
+
+  /**
+   * vLLM issue #27181 (before PR #41069): {@code --num_gpu_blocks_override=1} started an engine
+   * with a 16-token pool for a 2,048-token context. Here 100 blocks × 16 = 1,600 tokens under a
+   * 131,072-token max_model_len: the context length must not verify it.
+   */
+  @Test
+  void anOverriddenBlockCountIsNotTakenAsHoldingTheContextLength() {
+    ProbeOutcome tiny = probe(overridden(100, 100));
+    assertThat(observed(tiny).poolSource()).isEqualTo(PoolSource.UPPER_BOUND);
+    assertThat(observed(tiny).notes())
+        .contains(
+            "--num-gpu-blocks-override 100 sets the block count: max_model_len is no lower bound"
+                + " of the pool (vLLM before PR #41069 did not check it against the override at"
+                + " start-up)");
+    PoolVerdict refused = judge(Engine.VLLM, WINDOW, tiny);
+    assertThat(refused.reason()).isEqualTo(GateReason.PoolTooSmall);
+    assertThat(refused.message()).startsWith("KV pool at most 1600 tokens (an upper bound)");
+
+    PoolVerdict large = judge(Engine.VLLM, WINDOW, probe(overridden(16_384, 16_384)));
+    assertThat(large.reason()).isEqualTo(GateReason.PoolUpperBoundOnly);
+    assertThat(large.message()).contains("--num-gpu-blocks-override");
+  }
+
+  @Test
+  void withKvCacheSizeTokensTheOverriddenPoolIsJudgedAsThePool() {
+    ProbeOutcome outcome = probe(overridden(100, 100, 1_600L));
+    assertThat(observed(outcome).poolSource()).isEqualTo(PoolSource.ENGINE_KV_POOL);
+    assertThat(observed(outcome).poolTokens()).isEqualTo(1_600);
+    PoolVerdict verdict = judge(Engine.VLLM, WINDOW, outcome);
+    assertThat(verdict.reason()).isEqualTo(GateReason.PoolTooSmall);
+    assertThat(verdict.message()).contains("engine context 131072 tokens > KV pool 1600 tokens");
+  }
+
+  @Test
+  void aGarbageOverrideLabelFailsClosed() {
+    Map<String, Answer> answers = overridden(16_384, 0);
+    assertThat(failure(probe(answers))).contains("num_gpu_blocks_override");
+  }
+
   @Test
   void aHybridModelsBlockProductNeverVerifiesAHeadroomRatioAboveOne() {
     // gpt-oss on a build without kv_cache_size_tokens: 16384 × 16 = 262144 tokens, twice the real

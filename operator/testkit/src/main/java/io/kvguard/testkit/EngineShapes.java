@@ -35,7 +35,7 @@ public final class EngineShapes {
             + (mode == null ? "null" : mode)
             + "\",\"dp_size\":"
             + rankPools.length
-            + ",\"tp_size\":8,\"page_size\":64,\"api_key\":\""
+            + ",\"tp_size\":8,\"dcp_size\":1,\"page_size\":64,\"api_key\":\""
             + SECRET_API_KEY
             + "\",\"admin_api_key\":\""
             + SECRET_API_KEY
