@@ -15,8 +15,9 @@ import java.util.regex.Pattern;
  * Takes secrets out of what {@code check} writes down: the values of headers that carry
  * credentials, and the API key wherever else it appears, as sent or as an engine or proxy may echo
  * it (JSON-escaped, {@code \/}-escaped, {@code \\u}-escaped, URL-encoded), and the string value of
- * any JSON field named as a secret ({@code api_key}, {@code admin_api_key}, {@code hf_token}...).
- * Bodies are matched as bytes, so nothing else of an answer changes.
+ * any JSON field named as a secret ({@code api_key}, {@code admin_api_key}, {@code hf_token}...),
+ * credentials in URLs and {@code sk-} keys. Bodies are matched as bytes, so nothing else of an
+ * answer changes.
  */
 final class SecretRedaction {
   static final String MARK = "<redacted>";
@@ -53,6 +54,13 @@ final class SecretRedaction {
           "(\"(?:[A-Za-z0-9]*[_-])*(?i:api[_-]?key|secret|password|passwd|credentials?"
               + "|(?:hf|api|access|auth|bearer|refresh|admin)[_-]?token)\"\\s*:\\s*)"
               + "\"(?:[^\"\\\\]|\\\\.)*\"");
+
+  /** Credentials in a URL ({@code https://user:token@host/...}, a model path SGLang reports). */
+  private static final Pattern URL_CREDENTIALS =
+      Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://)[^/\\s\"'@]+@");
+
+  /** An OpenAI-style secret key ({@code sk-...}), wherever an engine lists one. */
+  private static final Pattern SK_KEY = Pattern.compile("\\bsk-[A-Za-z0-9_-]{16,}");
 
   /** Every form of every secret, as ISO-8859-1 strings of their UTF-8 bytes, longest first. */
   private final List<String> forms;
@@ -109,6 +117,8 @@ final class SecretRedaction {
   byte[] bytes(byte[] body, boolean cut) {
     String text = new String(body, StandardCharsets.ISO_8859_1);
     text = SECRET_FIELD.matcher(text).replaceAll("$1\"" + MARK + "\"");
+    text = URL_CREDENTIALS.matcher(text).replaceAll("$1" + MARK + "@");
+    text = SK_KEY.matcher(text).replaceAll(MARK);
     for (String form : forms) {
       text = text.replace(form, MARK);
     }

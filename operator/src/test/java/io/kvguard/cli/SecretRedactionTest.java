@@ -65,6 +65,21 @@ class SecretRedactionTest {
   }
 
   @Test
+  void credentialsInUrlsAndSecretKeysAreTakenOut() {
+    String body =
+        "{\"model_path\":\"https://user:hf_abc@huggingface.co/m\",\"note\":\"sk-abcdefghijklmnop1234\","
+            + "\"url\":\"http://10.0.0.7:30000/v1\"}";
+
+    assertThat(
+            new String(
+                SecretRedaction.none().bytes(body.getBytes(StandardCharsets.UTF_8), false),
+                StandardCharsets.UTF_8))
+        .isEqualTo(
+            "{\"model_path\":\"https://<redacted>@huggingface.co/m\",\"note\":\"<redacted>\","
+                + "\"url\":\"http://10.0.0.7:30000/v1\"}");
+  }
+
+  @Test
   void aKeyTooShortToRedactSafelyIsRefused() {
     assertThatThrownBy(() -> SecretRedaction.of("1234567"))
         .isInstanceOf(IllegalArgumentException.class);
