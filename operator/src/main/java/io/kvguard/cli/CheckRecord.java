@@ -83,7 +83,7 @@ final class CheckRecord {
               + "`: "
               + exchange.method()
               + " "
-              + exchange.uri().getRawPath()
+              + redaction.text(requestTarget(exchange))
               + " as sent"
               + bodyNote(exchange.requestBody()));
       if (exchange.status() >= 0) {
@@ -138,15 +138,19 @@ final class CheckRecord {
   private static byte[] request(WireCapture.Exchange exchange, SecretRedaction redaction)
       throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    String rawPath = exchange.uri().getRawPath();
-    line(
-        out,
-        exchange.method() + " " + redaction.text(rawPath.isEmpty() ? "/" : rawPath) + " HTTP/1.1");
+    line(out, exchange.method() + " " + redaction.text(requestTarget(exchange)) + " HTTP/1.1");
     line(out, "host: " + exchange.uri().getRawAuthority());
     headers(out, exchange.requestHeaders(), redaction);
     line(out, "");
     out.write(redaction.bytes(exchange.requestBody().bytes(), exchange.requestBody().cut()));
     return out.toByteArray();
+  }
+
+  /** The request line's target: path and query as sent. */
+  private static String requestTarget(WireCapture.Exchange exchange) {
+    String path = exchange.uri().getRawPath();
+    String query = exchange.uri().getRawQuery();
+    return (path == null || path.isEmpty() ? "/" : path) + (query == null ? "" : "?" + query);
   }
 
   private static byte[] answer(WireCapture.Exchange exchange, SecretRedaction redaction)

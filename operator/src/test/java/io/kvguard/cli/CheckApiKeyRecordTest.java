@@ -200,6 +200,45 @@ class CheckApiKeyRecordTest {
                 + " api-key");
   }
 
+  @Test
+  void aRefusedKeyOfAModelDeploymentNamesTheSecretItShouldComeFrom() throws IOException {
+    String url = url(sglang(), KEY);
+    Path file = dir.resolve("md.yaml");
+    Files.writeString(
+        file,
+        """
+        apiVersion: kvguard.io/v1alpha1
+        kind: ModelDeployment
+        metadata: {name: glm, namespace: inference}
+        spec:
+          model: zai-org/GLM-5.3
+          contextWindow: 1048576
+          probe:
+            authSecretRef: {name: sglang-api}
+          roles:
+            - name: decode
+              selector: {matchLabels: {role: decode}}
+              engine: sglang
+              port: http
+        """);
+
+    int exit =
+        check(
+            "--model-deployment",
+            file.toString(),
+            "--url",
+            url,
+            "--api-key-file",
+            keyFile("an-old-rotated-key").toString());
+
+    assertThat(exit).as(out() + err()).isEqualTo(CheckCommand.EXIT_FAILED);
+    assertThat(out())
+        .contains(
+            "HTTP 401 to the API key from --api-key-file",
+            "(the ModelDeployment's probe.authSecretRef: (umask 077; kubectl -n inference get"
+                + " secret sglang-api -o jsonpath='{.data.token}' | base64 -d > api-key))");
+  }
+
   /** The sglang answers, /v1/models echoing the key as JSON writes it and with "\/" escapes. */
   private static Map<String, Answer> sglangEchoing(String key) throws IOException {
     Map<String, Answer> answers = new HashMap<>(sglang());

@@ -64,12 +64,15 @@ public final class EngineFixtures {
           continue;
         }
         FakeEngine.Answer parsed = parse(Files.readAllBytes(answer.get()), answer.get().toString());
-        FakeEngine.Answer before = answers.put(words[1], parsed);
+        // A FakeEngine answers by path: the query, if any, is not part of it.
+        String path =
+            words[1].contains("?") ? words[1].substring(0, words[1].indexOf('?')) : words[1];
+        FakeEngine.Answer before = answers.put(path, parsed);
         if (before != null
             && (before.status() != parsed.status()
                 || !Arrays.equals(before.body(), parsed.body()))) {
           throw new IllegalArgumentException(
-              dir + ": " + words[1] + " was answered twice, differently");
+              dir + ": " + path + " was answered twice, differently");
         }
       }
     } catch (IOException e) {
