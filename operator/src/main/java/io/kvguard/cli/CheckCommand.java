@@ -10,6 +10,7 @@ import io.kvguard.probe.EngineProbe;
 import io.kvguard.probe.EngineProbes;
 import io.kvguard.probe.EngineRejection;
 import io.kvguard.probe.RejectionProbe;
+import io.kvguard.probe.WireCapture;
 import io.kvguard.reconciler.RolePolicies;
 import io.kvguard.verdict.GateReason;
 import io.kvguard.verdict.PoolJudge;
@@ -20,8 +21,10 @@ import io.kvguard.verdict.ProbeOutcome;
 import io.kvguard.verdict.RejectionJudge;
 import io.kvguard.verdict.RejectionOutcome;
 import io.kvguard.verdict.Verdict;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -52,7 +55,9 @@ public final class CheckCommand {
           "model",
           "model-deployment",
           "role",
-          "metrics-port");
+          "metrics-port",
+          "api-key-file",
+          "record");
   private static final Set<String> FLAGS =
       Set.of("allow-engine-context-above-pool", "help", "rejection-probe", "pd-router");
 
@@ -65,6 +70,12 @@ public final class CheckCommand {
   private final EngineProbes probes;
   private final RejectionProbe rejectionProbe;
 
+  /**
+   * Where the standard probes send, tapped for each run; null when the probes were given, which
+   * then cannot {@code --record} nor tell a refused key from another failure.
+   */
+  private final EngineHttp http;
+
   public CheckCommand(EngineProbes probes) {
     this(probes, new RejectionProbe(EngineHttp.createDefault()));
   }
@@ -72,14 +83,21 @@ public final class CheckCommand {
   public CheckCommand(EngineProbes probes, RejectionProbe rejectionProbe) {
     this.probes = probes;
     this.rejectionProbe = rejectionProbe;
+    this.http = null;
+  }
+
+  /** The standard probes over {@code http}, every request of a run seen by its wire capture. */
+  public CheckCommand(EngineHttp http) {
+    this.probes = EngineProbes.standard(http);
+    this.rejectionProbe = new RejectionProbe(http);
+    this.http = http;
   }
 
   /**
    * The probes exactly as the operator builds them (no redirects, bounded bodies, one deadline).
    */
   public static CheckCommand standard() {
-    EngineHttp http = EngineHttp.createDefault();
-    return new CheckCommand(EngineProbes.standard(http), new RejectionProbe(http));
+    return new CheckCommand(EngineHttp.createDefault());
   }
 
   /**
@@ -88,6 +106,10 @@ public final class CheckCommand {
    * @param role the role whose policy is judged: from {@code --model-deployment}, or built from the
    *     flags
    * @param rejection the rejection probe's settings, or null when it was not asked for
+   * @param apiKey from {@code --api-key-file}
+   * @param keyFrom with {@code --model-deployment} whose probe names an authSecretRef, the command
+   *     that writes its key to a file
+   * @param record {@code --record}'s directory
    */
   record Request(
       RoleSpec role,
@@ -96,9 +118,16 @@ public final class CheckCommand {
       Duration timeout,
       boolean json,
       Rejection rejection,
-      Optional<Integer> metricsPort) {
+      Optional<Integer> metricsPort,
+      Optional<ApiKeyFile> apiKey,
+      Optional<String> keyFrom,
+      Optional<Path> record) {
     Engine engine() {
       return role.getEngine();
+    }
+
+    Optional<String> bearerToken() {
+      return apiKey.map(ApiKeyFile::key);
     }
   }
 
@@ -115,6 +144,7 @@ public final class CheckCommand {
   public int run(String[] args, PrintStream out, PrintStream err) {
     Request request;
     try {
+      refuseKeyValues(args);
       Arguments parsed = Arguments.parse(args, VALUED, FLAGS);
       if (parsed.flag("help")) {
         out.print(usage());
@@ -126,6 +156,18 @@ public final class CheckCommand {
       err.print(usage());
       return EXIT_FAILED;
     }
+    if (request.record().isPresent() && http == null) {
+      err.println("kvguard check: --record needs the standard probes");
+      return EXIT_FAILED;
+    }
+    // Every request of this run is kept: to write a record, and to tell a user whose engine
+    // refused the credentials (or asked for some) why.
+    WireCapture capture = new WireCapture();
+    EngineProbes probes = http == null ? this.probes : EngineProbes.standard(http.tapped(capture));
+    RejectionProbe rejectionProbe =
+        http == null
+            ? this.rejectionProbe
+            : new RejectionProbe(http.tapped(capture), this.rejectionProbe.maxPromptTokens());
     EngineProbe probe;
     try {
       probe =
@@ -139,7 +181,7 @@ public final class CheckCommand {
     // As the operator asks: every request of one probe shares one deadline, and metrics come from
     // the metrics port.
     EngineEndpoint endpoint =
-        new EngineEndpoint(request.baseUri(), request.timeout(), Optional.empty());
+        new EngineEndpoint(request.baseUri(), request.timeout(), request.bearerToken());
     if (request.metricsPort().isPresent()) {
       endpoint = endpoint.withMetricsPort(request.metricsPort().get());
     }
@@ -149,13 +191,61 @@ public final class CheckCommand {
     if (request.rejection() != null
         && verdict.verified()
         && outcome instanceof ProbeOutcome.Observed observed) {
-      rejection = rejectionCheck(probe, request, observed.observation());
+      rejection = rejectionCheck(rejectionProbe, probe, request, observed.observation());
       verdict = rejection.verdict(verdict);
     }
+    verdict = CredentialHints.explain(verdict, capture, request);
     CheckReport report = CheckReport.of(request, outcome, verdict, rejection);
-    out.print(request.json() ? report.json() : report.text());
+    SecretRedaction redaction = redaction(request);
+    out.print(redaction.text(request.json() ? report.json() : report.text()));
     out.flush();
+    if (request.record().isPresent()) {
+      try {
+        CheckRecord.write(
+            request.record().get(),
+            List.of(args),
+            request.engine().wireName(),
+            capture.exchanges(),
+            report.json(),
+            redaction);
+      } catch (IOException e) {
+        err.println(
+            "kvguard check: --record "
+                + request.record().get()
+                + " could not be written: "
+                + e.getClass().getSimpleName()
+                + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")"));
+        return EXIT_FAILED;
+      }
+    }
     return report.exitCode();
+  }
+
+  /**
+   * An engine may echo the key (in an error, a debug page); a key shorter than {@link
+   * SecretRedaction#MIN_SECRET_CHARS} is left in the text, as blanking it would blank ordinary
+   * words.
+   */
+  private static SecretRedaction redaction(Request request) {
+    return request
+        .bearerToken()
+        .filter(key -> key.length() >= SecretRedaction.MIN_SECRET_CHARS)
+        .map(SecretRedaction::of)
+        .orElse(SecretRedaction.none());
+  }
+
+  /**
+   * A key given as a value would show in {@code ps} and in shell history; the parser's own error
+   * would quote the word after it.
+   */
+  private static void refuseKeyValues(String[] args) throws UsageException {
+    for (String word : args) {
+      if (word.equals("--api-key") || word.startsWith("--api-key=")) {
+        throw new UsageException(
+            "--api-key is not accepted: use --api-key-file FILE (a value on the command line shows"
+                + " in ps and in shell history)");
+      }
+    }
   }
 
   /**
@@ -173,8 +263,11 @@ public final class CheckCommand {
     }
   }
 
-  private RejectionCheck rejectionCheck(
-      EngineProbe probe, Request request, PoolObservation observation) {
+  private static RejectionCheck rejectionCheck(
+      RejectionProbe rejectionProbe,
+      EngineProbe probe,
+      Request request,
+      PoolObservation observation) {
     long promptTokens;
     try {
       promptTokens = RejectionJudge.promptTokens(observation, request.rejection().marginTokens());
@@ -182,7 +275,7 @@ public final class CheckCommand {
       return new RejectionCheck(-1, null);
     }
     EngineEndpoint endpoint =
-        new EngineEndpoint(request.baseUri(), request.rejection().timeout(), Optional.empty());
+        new EngineEndpoint(request.baseUri(), request.rejection().timeout(), request.bearerToken());
     return new RejectionCheck(
         promptTokens,
         rejectionProbe.send(
@@ -228,6 +321,36 @@ public final class CheckCommand {
               + role.effectiveScheme().wireName()
               + " (its scheme)");
     }
+    Optional<ApiKeyFile> apiKey =
+        args.value("api-key-file").isPresent()
+            ? Optional.of(ApiKeyFile.read(args.value("api-key-file").get()))
+            : Optional.empty();
+    Optional<String> keyFrom =
+        Optional.ofNullable(preflight.fromFile() ? spec.effectiveProbe().getAuthSecretRef() : null)
+            .map(ref -> ApiKeyFile.kubectlCommand(ref, preflight.namespace()));
+    if (keyFrom.isPresent() && apiKey.isEmpty()) {
+      // The operator sends this key: a check without it would ask the engine something else.
+      throw new UsageException(
+          "--model-deployment: its probe.authSecretRef names the engine's API key; write it to a"
+              + " file with "
+              + keyFrom.get()
+              + " and pass --api-key-file api-key");
+    }
+    Optional<Path> record =
+        args.value("record").isPresent()
+            ? Optional.of(CheckRecord.target(args.value("record").get()))
+            : Optional.empty();
+    if (record.isPresent()
+        && apiKey.isPresent()
+        && apiKey.get().key().length() < SecretRedaction.MIN_SECRET_CHARS) {
+      throw new UsageException(
+          "--record: the key in --api-key-file "
+              + apiKey.get().file()
+              + " is shorter than "
+              + SecretRedaction.MIN_SECRET_CHARS
+              + " characters, too short to redact reliably from a record (it would also match"
+              + " ordinary text); record with a longer key");
+    }
     return new Request(
         role,
         baseUri,
@@ -235,7 +358,10 @@ public final class CheckCommand {
         probeTimeout,
         output.equals("json"),
         rejection(args, preflight, timeout),
-        metricsPort(args, preflight));
+        metricsPort(args, preflight),
+        apiKey,
+        keyFrom,
+        record);
   }
 
   /**
@@ -423,6 +549,10 @@ public final class CheckCommand {
           --timeout-seconds SECONDS           deadline of the probe, all its requests together, 1-300 (default 5,
                                               or the spec's probe.timeoutSeconds)
           --output text|json                  report format (default text)
+          --api-key-file FILE                 send the key this file holds as Authorization: Bearer to the
+                                              engine, every request (never a value on the command line: ps shows it)
+          --record DIR                        write every request sent, every answer read and the verdict into
+                                              DIR, a new or empty directory, API keys redacted (docs/preflight.md)
           --rejection-probe                   also send one prompt just above the engine's admission limit and
                                               require the engine's own refusal (as spec.rejectionProbe does)
           --margin-tokens TOKENS              tokens above min(pool, engine context) that prompt carries, 1-1048576

@@ -26,8 +26,9 @@ import java.util.stream.Collectors;
  * gets (engine advisories on, no minimum version).
  *
  * @param fromFile whether the spec came from {@code --model-deployment}
+ * @param namespace the ModelDeployment's namespace when its file names one, else null
  */
-record PreflightSpec(ModelDeploymentSpec spec, RoleSpec role, boolean fromFile) {
+record PreflightSpec(ModelDeploymentSpec spec, RoleSpec role, boolean fromFile, String namespace) {
   /**
    * Flags whose settings a ModelDeployment file carries; given both, which one counts would be a
    * guess.
@@ -56,7 +57,7 @@ record PreflightSpec(ModelDeploymentSpec spec, RoleSpec role, boolean fromFile) 
     spec.setContextWindow(window);
     spec.setMinPoolRatio(ratio);
     spec.setRoles(List.of(role));
-    return new PreflightSpec(spec, role, false);
+    return new PreflightSpec(spec, role, false, null);
   }
 
   static PreflightSpec fromFile(Arguments args) throws UsageException {
@@ -95,7 +96,8 @@ record PreflightSpec(ModelDeploymentSpec spec, RoleSpec role, boolean fromFile) 
       throw new UsageException(
           "--model-deployment " + file + " has roles " + names + ": name one with --role");
     }
-    return new PreflightSpec(spec, role, true);
+    return new PreflightSpec(
+        spec, role, true, md.getMetadata() == null ? null : md.getMetadata().getNamespace());
   }
 
   /**

@@ -46,22 +46,40 @@ public final class EngineHttp {
   private final HttpClient client;
   private final int maxBodyBytes;
   private final Exchange exchange;
-  private final TlsClients tlsClients = new TlsClients(java.time.Clock.systemUTC());
+  private final TlsClients tlsClients;
+  private final WireCapture capture;
 
   /**
    * @param client for engines without TLS settings (http, or https verified by the JVM's trust
    *     store)
    */
   public EngineHttp(HttpClient client, int maxBodyBytes) {
-    this.client = client;
-    this.maxBodyBytes = maxBodyBytes;
-    this.exchange = null;
+    this(client, maxBodyBytes, null, new TlsClients(java.time.Clock.systemUTC()), null);
   }
 
   private EngineHttp(Exchange exchange) {
-    this.client = null;
-    this.maxBodyBytes = Integer.MAX_VALUE;
+    this(null, Integer.MAX_VALUE, exchange, new TlsClients(java.time.Clock.systemUTC()), null);
+  }
+
+  private EngineHttp(
+      HttpClient client,
+      int maxBodyBytes,
+      Exchange exchange,
+      TlsClients tlsClients,
+      WireCapture capture) {
+    this.client = client;
+    this.maxBodyBytes = maxBodyBytes;
     this.exchange = exchange;
+    this.tlsClients = tlsClients;
+    this.capture = capture;
+  }
+
+  /**
+   * The same client, with every request it sends and every answer it reads also kept in {@code
+   * capture} ({@code check --record}; the operator never taps its probes).
+   */
+  public EngineHttp tapped(WireCapture capture) {
+    return new EngineHttp(client, maxBodyBytes, exchange, tlsClients, capture);
   }
 
   /**
@@ -224,11 +242,47 @@ public final class EngineHttp {
         endpoint.tls().isPresent() && "https".equalsIgnoreCase(endpoint.baseUri().getScheme())
             ? tlsClients.forTls(endpoint.tls().get())
             : client;
+    HttpRequest built = request.build();
+    WireCapture.Exchange tap = capture == null ? null : capture.begin(built);
+    try {
+      return send(
+          endpoint,
+          tap == null ? built : tap.request(),
+          through,
+          tap,
+          what,
+          path,
+          reading,
+          deadlineNanos);
+    } catch (ProbeException e) {
+      if (tap != null) {
+        tap.failed(e.getMessage());
+      }
+      throw e;
+    }
+  }
+
+  private EngineResponse send(
+      EngineEndpoint endpoint,
+      HttpRequest request,
+      HttpClient through,
+      WireCapture.Exchange tap,
+      String what,
+      String path,
+      Reading reading,
+      long deadlineNanos)
+      throws ProbeException {
+    String timedOut = what + " timed out after " + endpoint.timeout().toMillis() + " ms";
     try {
       HttpResponse<InputStream> response =
-          through.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+          through.send(request, HttpResponse.BodyHandlers.ofInputStream());
       String contentType = response.headers().firstValue("content-type").orElse(null);
-      try (BoundedBody body = new BoundedBody(response.body(), maxBodyBytes, deadlineNanos)) {
+      InputStream raw = response.body();
+      if (tap != null) {
+        tap.answered(response.statusCode(), response.headers());
+        raw = tap.answerBody(raw);
+      }
+      try (BoundedBody body = new BoundedBody(raw, maxBodyBytes, deadlineNanos)) {
         return AnswerReader.read(path, response.statusCode(), contentType, body, reading);
       }
     } catch (HttpTimeoutException | DeadlinePassed e) {

@@ -5,8 +5,16 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * Raw engine answers kept under {@code src/test/resources/engines/<engine>-<version>/} (status
@@ -21,6 +29,56 @@ public final class EngineFixtures {
    */
   public static FakeEngine.Answer answer(String relativePath) {
     return parse(read(relativePath), relativePath);
+  }
+
+  /**
+   * The answers of a {@code kvguard check --record} directory, by the path they answered, for a
+   * {@link FakeEngine} to serve: each {@code NN-...-request.txt} (its request line names the path)
+   * with its {@code NN-...-<status>.http}. A path answered twice must have been answered alike.
+   */
+  public static Map<String, FakeEngine.Answer> record(Path dir) {
+    Map<String, FakeEngine.Answer> answers = new LinkedHashMap<>();
+    try (Stream<Path> files = Files.list(dir)) {
+      List<Path> all = files.sorted().toList();
+      for (Path request : all) {
+        String name = request.getFileName().toString();
+        if (!name.endsWith("-request.txt")) {
+          continue;
+        }
+        String stem = name.substring(0, name.length() - "-request.txt".length());
+        String line =
+            Files.readString(request, StandardCharsets.UTF_8).lines().findFirst().orElse("");
+        String[] words = line.split(" ");
+        if (words.length != 3 || !words[2].equals("HTTP/1.1")) {
+          throw new IllegalArgumentException(request + ": not a request line: " + line);
+        }
+        Optional<Path> answer =
+            all.stream()
+                .filter(
+                    f ->
+                        f.getFileName()
+                            .toString()
+                            .matches(Pattern.quote(stem) + "-[0-9]{3}\\.http"))
+                .findFirst();
+        if (answer.isEmpty()) {
+          continue;
+        }
+        FakeEngine.Answer parsed = parse(Files.readAllBytes(answer.get()), answer.get().toString());
+        // A FakeEngine answers by path: the query, if any, is not part of it.
+        String path =
+            words[1].contains("?") ? words[1].substring(0, words[1].indexOf('?')) : words[1];
+        FakeEngine.Answer before = answers.put(path, parsed);
+        if (before != null
+            && (before.status() != parsed.status()
+                || !Arrays.equals(before.body(), parsed.body()))) {
+          throw new IllegalArgumentException(
+              dir + ": " + path + " was answered twice, differently");
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return answers;
   }
 
   static byte[] read(String relativePath) {
