@@ -1,15 +1,22 @@
 package io.kvguard.probe;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.kvguard.verdict.PoolObservation;
+import java.nio.charset.StandardCharsets;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
 
 /**
  * TGI's refusal of an over-long prompt on {@code POST /generate}, read in
- * huggingface/text-generation-inference at v1.4.5 through v3.3.7: validation fails with {@code
- * ValidationError::MaxTotalTokens} ("`inputs` tokens + `max_new_tokens` must be <= N") or {@code
- * InputLength} ("`inputs` must have less than N tokens") ({@code router/src/validation.rs}), which
- * the router answers as HTTP 422 {@code {"error": "Input validation error: …", "error_type":
- * "validation"}} ({@code router/src/server.rs}, {@code router/src/infer/mod.rs}).
+ * huggingface/text-generation-inference at v1.0.0 through v3.3.7, matched whole: HTTP 422 and
+ * exactly {@code {"error": "Input validation error: …", "error_type": "validation"}} ({@code
+ * ErrorResponse} in {@code router/src/lib.rs}, answered by {@code impl From<InferError> for
+ * (StatusCode, Json<ErrorResponse>)}, {@code router/src/server.rs:2404-2426} at v3.3.7), whose
+ * error is one of the router's two length sentences ({@link TgiLengthSentence}) with numbers that
+ * are this probe's: the limit is the {@code max_total_tokens} the pod's {@code /info} reported, the
+ * {@code max_new_tokens} is the 1 kvguard asked for, and the prompt count fits the text kvguard
+ * sent.
  *
  * <p>TGI takes text only, and since 2.4.1 its router caps request bodies ({@code --payload-limit},
  * default 2,000,000 bytes, {@code DefaultBodyLimit} in {@code router/src/server.rs}): axum answers
@@ -18,10 +25,25 @@ import java.util.Optional;
  */
 final class TgiRejection implements EngineRejection {
   static final String GENERATE = "/generate";
-  private static final String TOTAL_TOKENS =
-      "Input validation error: `inputs` tokens + `max_new_tokens` must be <= ";
-  private static final String INPUT_LENGTH =
-      "Input validation error: `inputs` must have less than ";
+  static final String ERROR_TYPE = "validation";
+
+  /** {@code max_new_tokens} of the probe's request. */
+  static final long OUTPUT_TOKENS = 1;
+
+  /**
+   * The refusal's classes, one per check. A record of the earlier, prefix-matched class
+   * ("validation") is not carried over: that build recognised answers this one does not.
+   */
+  static final String MAX_TOTAL_TOKENS_CLASS =
+      ERROR_TYPE + ": MaxTotalTokens, whole answer matched";
+
+  static final String INPUT_LENGTH_CLASS = ERROR_TYPE + ": InputLength, whole answer matched";
+
+  private static final Set<String> FIELDS = Set.of("error", "error_type");
+  private static final String UNIT = " a";
+  private static final String BEFORE = "{\"inputs\":\"";
+  private static final String AFTER =
+      "\",\"parameters\":{\"max_new_tokens\":" + OUTPUT_TOKENS + "}}";
 
   @Override
   public String engineName() {
@@ -31,51 +53,121 @@ final class TgiRejection implements EngineRejection {
   @Override
   public Plan plan(long promptTokens, String model, PoolObservation observation, Route route) {
     // One " a" per token: at least one token each with every common tokenizer.
-    return new Plan.Send(
-        OverLimitPrompt.text(
-            GENERATE,
-            "{\"inputs\":\"",
-            " a",
-            promptTokens,
-            "\",\"parameters\":{\"max_new_tokens\":1}}"));
+    return new Plan.Send(OverLimitPrompt.text(GENERATE, BEFORE, UNIT, promptTokens, AFTER));
+  }
+
+  /** Without the probe's figures nothing can be attributed to TGI. */
+  @Override
+  public Optional<String> refusal(EngineResponse response) {
+    return Optional.empty();
   }
 
   @Override
-  public Optional<String> refusal(EngineResponse response) {
-    if (response.status() != 422) {
-      return Optional.empty();
-    }
-    return ErrorBodies.object(response)
-        .filter(body -> "validation".equals(ErrorBodies.text(body, "error_type").orElse(null)))
-        .flatMap(body -> ErrorBodies.text(body, "error"))
-        .filter(error -> error.startsWith(TOTAL_TOKENS) || error.startsWith(INPUT_LENGTH))
-        .map(error -> "validation");
+  public Optional<String> refusal(
+      EngineResponse response, OverLimitPrompt sent, PoolObservation observation) {
+    return judge(response, sent, observation).form().map(TgiRejection::errorClass);
   }
 
   @Override
   public boolean recognises(int status, String errorClass) {
-    return status == 422 && "validation".equals(errorClass);
+    return status == 422
+        && (MAX_TOTAL_TOKENS_CLASS.equals(errorClass) || INPUT_LENGTH_CLASS.equals(errorClass));
   }
 
   @Override
   public String refusalShape() {
-    return "TGI's length refusal (HTTP 422 with error_type \"validation\" and \"`inputs` tokens + `max_new_tokens`"
-        + " must be <= N\" or \"`inputs` must have less than N tokens\")";
+    return "TGI's length refusal (HTTP 422, exactly {\"error\", \"error_type\": \"validation\"} whose"
+        + " error is TGI's whole \"Input validation error: `inputs` tokens + `max_new_tokens` must be"
+        + " <= N\" or \"`inputs` must have less than N tokens\" sentence with the prompt sent, the"
+        + " max_new_tokens asked for and the pod's max_total_tokens)";
   }
 
   @Override
-  public Optional<String> fixFor(EngineResponse response, OverLimitPrompt prompt) {
-    if (response.status() != 413) {
+  public Optional<String> fixFor(
+      EngineResponse response, OverLimitPrompt prompt, PoolObservation observation) {
+    if (response.status() == 413) {
+      // Only numbers kvguard saw: the size of what it sent. The limit in force is not visible
+      // from outside.
+      return Optional.of(
+          "TGI 2.4.1 and later refuse request bodies above --payload-limit before validating them,"
+              + " and this request is "
+              + prompt.contentLength()
+              + " bytes: raise the engine's --payload-limit above "
+              + prompt.contentLength()
+              + " bytes");
+    }
+    if (ErrorBodies.strictObject(response).isEmpty()) {
       return Optional.empty();
     }
-    // Only numbers kvguard saw: the size of what it sent. The limit in force is not visible from
-    // outside.
-    return Optional.of(
-        "TGI 2.4.1 and later refuse request bodies above --payload-limit before validating them,"
-            + " and this request is "
-            + prompt.contentLength()
-            + " bytes: raise the engine's --payload-limit above "
-            + prompt.contentLength()
-            + " bytes");
+    return judge(response, prompt, observation)
+        .notTgis()
+        .map(
+            seen ->
+                "the JSON answer is not TGI's refusal of this prompt: "
+                    + seen
+                    + ". Something other than the engine answered (a gateway that counts tokens"
+                    + " itself, another engine behind the port) or a TGI build whose refusal"
+                    + " kvguard has not read: point the role's port at the TGI router itself and"
+                    + " check which component answered in its log");
+  }
+
+  private static String errorClass(TgiLengthSentence form) {
+    return form == TgiLengthSentence.MAX_TOTAL_TOKENS ? MAX_TOTAL_TOKENS_CLASS : INPUT_LENGTH_CLASS;
+  }
+
+  /** TGI's check that refused, or why the answer is not TGI's refusal of the prompt sent. */
+  private record Judgement(Optional<TgiLengthSentence> form, Optional<String> notTgis) {
+    static Judgement not(String why) {
+      return new Judgement(Optional.empty(), Optional.of(why));
+    }
+  }
+
+  /** In words that quote no part of the body but numbers the sentence states. */
+  private static Judgement judge(
+      EngineResponse response, OverLimitPrompt sent, PoolObservation observation) {
+    Optional<JsonNode> body = ErrorBodies.strictObject(response);
+    if (body.isEmpty()) {
+      return Judgement.not("the body is not one complete JSON object");
+    }
+    if (!ErrorBodies.hasExactly(body.get(), FIELDS)) {
+      return Judgement.not("its fields are not those TGI's ErrorResponse has (error, error_type)");
+    }
+    if (!ERROR_TYPE.equals(ErrorBodies.text(body.get(), "error_type").orElse(null))) {
+      return Judgement.not("its error_type is not " + ERROR_TYPE);
+    }
+    if (response.status() != 422) {
+      return Judgement.not(
+          "it came with HTTP "
+              + response.status()
+              + ", and TGI answers validation errors with 422");
+    }
+    Optional<String> error = ErrorBodies.text(body.get(), "error");
+    Optional<TgiLengthSentence> form = error.flatMap(TgiLengthSentence::of);
+    if (form.isEmpty()) {
+      return Judgement.not("its error is not one of TGI's length sentences, whole");
+    }
+    OptionalLong total = observation.engineContextTokens();
+    if (total.isEmpty()) {
+      return Judgement.not(
+          "the pod reported no max_total_tokens, so the sentence's numbers cannot be checked");
+    }
+    // The observation carries max_total_tokens only; InputLength's limit is then held to what TGI
+    // enforces at start-up (below max_total_tokens) and to the count it refused.
+    long textBytes =
+        sent.contentLength()
+            - BEFORE.getBytes(StandardCharsets.UTF_8).length
+            - AFTER.getBytes(StandardCharsets.UTF_8).length;
+    Optional<String> mismatch =
+        form.get()
+            .mismatch(
+                error.get(),
+                sent.tokens(),
+                textBytes,
+                OUTPUT_TOKENS,
+                total.getAsLong(),
+                OptionalLong.empty());
+    return mismatch.isPresent()
+        ? Judgement.not(mismatch.get())
+        : new Judgement(form, Optional.empty());
   }
 }

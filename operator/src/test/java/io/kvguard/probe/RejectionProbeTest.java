@@ -79,38 +79,50 @@ class RejectionProbeTest {
     return new FakeEngine.Answer(status, contentType, body.getBytes(StandardCharsets.UTF_8), 0);
   }
 
+  /**
+   * Each engine's refusal, sent the prompt length its fixture states (TGI and llama.cpp check the
+   * counts against the prompt sent and the context one below it).
+   */
   @ParameterizedTest(name = "{0} refusal {2} is recognised as HTTP {3} {4}")
   @CsvSource(
       delimiter = '|',
       value = {
-        "sglang   | /generate       | sglang-0.5.6/generate-400-context-length.http          | 400 | context-length check",
-        "sglang   | /generate       | sglang-0.5.6/generate-400-validate-input-length.http   | 400 | validate_input_length",
-        "tgi      | /generate       | tgi-3.3.7/generate-422-validation.http                 | 422 | validation",
-        "llamacpp | /completion     | llamacpp-b7062/completion-400-exceed-context-size.http | 400 | exceed_context_size_error",
-        "llamacpp | /completion     | llamacpp-d14ce3d/completion-np1-400.http               | 400 | exceed_context_size_error",
-        "llamacpp | /completion     | llamacpp-d14ce3d/completion-np1-context-shift-400.http | 400 | exceed_context_size_error"
+        "sglang   | /generate       | sglang-0.5.6/generate-400-context-length.http          | 400 | context-length check | 4097",
+        "sglang   | /generate       | sglang-0.5.6/generate-400-validate-input-length.http   | 400 | validate_input_length | 4097",
+        "tgi      | /generate       | tgi-3.3.7/generate-422-validation.http                 | 422 | "
+            + TgiRejection.MAX_TOTAL_TOKENS_CLASS
+            + " | 131073",
+        "llamacpp | /completion     | llamacpp-b7062/completion-400-exceed-context-size.http | 400 | "
+            + LlamaCppRejection.ERROR_CLASS
+            + " | 32769",
+        "llamacpp | /completion     | llamacpp-d14ce3d/completion-np1-400.http               | 400 | "
+            + LlamaCppRejection.ERROR_CLASS
+            + " | 8193",
+        "llamacpp | /completion     | llamacpp-d14ce3d/completion-np1-context-shift-400.http | 400 | "
+            + LlamaCppRejection.ERROR_CLASS
+            + " | 8193"
       })
   void eachEnginesOwnRefusalIsRecognisedWithItsStatusAndErrorClass(
-      String engineName, String path, String fixture, int status, String errorClass)
+      String engineName, String path, String fixture, int status, String errorClass, long tokens)
       throws Exception {
     engine.answer(path, EngineFixtures.answer(fixture));
 
-    RejectionOutcome outcome = send(engineName, 4_097);
+    RejectionOutcome outcome = send(engineName, tokens);
 
-    assertThat(outcome).isEqualTo(new RejectionOutcome.Refused(status, errorClass, 4_097));
+    assertThat(outcome).isEqualTo(new RejectionOutcome.Refused(status, errorClass, tokens));
     assertThat(engine.hits(path)).isEqualTo(1);
     JsonNode sent = new ObjectMapper().readTree(engine.lastBody(path));
     switch (engineName) {
       case "tgi" -> {
-        assertThat(sent.get("inputs").asText()).isEqualTo(" a".repeat(4_097));
+        assertThat(sent.get("inputs").asText()).isEqualTo(" a".repeat((int) tokens));
         assertThat(sent.at("/parameters/max_new_tokens").asInt()).isEqualTo(1);
       }
       case "sglang" -> {
-        assertTokenIds(sent.get("input_ids"), 4_097);
+        assertTokenIds(sent.get("input_ids"), (int) tokens);
         assertThat(sent.at("/sampling_params/max_new_tokens").asInt()).isEqualTo(1);
       }
       default -> {
-        assertTokenIds(sent.get("prompt"), 4_097);
+        assertTokenIds(sent.get("prompt"), (int) tokens);
         assertThat(sent.at("/n_predict").asInt()).isEqualTo(1);
       }
     }
@@ -151,7 +163,7 @@ class RejectionProbeTest {
               assertThat(i.cause())
                   .startsWith(
                       "POST /generate answered HTTP 413 (text/plain; charset=utf-8), which is not TGI's"
-                          + " length refusal (HTTP 422 with error_type \"validation\"")
+                          + " length refusal (HTTP 422, exactly {\"error\", \"error_type\": \"validation\"}")
                   .contains(
                       "refuse request bodies above --payload-limit before validating them, and this request is"
                           + " 2097201 bytes")
@@ -228,6 +240,36 @@ class RejectionProbeTest {
                     .contains(
                         "; the JSON answer is not vLLM's: it states a context length of 131072 tokens, and the"
                             + " pod reports max_model_len 4096. Something other than the engine answered"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "tgi|/generate|422|{\"error\":\"Input validation error: `inputs` tokens + `max_new_tokens` must be <= 131072. Given: 4097 `inputs` tokens and 1 `max_new_tokens`\",\"error_type\":\"validation\"}|the JSON answer is not TGI's refusal of this prompt: it states a limit of 131072 tokens, and the pod's /info reports max_total_tokens 4096",
+        "llamacpp|/completion|400|{\"error\":{\"code\":400,\"message\":\"request (4097 tokens) exceeds the available context size (131072 tokens), try increasing it\",\"type\":\"exceed_context_size_error\",\"n_prompt_tokens\":4097,\"n_ctx\":131072}}|the JSON answer is not llama.cpp's refusal of this prompt: its n_ctx is 131072, and the pod's /props reports a slot n_ctx of 4096",
+      })
+  void aGatewayCopyingTheEnginesRefusalWithItsOwnContextIsNamedByWhatDiffered(
+      String engineName, String path, int status, String body, String seen) {
+    engine.answer(path, answer(status, "application/json", body));
+
+    assertThat(send(engineName, 4_097))
+        .isInstanceOfSatisfying(
+            RejectionOutcome.Inconclusive.class,
+            i -> assertThat(i.cause()).contains("; " + seen + ". Something other than the engine"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "tgi|/generate|{\"error\":\"Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4097 `inputs` tokens and 1 `max_new_tokens`\",\"error_type\":\"validation\"}",
+        "llamacpp|/completion|{\"error\":{\"code\":400,\"message\":\"request (4097 tokens) exceeds the available context size (4096 tokens), try increasing it\",\"type\":\"exceed_context_size_error\",\"n_prompt_tokens\":4097,\"n_ctx\":4096}}",
+      })
+  void theEnginesRefusalAnsweredWithHttp200IsAnAnswer(String engineName, String path, String body) {
+    engine.answer(path, answer(200, "application/json", body));
+
+    assertThat(send(engineName, 4_097)).isInstanceOf(RejectionOutcome.Answered.class);
   }
 
   @Test

@@ -29,6 +29,10 @@ import org.slf4j.LoggerFactory;
 /** spec.rejectionProbe: the over-capacity prompt must be refused, never answered. */
 class RejectionProbeIT extends EmbeddedClusterTest {
   private static final long WINDOW = 1_048_576;
+
+  /** TgiRejection.MAX_TOTAL_TOKENS_CLASS (package-private in io.kvguard.probe). */
+  private static final String TGI_REFUSAL = "validation: MaxTotalTokens, whole answer matched";
+
   private static final String LEAK = "CUSTOMER-B invoice 4471 for ACME Corp, card ending 0099";
   private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -139,12 +143,23 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   @Test
   void aRefusalCarriedOverFromStatusKeepsTheStatusAndErrorClassTheEngineAnswered() {
     FakeEngine engine =
-        h.engine(tgi(EngineFixtures.answer("tgi-3.3.7/generate-422-validation.http")));
+        h.engine(
+            tgi(
+                new FakeEngine.Answer(
+                    422,
+                    "application/json",
+                    // tgi-3.3.7/generate-422-validation.http with this pod's max_total_tokens and
+                    // the prompt sent: TGI's numbers are checked against both.
+                    ("{\"error\":\"Input validation error: `inputs` tokens + `max_new_tokens` must"
+                            + " be <= 1048576. Given: 1048577 `inputs` tokens and 1 `max_new_tokens`\","
+                            + "\"error_type\":\"validation\"}")
+                        .getBytes(),
+                    0)));
     h.pod("serve-0", SERVE, engine);
     h.create(withRejectionProbe(Engine.TGI, 10));
     awaitGate("serve-0", "True", "PoolSufficient");
     assertThat(h.gate("serve-0").orElseThrow().getMessage())
-        .contains("was refused with HTTP 422 (validation)");
+        .contains("was refused with HTTP 422 (" + TGI_REFUSAL + ")");
     await()
         .untilAsserted(
             () -> assertThat(h.status("glm").pods.get(0).rejectionRefusalStatus).isEqualTo(422));
@@ -163,9 +178,9 @@ class RejectionProbeIT extends EmbeddedClusterTest {
         .untilAsserted(
             () -> {
               assertThat(h.gate("serve-0").orElseThrow().getMessage())
-                  .contains("was refused with HTTP 422 (validation)")
+                  .contains("was refused with HTTP 422 (" + TGI_REFUSAL + ")")
                   .doesNotContain("HTTP 400");
-              assertThat(h.status("glm").pods.get(0).rejectionRefusalError).isEqualTo("validation");
+              assertThat(h.status("glm").pods.get(0).rejectionRefusalError).isEqualTo(TGI_REFUSAL);
             });
     assertThat(engine.hits("/generate")).isEqualTo(1);
   }

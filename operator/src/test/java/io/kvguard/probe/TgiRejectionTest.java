@@ -1,0 +1,209 @@
+package io.kvguard.probe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvguard.verdict.PoolObservation;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * TGI's refusal is recognised by its whole shape: each body below is what TGI's router writes
+ * (huggingface/text-generation-inference v1.0.0 to v3.3.7, router/src/validation.rs) for kvguard's
+ * probe (4,097 units of " a", max_new_tokens 1, max_total_tokens 4096), and each look-alike differs
+ * from one of them in one respect.
+ */
+class TgiRejectionTest {
+  private static final TgiRejection TGI = new TgiRejection();
+  private static final long SENT = 4_097;
+  private static final PoolObservation POD = maxTotal(4_096);
+  private static final OverLimitPrompt PROMPT = prompt(SENT);
+
+  /** MaxTotalTokens with a tokenizer that adds a BOS token: 4,098 tokens for 4,097 units. */
+  static final String TOTAL =
+      "{\"error\":\"Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given:"
+          + " 4098 `inputs` tokens and 1 `max_new_tokens`\",\"error_type\":\"validation\"}";
+
+  private static PoolObservation maxTotal(long tokens) {
+    return new PoolObservation(2_000_000, OptionalLong.of(tokens), "3.3.7", null, List.of());
+  }
+
+  private static OverLimitPrompt prompt(long units) {
+    return ((EngineRejection.Plan.Send) TGI.plan(units, "m", POD, EngineRejection.Route.POD))
+        .prompt();
+  }
+
+  private static EngineResponse answer(int status, String contentType, String body) {
+    return new EngineResponse(
+        "/generate", status, contentType, body.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static boolean refused(EngineResponse response) {
+    return TGI.refusal(response, PROMPT, POD).isPresent();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        // One token per unit, no special tokens.
+        "a count of the units sent|4097",
+        // A BOS token ahead of the text.
+        "BOS|4098",
+        // Every byte a token (a character-level tokenizer) and BOS and EOS.
+        "every byte a token|8196",
+      })
+  void theMaxTotalTokensRefusalIsRecognisedForEachCountTheTextCanTokenizeTo(
+      String tokenizer, long count) {
+    EngineResponse response =
+        answer(422, "application/json", TOTAL.replace("Given: 4098", "Given: " + count));
+
+    assertThat(TGI.refusal(response, PROMPT, POD)).contains(TgiRejection.MAX_TOTAL_TOKENS_CLASS);
+    assertThat(TGI.fixFor(response, PROMPT, POD)).isEmpty();
+  }
+
+  @Test
+  void keysInAnotherOrderAreTheSameObject() {
+    String reordered =
+        "{\"error_type\":\"validation\",\"error\":\"Input validation error: `inputs` tokens +"
+            + " `max_new_tokens` must be <= 4096. Given: 4098 `inputs` tokens and 1"
+            + " `max_new_tokens`\"}";
+
+    assertThat(refused(answer(422, "application/json", reordered))).isTrue();
+  }
+
+  @Test
+  void theInputLengthRefusalIsRecognisedForAPromptTheTotalCheckLetThrough() {
+    // max_input_tokens 3000 < max_total_tokens 4096: 3,500 units pass MaxTotalTokens (3501 + 1 <=
+    // 4096) and meet InputLength.
+    OverLimitPrompt band = prompt(3_500);
+    String inputLength =
+        "{\"error\":\"Input validation error: `inputs` must have less than 3000 tokens. Given:"
+            + " 3501\",\"error_type\":\"validation\"}";
+
+    assertThat(TGI.refusal(answer(422, "application/json", inputLength), band, POD))
+        .contains(TgiRejection.INPUT_LENGTH_CLASS);
+    assertThat(TGI.recognises(422, TgiRejection.INPUT_LENGTH_CLASS)).isTrue();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "an input limit not below max_total_tokens|less than 3000|less than 4096|it states an input limit of 4096 tokens, not below the pod's max_total_tokens 4096",
+        "a count within the input limit|Given: 3501|Given: 3000|it states a prompt of 3000 tokens, and kvguard sent 3500 units",
+        "a count the total check would have refused|Given: 3501|Given: 4096|its prompt and max_new_tokens exceed max_total_tokens 4096, which TGI checks first",
+      })
+  void anInputLengthLookAlikeIsNotTgisRefusal(String what, String from, String to, String seen) {
+    OverLimitPrompt band = prompt(3_500);
+    String inputLength =
+        "{\"error\":\"Input validation error: `inputs` must have less than 3000 tokens. Given:"
+            + " 3501\",\"error_type\":\"validation\"}";
+    EngineResponse response = answer(422, "application/json", inputLength.replace(from, to));
+
+    assertThat(TGI.refusal(response, band, POD)).isEmpty();
+    assertThat(TGI.fixFor(response, band, POD).orElseThrow())
+        .startsWith("the JSON answer is not TGI's refusal of this prompt: " + seen);
+  }
+
+  @Test
+  void anInputLengthRefusalOfTheOverContextPromptIsNotTgis() {
+    // 4,097 units do not pass MaxTotalTokens, so TGI never answers them with InputLength.
+    String inputLength =
+        "{\"error\":\"Input validation error: `inputs` must have less than 3000 tokens. Given:"
+            + " 4098\",\"error_type\":\"validation\"}";
+
+    assertThat(refused(answer(422, "application/json", inputLength))).isFalse();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "another max_total_tokens|must be <= 4096|must be <= 131072|it states a limit of 131072 tokens, and the pod's /info reports max_total_tokens 4096",
+        "a count below the units sent|Given: 4098|Given: 4000|it states a prompt of 4000 tokens, and kvguard sent 4097 units of text (8194 bytes)",
+        "a count above the text's bytes|Given: 4098|Given: 9000|it states a prompt of 9000 tokens, and kvguard sent 4097 units",
+        "other max_new_tokens|and 1 `max_new_tokens`|and 16 `max_new_tokens`|it states 16 max_new_tokens, and kvguard asked for 1",
+        "a count with a leading zero|Given: 4098|Given: 04098|a number in the sentence is not a token count",
+        "a number too large|Given: 4098|Given: 99999999999999999999|a number in the sentence is not a token count",
+        "an extra field|\"error_type\":\"validation\"}|\"error_type\":\"validation\",\"details\":null}|its fields are not those TGI's ErrorResponse has",
+        "OpenAI's envelope|{\"error\":\"|{\"message\":\"|its fields are not those TGI's ErrorResponse has",
+        "another error_type|\"validation\"}|\"invalid_request_error\"}|its error_type is not validation",
+        "a truncated sentence| and 1 `max_new_tokens`||its error is not one of TGI's length sentences, whole",
+        "a sentence with a prefix|\"Input validation|\"Upstream: Input validation|its error is not one of TGI's length sentences, whole",
+        "a sentence with a suffix|`max_new_tokens`\"|`max_new_tokens` [gateway]\"|its error is not one of TGI's length sentences, whole",
+        "the sentence without TGI's prefix|Input validation error: ||its error is not one of TGI's length sentences, whole",
+      })
+  void aLookAlikeIsNotTgisRefusalAndTheReasonSaysWhatDiffered(
+      String what, String from, String to, String seen) {
+    String body = TOTAL.replace(from, to == null ? "" : to);
+    assertThat(body).as("the look-alike differs").isNotEqualTo(TOTAL);
+    EngineResponse response = answer(422, "application/json", body);
+
+    assertThat(TGI.refusal(response, PROMPT, POD)).isEmpty();
+    assertThat(TGI.fixFor(response, PROMPT, POD))
+        .hasValueSatisfying(
+            fix ->
+                assertThat(fix)
+                    .startsWith("the JSON answer is not TGI's refusal of this prompt: " + seen)
+                    .doesNotContain("must be <=")
+                    .doesNotContain("gateway]"));
+  }
+
+  @Test
+  void aGatewayStatingTheLimitThePodReportsForAPromptThatFitsIsNotTgis() {
+    // 4,000 units fit max_total_tokens 8192 with max_new_tokens 1: TGI admits them.
+    OverLimitPrompt fits = prompt(4_000);
+    String body = TOTAL.replace("<= 4096", "<= 8192").replace("Given: 4098", "Given: 4001");
+
+    assertThat(TGI.refusal(answer(422, "application/json", body), fits, maxTotal(8_192))).isEmpty();
+    assertThat(
+            TGI.fixFor(answer(422, "application/json", body), fits, maxTotal(8_192)).orElseThrow())
+        .contains("its prompt and max_new_tokens fit max_total_tokens, which TGI admits");
+  }
+
+  @Test
+  void theRightBodyWithTheWrongStatusOrWrappingIsNotTgisRefusal() {
+    assertThat(refused(answer(200, "application/json", TOTAL))).as("HTTP 200").isFalse();
+    assertThat(refused(answer(400, "application/json", TOTAL))).as("HTTP 400").isFalse();
+    assertThat(TGI.fixFor(answer(400, "application/json", TOTAL), PROMPT, POD).orElseThrow())
+        .contains("it came with HTTP 400, and TGI answers validation errors with 422");
+    assertThat(refused(answer(422, "text/html", "<html><body>" + TOTAL + "</body></html>")))
+        .as("inside HTML")
+        .isFalse();
+    assertThat(refused(answer(422, "application/json", TOTAL + TOTAL))).as("two bodies").isFalse();
+    assertThat(
+            refused(
+                answer(
+                    422,
+                    "application/json",
+                    TOTAL.replace("{\"error\"", "{\"error_type\":\"x\",\"error\""))))
+        .as("a duplicate key")
+        .isFalse();
+    assertThat(refused(answer(422, "application/json", TOTAL.substring(0, 100))))
+        .as("a cut body")
+        .isFalse();
+  }
+
+  @Test
+  void withoutThePodsMaxTotalTokensNothingIsAttributed() {
+    PoolObservation noContext =
+        new PoolObservation(2_000_000, OptionalLong.empty(), "3.3.7", null, List.of());
+    EngineResponse response = answer(422, "application/json", TOTAL);
+
+    assertThat(TGI.refusal(response, PROMPT, noContext)).isEmpty();
+    assertThat(TGI.fixFor(response, PROMPT, noContext).orElseThrow())
+        .contains("the pod reported no max_total_tokens");
+    assertThat(TGI.refusal(response)).as("no figures, no attribution").isEmpty();
+  }
+
+  @Test
+  void aRefusalRecordedByThePrefixMatcherIsNotCarriedOver() {
+    assertThat(TGI.recognises(422, "validation")).isFalse();
+    assertThat(TGI.recognises(422, TgiRejection.MAX_TOTAL_TOKENS_CLASS)).isTrue();
+    assertThat(TGI.recognises(400, TgiRejection.MAX_TOTAL_TOKENS_CLASS)).isFalse();
+  }
+}
