@@ -200,6 +200,26 @@ public final class HostileTenants implements AutoCloseable {
     return names;
   }
 
+  /**
+   * A tenant in namespace {@code warm} like the innocent one, created now: once its pod is verified
+   * ({@link #warmedUp}) the operator has run every step a verdict takes, so a measurement after it
+   * does not count the first pass's class loading.
+   */
+  public void warmUp() throws IOException {
+    client
+        .namespaces()
+        .resource(new NamespaceBuilder().withNewMetadata().withName("warm").endMetadata().build())
+        .create();
+    LoopbackEngines served = serve(List.of(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    pods.createRunning("warm", "serve-0", Map.of("app", "warm"), served.port(0), true);
+    client.resource(policy("warm", "warm", Engine.SGLANG, Map.of("app", "warm"), 5, 60)).create();
+  }
+
+  /** Whether the {@link #warmUp} tenant's pod is verified. */
+  public boolean warmedUp() {
+    return verified(client.pods().inNamespace("warm").withName("serve-0").get());
+  }
+
   /** Whether every policy of these namespaces has been reconciled (its probes requested). */
   public boolean reconciled(List<String> namespaces) {
     return namespaces.stream()
@@ -308,7 +328,10 @@ public final class HostileTenants implements AutoCloseable {
    * label.
    */
   public boolean innocentVerified() {
-    Pod pod = client.pods().inNamespace(INNOCENT).withName("serve-0").get();
+    return verified(client.pods().inNamespace(INNOCENT).withName("serve-0").get());
+  }
+
+  private static boolean verified(Pod pod) {
     return pod != null
         && condition(pod)
             .filter(c -> "True".equals(c.getStatus()) && "PoolSufficient".equals(c.getReason()))
