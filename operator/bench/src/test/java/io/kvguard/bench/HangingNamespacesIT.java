@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
  * fill the 32 probe threads twice over; a pod in another namespace is verified within one probe
  * period plus its own probe time. Under the rule before (KVGUARD_HUNG_PROBE_LIMIT=0, what main's
  * executor does) it was still not verified 20 s after its ModelDeployment was created ({@code
- * HungProbesBenchmark} prints both in one run).
+ * HungProbesBenchmark} prints both in one run; {@code -Dkvguard.bench.hungProbeLimit=0} runs this
+ * test so, and it fails).
  */
 class HangingNamespacesIT {
   static final int PERIOD_SECONDS = 2;
@@ -38,7 +39,10 @@ class HangingNamespacesIT {
 
   @Test
   void sixteenNamespacesOfEnginesThatNeverAnswerDoNotDelayAnInnocentNamespace() throws Exception {
-    cluster = HostileTenants.start(Map.of());
+    // -Dkvguard.bench.hungProbeLimit=0 runs it under the rule before, where it fails.
+    String limit = System.getProperty("kvguard.bench.hungProbeLimit");
+    cluster =
+        HostileTenants.start(limit == null ? Map.of() : Map.of("KVGUARD_HUNG_PROBE_LIMIT", limit));
     List<String> hanging = cluster.hangingNamespaces(16, 4, PERIOD_SECONDS);
     // The innocent tenant arrives once every hanging namespace's probes were requested.
     await().atMost(Duration.ofSeconds(60)).until(() -> cluster.reconciled(hanging));
