@@ -2,6 +2,7 @@ package io.kvguard;
 
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.RejectionProbe;
+import io.kvguard.reconciler.ProbeLimits;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.Objects;
@@ -29,6 +30,9 @@ import java.util.stream.Collectors;
  *     verdict records
  * @param podListConcurrency namespaces whose pods are listed at once, from the start of their pod
  *     informer until its first LIST is in the cache
+ * @param hungProbeLimit probes running past the hung threshold that are counted on a budget of
+ *     their own instead of their namespace's share of the probe threads (0: none, a probe holds its
+ *     thread until it ends)
  */
 public record KvguardConfig(
     Set<String> namespaces,
@@ -44,7 +48,8 @@ public record KvguardConfig(
     int rejectionProbeConcurrency,
     long rejectionMaxPromptTokens,
     String verdictKeySecret,
-    int podListConcurrency) {
+    int podListConcurrency,
+    int hungProbeLimit) {
 
   public static final String LEASE_NAME = "kvguard-operator";
   public static final int DEFAULT_HEALTH_PORT = 8081;
@@ -84,7 +89,8 @@ public record KvguardConfig(
         DEFAULT_REJECTION_PROBE_CONCURRENCY,
         RejectionProbe.DEFAULT_MAX_PROMPT_TOKENS,
         DEFAULT_VERDICT_KEY_SECRET,
-        DEFAULT_POD_LIST_CONCURRENCY);
+        DEFAULT_POD_LIST_CONCURRENCY,
+        ProbeLimits.DEFAULT_HUNG_PROBE_LIMIT);
   }
 
   public static KvguardConfig fromEnvironment(Map<String, String> env) {
@@ -124,7 +130,8 @@ public record KvguardConfig(
             64 * 1024 * 1024),
         Objects.requireNonNullElse(
             blankToNull(env.get("KVGUARD_VERDICT_KEY_SECRET")), DEFAULT_VERDICT_KEY_SECRET),
-        intValue(env, "KVGUARD_POD_LIST_CONCURRENCY", DEFAULT_POD_LIST_CONCURRENCY, 1, 64));
+        intValue(env, "KVGUARD_POD_LIST_CONCURRENCY", DEFAULT_POD_LIST_CONCURRENCY, 1, 64),
+        intValue(env, "KVGUARD_HUNG_PROBE_LIMIT", ProbeLimits.DEFAULT_HUNG_PROBE_LIMIT, 0, 4096));
   }
 
   private static int intValue(Map<String, String> env, String key, int fallback, int min, int max) {

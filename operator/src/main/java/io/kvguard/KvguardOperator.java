@@ -129,7 +129,9 @@ public final class KvguardOperator implements AutoCloseable {
             new ProbeLimits(
                 config.probeConcurrency(),
                 config.probeConcurrencyPerNamespace(),
-                config.rejectionProbeConcurrency()),
+                config.rejectionProbeConcurrency(),
+                config.hungProbeLimit(),
+                ProbeLimits.DEFAULT_HUNG_AFTER),
             new PodGate(client, clock),
             new Observer(
                 new EventRecorder(

@@ -34,6 +34,7 @@ public final class KvguardMetrics {
   public static final String LABEL_ONLY_PODS = "kvguard_label_only_pods";
   public static final String UNREADABLE_MODELDEPLOYMENTS = "kvguard_unreadable_modeldeployments";
   public static final String STRANDED_PODS = "kvguard_stranded_pods";
+  public static final String PROBES_HUNG = "kvguard_probes_hung";
   public static final List<String> ALL =
       List.of(
           POD_KV_POOL_TOKENS,
@@ -49,7 +50,8 @@ public final class KvguardMetrics {
           ENGINE_ADVISORY_WARNINGS,
           LABEL_ONLY_PODS,
           UNREADABLE_MODELDEPLOYMENTS,
-          STRANDED_PODS);
+          STRANDED_PODS,
+          PROBES_HUNG);
 
   private final MeterRegistry registry;
   private final Map<Tags, AtomicLong> poolTokens = new ConcurrentHashMap<>();
@@ -59,6 +61,7 @@ public final class KvguardMetrics {
   private final Map<Tags, AtomicLong> labelOnly = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> unreadable = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> stranded = new ConcurrentHashMap<>();
+  private final Map<Tags, AtomicLong> hungProbes = new ConcurrentHashMap<>();
 
   public KvguardMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -273,6 +276,25 @@ public final class KvguardMetrics {
                 + " and selected by none",
             tags)
         .set(pods);
+  }
+
+  /**
+   * Probes of a namespace running past the hung threshold, on the hung budget
+   * (KVGUARD_HUNG_PROBE_LIMIT). A namespace's series exists only while it has one.
+   */
+  public void hungProbes(String namespace, long probes) {
+    Tags tags = Tags.of("namespace", namespace);
+    if (probes <= 0) {
+      remove(hungProbes, "kvguard.probes.hung", tags);
+      return;
+    }
+    gauge(
+            hungProbes,
+            "kvguard.probes.hung",
+            "Engine probes running past the hung threshold, counted on the hung budget instead of"
+                + " their namespace's share of the probe threads",
+            tags)
+        .set(probes);
   }
 
   /** The namespaces that have a {@link #strandedPods} series now. */

@@ -520,6 +520,14 @@ public final class Observer implements AutoCloseable {
   }
 
   /**
+   * A namespace's probes now counted as hung (running past the threshold, on the hung budget); 0
+   * drops its series.
+   */
+  public void hungProbes(String namespace, int hung) {
+    metrics.hungProbes(namespace, hung);
+  }
+
+  /**
    * The stranded pods of every namespace whose pods are cached, recounted from the caches: a
    * namespace counted 0, or no longer cached (no ModelDeployment left there), loses its series.
    */

@@ -63,12 +63,15 @@ final class ProbeBook implements AutoCloseable {
             new TenantFairExecutor(
                 "kvguard-probe",
                 limits.concurrency(),
-                Math.min(limits.concurrency(), limits.concurrencyPerNamespace())),
+                Math.min(limits.concurrency(), limits.concurrencyPerNamespace()),
+                limits.hung(),
+                observer::hungProbes),
             clock,
             ProbeOutcome::failed,
             changed);
     // One rejection probe per namespace at once: they may take minutes, and a refusing engine
-    // answers in milliseconds, so a tenant whose engines hang holds one thread, not the pool.
+    // answers in milliseconds, so a tenant whose engines hang holds one thread, not the pool. They
+    // have no hung budget: a rejection probe legitimately runs for minutes.
     this.rejections =
         new ProbeScheduler<>(
             new TenantFairExecutor("kvguard-rejection-probe", limits.rejectionConcurrency(), 1),

@@ -192,8 +192,11 @@ final class ProbeScheduler<T> implements AutoCloseable {
     T outcome;
     try {
       outcome = probe.get();
-    } catch (RuntimeException e) {
-      // A probe must never throw; if one does, that is a failed probe, not a crashed scheduler.
+    } catch (RuntimeException | Error e) {
+      // A probe must never throw; if one does, that is a failed probe, not a crashed scheduler. An
+      // Error too (a StackOverflowError in a parser): uncaught, it would leave the probe "in
+      // flight"
+      // forever, and the pod would never be asked again.
       outcome = failure.apply("probe error (" + e.getClass().getSimpleName() + ")");
       LOG.warn("probe threw key={} error={}", key, e.getClass().getName());
     }

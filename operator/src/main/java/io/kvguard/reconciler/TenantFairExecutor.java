@@ -1,49 +1,120 @@
 package io.kvguard.reconciler;
 
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs probes on a fixed set of threads, at most {@code perTenant} at once for one tenant (a
- * namespace), taking turns between tenants: each free thread serves the next tenant in round-robin
- * order that has work waiting and a slot free. So one namespace's hanging engines hold at most its
- * own slots, and every other namespace's work is next in line when a thread frees up (issue 20: one
- * pod that never answers, selected by 40 policies, kept every tenant's new pods shut).
+ * Runs probes on a set of threads, at most {@code perTenant} at once for one tenant (a namespace),
+ * taking turns between tenants: each free thread serves the next tenant in round-robin order that
+ * has work waiting and a slot free. So one namespace's hanging engines hold at most its own slots,
+ * and every other namespace's work is next in line when a thread frees up (issue 20).
+ *
+ * <p>Hanging is made cheap (issue 28 §4): a tenant can create namespaces, and eight namespaces of
+ * engines that never answer held all 32 threads for the whole probe timeout. A task that has run
+ * longer than {@link Hung#after} is counted as <em>hung</em>: it leaves its tenant's share and the
+ * pool's {@code threads} working slots, keeps its thread (the probe still ends at its own timeout
+ * and still answers fail-closed), and a new thread takes its place. Hung tasks are bounded: at most
+ * {@link Hung#limit} in all and {@link Hung#perTenant} for one tenant, so one tenant cannot take
+ * the whole budget. A task past the threshold that finds no hung slot free stays where it is,
+ * counted as working, until one frees: nothing is cut short and nothing opens a gate. Threads in
+ * all: at most {@code threads + limit}.
  */
 final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TenantFairExecutor.class);
 
-  private static final class Tenant {
-    final ArrayDeque<Runnable> waiting = new ArrayDeque<>();
-    int running;
+  /**
+   * When a running task counts as hung, and how many may. {@code limit} 0: never (the rule before
+   * issue 28: a task holds its slot until it ends).
+   */
+  record Hung(Duration after, int limit, int perTenant) {
+    static final Hung NEVER = new Hung(Duration.ofDays(1), 0, 0);
+
+    Hung {
+      if (after.isNegative() || after.isZero() || limit < 0 || perTenant < 0) {
+        throw new IllegalArgumentException("hung threshold must be positive and limits at least 0");
+      }
+    }
   }
 
+  /** Told, under the executor's lock, each time a tenant's count of hung tasks changes. */
+  @FunctionalInterface
+  interface HungCounts {
+    void changed(String tenant, int hung);
+  }
+
+  private static final class Tenant {
+    final ArrayDeque<Runnable> waiting = new ArrayDeque<>();
+
+    /** Tasks running and not hung: these count against the tenant's share. */
+    int running;
+
+    int hung;
+  }
+
+  /** One task on a thread: when it started, and whether it has moved to the hung budget. */
+  private static final class Running {
+    final String tenant;
+    final long startedNanos = System.nanoTime();
+    boolean hung;
+
+    Running(String tenant) {
+      this.tenant = tenant;
+    }
+  }
+
+  private final String name;
+  private final int capacity;
   private final int perTenant;
+  private final Hung hungRule;
+  private final HungCounts hungCounts;
   private final Map<String, Tenant> tenants = new HashMap<>();
 
   /** Tenants with work waiting, in the order they get their next turn. */
   private final ArrayDeque<String> turns = new ArrayDeque<>();
 
+  /** Tasks running and not hung, oldest first. */
+  private final Set<Running> working = new LinkedHashSet<>();
+
   private final List<Thread> threads = new ArrayList<>();
+  private int workers;
+  private int hungTotal;
+  private int threadNumber;
   private boolean closed;
 
   TenantFairExecutor(String name, int threads, int perTenant) {
+    this(name, threads, perTenant, Hung.NEVER, (tenant, hung) -> {});
+  }
+
+  TenantFairExecutor(String name, int threads, int perTenant, Hung hung, HungCounts hungCounts) {
     if (threads < 1 || perTenant < 1) {
       throw new IllegalArgumentException("threads and perTenant must be at least 1");
     }
+    this.name = name;
+    this.capacity = threads;
     this.perTenant = perTenant;
-    for (int i = 1; i <= threads; i++) {
-      Thread thread = new Thread(this::work, name + "-" + i);
-      thread.setDaemon(true);
-      this.threads.add(thread);
-      thread.start();
+    this.hungRule = hung;
+    this.hungCounts = hungCounts;
+    synchronized (this) {
+      for (int i = 1; i <= threads; i++) {
+        startWorker();
+      }
+      if (hung.limit() > 0) {
+        Thread watch = new Thread(this::watch, name + "-hung-watch");
+        watch.setDaemon(true);
+        this.threads.add(watch);
+        watch.start();
+      }
     }
   }
 
@@ -60,17 +131,43 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
     notifyAll();
   }
 
-  /** Tasks waiting and running per tenant, for tests and metrics. */
+  /** Tasks waiting and running (hung included) per tenant, for tests and metrics. */
   synchronized Map<String, int[]> load() {
     Map<String, int[]> load = new HashMap<>();
     tenants.forEach(
-        (name, tenant) -> load.put(name, new int[] {tenant.waiting.size(), tenant.running}));
+        (name, tenant) ->
+            load.put(name, new int[] {tenant.waiting.size(), tenant.running + tenant.hung}));
     return load;
+  }
+
+  /** Hung tasks per tenant that has any (tests). */
+  synchronized Map<String, Integer> hung() {
+    Map<String, Integer> hung = new HashMap<>();
+    tenants.forEach(
+        (name, tenant) -> {
+          if (tenant.hung > 0) {
+            hung.put(name, tenant.hung);
+          }
+        });
+    return hung;
+  }
+
+  /** Threads alive now, the watcher included (tests: bounded by threads + limit + 1). */
+  synchronized int threadCount() {
+    return (int) threads.stream().filter(Thread::isAlive).count();
+  }
+
+  private void startWorker() {
+    Thread thread = new Thread(this::work, name + "-" + ++threadNumber);
+    thread.setDaemon(true);
+    threads.add(thread);
+    workers++;
+    thread.start();
   }
 
   private void work() {
     while (true) {
-      String tenant;
+      Running mine;
       Runnable task;
       synchronized (this) {
         String next = nextTurn();
@@ -85,29 +182,37 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
         if (next == null) {
           return;
         }
-        tenant = next;
-        Tenant queue = tenants.get(tenant);
+        Tenant queue = tenants.get(next);
         task = queue.waiting.poll();
         queue.running++;
+        mine = new Running(next);
+        working.add(mine);
         if (!queue.waiting.isEmpty()) {
-          turns.add(tenant);
+          turns.add(next);
         }
+        notifyAll(); // the watcher times the new task
       }
       try {
         task.run();
-      } catch (RuntimeException e) {
-        LOG.warn("probe task threw tenant={} error={}", tenant, e.toString());
-      } finally {
-        finished(tenant);
+      } catch (Throwable e) {
+        // The task's own handling failed (ProbeScheduler turns a probe's failure into a result):
+        // say so loudly, and keep the thread, so the pool does not shrink one Error at a time.
+        LOG.error("probe task threw tenant={} error={}", mine.tenant, e.toString(), e);
+      }
+      if (!finished(mine)) {
+        return;
       }
     }
   }
 
   /**
    * The first tenant in turn order with a free slot, taken out of the turn order; null when none
-   * can run.
+   * can run, or every working slot of the pool is taken.
    */
   private String nextTurn() {
+    if (working.size() >= capacity) {
+      return null;
+    }
     for (int i = turns.size(); i > 0; i--) {
       String tenant = turns.poll();
       if (tenants.get(tenant).running < perTenant) {
@@ -118,32 +223,98 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
     return null;
   }
 
-  private synchronized void finished(String tenant) {
-    Tenant queue = tenants.get(tenant);
-    queue.running--;
-    if (queue.running == 0 && queue.waiting.isEmpty()) {
-      tenants.remove(tenant);
+  /**
+   * Books the end of a task; whether its thread goes on serving (a thread that carried a hung task
+   * ends when the pool has one more than it needs).
+   */
+  private synchronized boolean finished(Running done) {
+    Tenant queue = tenants.get(done.tenant);
+    if (done.hung) {
+      queue.hung--;
+      hungTotal--;
+      hungCounts.changed(done.tenant, queue.hung);
+    } else {
+      queue.running--;
+      working.remove(done);
+    }
+    if (queue.running == 0 && queue.hung == 0 && queue.waiting.isEmpty()) {
+      tenants.remove(done.tenant);
     }
     notifyAll();
+    if (workers > capacity + hungTotal) {
+      workers--;
+      threads.remove(Thread.currentThread());
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Moves tasks running longer than the threshold to the hung budget, oldest first, while it has
+   * room for their tenant; sleeps until the next task is due or something changes.
+   */
+  private void watch() {
+    long afterNanos = hungRule.after().toNanos();
+    synchronized (this) {
+      while (!closed) {
+        long now = System.nanoTime();
+        long nextDue = 0;
+        for (Iterator<Running> it = working.iterator(); it.hasNext(); ) {
+          Running one = it.next();
+          long due = one.startedNanos + afterNanos;
+          if (due - now > 0) {
+            nextDue = due;
+            break; // the rest started later
+          }
+          Tenant tenant = tenants.get(one.tenant);
+          if (hungTotal < hungRule.limit() && tenant.hung < hungRule.perTenant()) {
+            it.remove();
+            one.hung = true;
+            tenant.running--;
+            tenant.hung++;
+            hungTotal++;
+            hungCounts.changed(one.tenant, tenant.hung);
+            startWorker(); // takes the working slot the hung task left
+            notifyAll();
+          }
+          // else: no hung slot for it; it stays working and is tried again when one frees.
+        }
+        try {
+          if (nextDue == 0) {
+            wait();
+          } else {
+            TimeUnit.NANOSECONDS.timedWait(this, Math.max(1, nextDue - now));
+          }
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }
   }
 
   @Override
   public void close() {
+    List<Thread> all;
     synchronized (this) {
       closed = true;
       tenants.values().forEach(t -> t.waiting.clear());
       turns.clear();
       notifyAll();
+      all = List.copyOf(threads);
     }
-    threads.forEach(Thread::interrupt);
+    all.forEach(Thread::interrupt);
   }
 
   /** Waits for the threads to end after {@link #close()} (tests). */
   boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
     long deadline = System.nanoTime() + unit.toNanos(timeout);
-    for (Thread thread : threads) {
+    List<Thread> all;
+    synchronized (this) {
+      all = List.copyOf(threads);
+    }
+    for (Thread thread : all) {
       thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
     }
-    return threads.stream().noneMatch(Thread::isAlive);
+    return all.stream().noneMatch(Thread::isAlive);
   }
 }

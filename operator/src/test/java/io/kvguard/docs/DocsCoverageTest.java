@@ -48,6 +48,21 @@ class DocsCoverageTest {
     }
   }
 
+  @Test
+  void theReferenceDocumentsTheHungProbeLimitAndItsGaugeAsTheCodeHasThem() throws IOException {
+    String reference = Files.readString(DOCS.resolve("reference.md"));
+    assertThat(reference)
+        .contains(
+            "| `KVGUARD_HUNG_PROBE_LIMIT` | `"
+                + io.kvguard.reconciler.ProbeLimits.DEFAULT_HUNG_PROBE_LIMIT
+                + "` (chart: `engineProbes.hungLimit`) |")
+        .contains("| `" + io.kvguard.observe.KvguardMetrics.PROBES_HUNG + "{namespace}` |")
+        .contains(
+            "longer than "
+                + io.kvguard.reconciler.ProbeLimits.DEFAULT_HUNG_AFTER.toMillis() / 1000.0
+                + " s");
+  }
+
   private static void collect(JsonNode schema, String path, List<String> paths) {
     Iterator<Map.Entry<String, JsonNode>> fields = schema.path("properties").fields();
     while (fields.hasNext()) {

@@ -201,6 +201,21 @@ class ChartDefaultsTest {
   }
 
   @Test
+  void twoHundredFiftySixProbesMayHangByDefault() {
+    // Issue 28 §4: engines that accept connections and never answer, in any number of namespaces,
+    // must not hold the probe threads other namespaces need.
+    Map<String, String> env = env(operator);
+    assertThat(env).containsEntry("KVGUARD_HUNG_PROBE_LIMIT", "256");
+    assertThat(
+            KvguardConfig.fromEnvironment(
+                    Map.of("KVGUARD_HUNG_PROBE_LIMIT", env.get("KVGUARD_HUNG_PROBE_LIMIT")))
+                .hungProbeLimit())
+        .isEqualTo(256);
+    assertThat(env(operatorContainer(RenderedChart.render("engineProbes: {hungLimit: 0}"))))
+        .containsEntry("KVGUARD_HUNG_PROBE_LIMIT", "0");
+  }
+
+  @Test
   void oneNamespaceListsItsPodsAtATimeByDefault() {
     // More at once ran the chart's 256 MiB heap out of memory at 5,000 guarded pods
     // (docs/benchmarks.md).

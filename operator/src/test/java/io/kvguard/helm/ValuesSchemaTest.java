@@ -88,6 +88,14 @@ class ValuesSchemaTest {
             "metrics: {bindAddress: localhost}",
             "/metrics/bindAddress"),
         Arguments.of(
+            "a negative hung probe limit",
+            "engineProbes: {hungLimit: -1}",
+            "/engineProbes/hungLimit"),
+        Arguments.of(
+            "a hung probe limit above 4096 (KvguardConfig refuses it)",
+            "engineProbes: {hungLimit: 5000}",
+            "/engineProbes/hungLimit"),
+        Arguments.of(
             "a rejection prompt cap of zero",
             "engineProbes: {rejection: {maxPromptTokens: 0}}",
             "/engineProbes/rejection/maxPromptTokens"),

@@ -5,9 +5,12 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -75,5 +78,116 @@ class TenantFairExecutorTest {
     // a's three came first, but b and c each get a turn before a's second.
     assertThat(order).containsExactly("a", "b", "c", "a", "a");
     await().atMost(Duration.ofSeconds(2)).until(() -> executor.load().isEmpty());
+  }
+
+  /**
+   * Sixteen namespaces of four probes that never end, as issue 28 §4 measured them, running on
+   * every thread before anything else arrives.
+   */
+  private void sixteenNamespacesOfFourHangingProbes() {
+    for (int ns = 0; ns < 16; ns++) {
+      for (int pod = 0; pod < 4; pod++) {
+        executor.submit("hang-" + ns, hanging());
+      }
+    }
+    await()
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> executor.load().values().stream().mapToInt(load -> load[1]).sum() >= 32);
+  }
+
+  @Test
+  void sixteenNamespacesOfHangingProbesDoNotHoldTheThreadsAnotherNamespaceNeeds() {
+    executor =
+        new TenantFairExecutor(
+            "test-probe",
+            32,
+            4,
+            new TenantFairExecutor.Hung(ProbeLimits.DEFAULT_HUNG_AFTER, 256, 4),
+            (tenant, hung) -> {});
+    sixteenNamespacesOfFourHangingProbes();
+    long submitted = System.nanoTime();
+    AtomicLong ranAfter = new AtomicLong(-1);
+    executor.submit("innocent", () -> ranAfter.set(System.nanoTime() - submitted));
+
+    // Within one probe period (2 s in the issue's scenario): the innocent probe waits at most for
+    // the hanging probes in its way to pass the hung threshold (0.5 s).
+    await().atMost(Duration.ofSeconds(2)).until(() -> ranAfter.get() >= 0);
+    // All 64 end up hung, none working: every working thread is free for other namespaces.
+    await()
+        .atMost(Duration.ofSeconds(3))
+        .until(
+            () ->
+                executor.hung().size() == 16
+                    && executor.hung().values().stream().allMatch(hung -> hung == 4));
+    assertThat(executor.threadCount()).isLessThanOrEqualTo(32 + 64 + 1);
+  }
+
+  @Test
+  void underTheRuleBeforeTheSameNamespacesKeepAnotherNamespaceWaiting() {
+    // What issue 28 §4 measured: no hung budget, 8 namespaces' hanging probes fill the 32 threads.
+    executor = new TenantFairExecutor("test-probe", 32, 4);
+    sixteenNamespacesOfFourHangingProbes();
+    CountDownLatch innocent = new CountDownLatch(1);
+    executor.submit("innocent", innocent::countDown);
+
+    await()
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> innocent.getCount() == 1);
+  }
+
+  @Test
+  void theHungBudgetIsBoundedInAllAndPerNamespaceAndItsThreadsGoWhenTheProbesEnd() {
+    Map<String, Integer> gauge = new ConcurrentHashMap<>();
+    executor =
+        new TenantFairExecutor(
+            "test-probe",
+            2,
+            2,
+            new TenantFairExecutor.Hung(Duration.ofMillis(50), 3, 2),
+            gauge::put);
+    for (int i = 0; i < 5; i++) {
+      executor.submit("a", hanging());
+      executor.submit("b", hanging());
+    }
+    // a's first two hang first; a third of a's finds a's two hung slots taken, one of b's takes
+    // the last slot of the three, and the next of b's finds the budget spent.
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> executor.hung().equals(Map.of("a", 2, "b", 1)));
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> executor.load().get("a")[1] + executor.load().get("b")[1] == 5);
+    assertThat(gauge).isEqualTo(Map.of("a", 2, "b", 1));
+    // The budget is spent and both working slots are held: a third namespace waits, as before.
+    CountDownLatch innocent = new CountDownLatch(1);
+    executor.submit("c", innocent::countDown);
+    await()
+        .during(Duration.ofMillis(500))
+        .atMost(Duration.ofSeconds(1))
+        .until(() -> innocent.getCount() == 1);
+    assertThat(executor.threadCount()).isLessThanOrEqualTo(2 + 3 + 1);
+
+    hang.countDown();
+    await().atMost(Duration.ofSeconds(5)).until(() -> innocent.getCount() == 0);
+    await().atMost(Duration.ofSeconds(5)).until(() -> executor.load().isEmpty());
+    assertThat(gauge).isEqualTo(Map.of("a", 0, "b", 0));
+    // The threads that stood in for hung probes are gone: two workers and the watcher.
+    await().atMost(Duration.ofSeconds(5)).until(() -> executor.threadCount() == 2 + 1);
+  }
+
+  @Test
+  void anErrorThrownByATaskDoesNotEndItsThread() {
+    executor = new TenantFairExecutor("test-probe", 1, 1);
+    executor.submit(
+        "a",
+        () -> {
+          throw new StackOverflowError("thrown by a test probe");
+        });
+    CountDownLatch next = new CountDownLatch(1);
+    executor.submit("a", next::countDown);
+
+    await().atMost(Duration.ofSeconds(2)).until(() -> next.getCount() == 0);
+    assertThat(executor.threadCount()).isEqualTo(1);
   }
 }

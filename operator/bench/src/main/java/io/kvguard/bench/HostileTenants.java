@@ -172,6 +172,76 @@ public final class HostileTenants implements AutoCloseable {
     }
   }
 
+  /**
+   * Issue 28 §4's attack: {@code namespaces} namespaces ({@code hang-0}, ...) of {@code podsEach}
+   * pods whose engine accepts TCP connections and never answers, each namespace with a policy
+   * probing every {@code periodSeconds} with a 60 s timeout. Returns the namespaces.
+   */
+  public List<String> hangingNamespaces(int namespaces, int podsEach, int periodSeconds)
+      throws IOException {
+    // The kernel completes the connections into the backlog; nobody ever reads them.
+    ServerSocket silent = new ServerSocket(0, 4096, InetAddress.getLoopbackAddress());
+    engines.add(silent);
+    List<String> names = new ArrayList<>();
+    for (int n = 0; n < namespaces; n++) {
+      String ns = "hang-" + n;
+      names.add(ns);
+      client
+          .namespaces()
+          .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
+          .create();
+      for (int i = 0; i < podsEach; i++) {
+        pods.createRunning(ns, "hang-" + i, Map.of("attack", "hang"), silent.getLocalPort(), true);
+      }
+      client
+          .resource(policy(ns, "hang", Engine.SGLANG, Map.of("attack", "hang"), 60, periodSeconds))
+          .create();
+    }
+    return names;
+  }
+
+  /**
+   * A tenant in namespace {@code warm} like the innocent one, created now: once its pod is verified
+   * ({@link #warmedUp}) the operator has run every step a verdict takes, so a measurement after it
+   * does not count the first pass's class loading.
+   */
+  public void warmUp() throws IOException {
+    client
+        .namespaces()
+        .resource(new NamespaceBuilder().withNewMetadata().withName("warm").endMetadata().build())
+        .create();
+    LoopbackEngines served = serve(List.of(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    pods.createRunning("warm", "serve-0", Map.of("app", "warm"), served.port(0), true);
+    client.resource(policy("warm", "warm", Engine.SGLANG, Map.of("app", "warm"), 5, 60)).create();
+  }
+
+  /** Whether the {@link #warmUp} tenant's pod is verified. */
+  public boolean warmedUp() {
+    return verified(client.pods().inNamespace("warm").withName("serve-0").get());
+  }
+
+  /** Whether every policy of these namespaces has been reconciled (its probes requested). */
+  public boolean reconciled(List<String> namespaces) {
+    return namespaces.stream()
+        .allMatch(
+            ns ->
+                client.resources(ModelDeployment.class).inNamespace(ns).list().getItems().stream()
+                    .allMatch(md -> md.getStatus() != null));
+  }
+
+  /** Pods of these namespaces whose gate is open: there must never be any. */
+  public List<String> openGates(List<String> namespaces) {
+    List<String> open = new ArrayList<>();
+    for (String ns : namespaces) {
+      for (Pod pod : client.pods().inNamespace(ns).list().getItems()) {
+        if (condition(pod).filter(c -> "True".equals(c.getStatus())).isPresent() || labelled(pod)) {
+          open.add(ns + "/" + pod.getMetadata().getName());
+        }
+      }
+    }
+    return open;
+  }
+
   /** Attack 4: {@code count} connections to the health port that send half a request and hold. */
   public void halfSendToHealthPort(int count) throws IOException {
     for (int i = 0; i < count; i++) {
@@ -239,10 +309,17 @@ public final class HostileTenants implements AutoCloseable {
 
   /** The innocent tenant: one healthy SGLang pod and its policy, created now. */
   public void innocentTenant() throws IOException {
+    innocentTenant(60);
+  }
+
+  /** The innocent tenant, its policy probing every {@code periodSeconds}. */
+  public void innocentTenant(int periodSeconds) throws IOException {
     LoopbackEngines served = serve(List.of(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
     pods.createRunning(INNOCENT, "serve-0", Map.of("app", "innocent"), served.port(0), true);
     client
-        .resource(policy(INNOCENT, "innocent", Engine.SGLANG, Map.of("app", "innocent"), 5, 60))
+        .resource(
+            policy(
+                INNOCENT, "innocent", Engine.SGLANG, Map.of("app", "innocent"), 5, periodSeconds))
         .create();
   }
 
@@ -251,7 +328,10 @@ public final class HostileTenants implements AutoCloseable {
    * label.
    */
   public boolean innocentVerified() {
-    Pod pod = client.pods().inNamespace(INNOCENT).withName("serve-0").get();
+    return verified(client.pods().inNamespace(INNOCENT).withName("serve-0").get());
+  }
+
+  private static boolean verified(Pod pod) {
     return pod != null
         && condition(pod)
             .filter(c -> "True".equals(c.getStatus()) && "PoolSufficient".equals(c.getReason()))
