@@ -483,7 +483,7 @@ class CheckCommandTest {
             with(
                 prefill,
                 "/generate",
-                EngineFixtures.answer("sglang-0.5.6/generate-500-bootstrap-timeout.http")));
+                EngineFixtures.answer("sglang-0.5.18/generate-400-no-bootstrap-room.http")));
 
     int exit =
         check(

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvguard.testing.EngineFixtures;
+import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testkit.FakeEngine;
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.RejectionOutcome;
@@ -65,6 +66,15 @@ class RejectionProbeTest {
 
   private RejectionOutcome send(
       String engineName, long promptTokens, PoolObservation seen, EngineRejection.Route route) {
+    if (engineName.equals("sglang") && seen.engineContextTokens().isPresent()) {
+      // SGLang's paths are sized from its /server_info (SglangAdmissionPathsTest covers them): a
+      // v0.5.18 pod whose pool holds its context.
+      long context = seen.engineContextTokens().getAsLong();
+      engine.answer(
+          "/server_info",
+          EngineShapes.sglang(context, seen.disaggregationMode(), "0.5.18", context + 1)
+              .get("/server_info"));
+    }
     return probe.send(
         rejectionOf(engineName),
         engineName,
@@ -83,8 +93,6 @@ class RejectionProbeTest {
   @CsvSource(
       delimiter = '|',
       value = {
-        "sglang   | /generate       | sglang-0.5.6/generate-400-context-length.http          | 400 | context-length check",
-        "sglang   | /generate       | sglang-0.5.6/generate-400-validate-input-length.http   | 400 | validate_input_length",
         "tgi      | /generate       | tgi-3.3.7/generate-422-validation.http                 | 422 | validation",
         "llamacpp | /completion     | llamacpp-b7062/completion-400-exceed-context-size.http | 400 | exceed_context_size_error",
         "llamacpp | /completion     | llamacpp-d14ce3d/completion-np1-400.http               | 400 | exceed_context_size_error",
@@ -273,11 +281,11 @@ class RejectionProbeTest {
   }
 
   @Test
-  void aPrefillServerIsNotSentAPromptThatWouldWaitForABootstrapPeer() {
-    // SGLang 0.5.6 prefill: a prompt the tokenizer passes waits for a decode peer, then answers
-    // 500.
+  void aPrefillServerIsNotProbedOnItsOwn() {
+    // SGLang prefill: a prompt the tokenizer passes is refused at once for want of a bootstrap
+    // room (v0.5.18 scheduler.py:2443-2460), before the length check of the incident's path.
     engine.answer(
-        "/generate", EngineFixtures.answer("sglang-0.5.6/generate-500-bootstrap-timeout.http"));
+        "/generate", EngineFixtures.answer("sglang-0.5.18/generate-400-no-bootstrap-room.http"));
     PoolObservation prefill =
         new PoolObservation(681_280, OptionalLong.of(1_048_576), "0.5.22", "prefill", List.of());
 
@@ -288,12 +296,14 @@ class RejectionProbeTest {
             RejectionOutcome.Inconclusive.class,
             i ->
                 assertThat(i.cause())
-                    .startsWith(
-                        "not sent: the engine runs in disaggregation mode prefill and the 681281-token prompt is shorter"
-                            + " than its context length of 1048576 tokens")
-                    .contains("bootstrap_host and bootstrap_room")
-                    .contains("--context-length")
-                    .contains("--pd-router"));
+                    .startsWith("not sent: the engine runs in disaggregation mode prefill: ")
+                    .contains(
+                        "refused at once with HTTP 400 \"Disaggregated request received without"
+                            + " bootstrap room id\" (SGLang since v0.4.6.post5, PR #6504")
+                    .contains("kvguard does not probe through the router yet")
+                    .contains("--pd-router")
+                    .doesNotContain("300")
+                    .doesNotContain("500"));
     assertThat(engine.totalHits()).isZero();
   }
 

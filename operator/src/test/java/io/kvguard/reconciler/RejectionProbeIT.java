@@ -171,14 +171,14 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   }
 
   @Test
-  void aPrefillServerIsNotSentAPromptThatWouldWaitForABootstrapPeer() {
+  void aPrefillServerIsNotProbedOnItsOwn() {
     // SGLang prefill whose context length (1,048,576) exceeds its pool (681,280), allowed by the
-    // role: the probe's 681,281-token prompt would pass the tokenizer and wait for a decode peer,
-    // then answer 500.
+    // role: a prompt that passes the tokenizer is refused for want of a bootstrap room, before the
+    // scheduler's length check, so nothing sent to the pod reaches the incident's path.
     Map<String, FakeEngine.Answer> answers =
         new HashMap<>(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280));
     answers.put(
-        "/generate", EngineFixtures.answer("sglang-0.5.6/generate-500-bootstrap-timeout.http"));
+        "/generate", EngineFixtures.answer("sglang-0.5.18/generate-400-no-bootstrap-room.http"));
     FakeEngine engine = h.engine(answers);
     Map<String, String> prefill = Map.of("app", "glm", "role", "prefill");
     h.pod("prefill-0", prefill, engine);
@@ -190,8 +190,9 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     assertThat(h.gate("prefill-0").orElseThrow().getMessage())
         .startsWith(
             "rejection probe: a 681281-token prompt proved"
-                + " nothing: not sent: the engine runs in disaggregation mode prefill and the 681281-token prompt is shorter"
-                + " than its context length of 1048576 tokens");
+                + " nothing: not sent: the engine runs in disaggregation mode prefill: sent to this"
+                + " server without bootstrap_room")
+        .contains("kvguard does not probe through the router yet");
     assertThat(engine.hits("/generate")).isZero();
   }
 
