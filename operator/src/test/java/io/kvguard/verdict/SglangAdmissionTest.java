@@ -88,14 +88,15 @@ class SglangAdmissionTest {
             OptionalLong.of(1),
             OptionalLong.of(2_040_000));
 
-    // R = max(topk × steps, draft tokens) = max(12, 8) = 12 (managers/utils.py:380-399).
+    // R = max(topk × steps, draft tokens) = max(12, 8) = 12 (managers/utils.py:380-399): C − R is
+    // below M, so the tokenizer refuses every prompt the scheduler would and the band is empty.
     assertThat(((AdmissionPlan.Prompts) eagle.paths()).prompts())
         .extracting(ProbePrompt::tokens)
-        .containsExactly(1_048_564L, 1_048_570L);
+        .containsExactly(1_048_564L);
   }
 
   @Test
-  void aReservationAtLeastTheBandLeavesOnlyTheTokenizersPath() {
+  void aSmallReservationLeavesABand() {
     SglangAdmission eagle =
         new SglangAdmission(
             1_048_576,
@@ -106,13 +107,14 @@ class SglangAdmissionTest {
             Optional.of(false),
             OptionalLong.of(1),
             OptionalLong.of(3),
-            OptionalLong.of(6),
+            OptionalLong.of(3),
             OptionalLong.of(1),
             OptionalLong.of(2_040_000));
 
+    // R = 3: S1 at C − 3, S4 at M (M ≤ N < C − R).
     assertThat(((AdmissionPlan.Prompts) eagle.paths()).prompts())
         .extracting(ProbePrompt::tokens)
-        .containsExactly(1_048_570L);
+        .containsExactly(1_048_573L, 1_048_570L);
   }
 
   @Test
