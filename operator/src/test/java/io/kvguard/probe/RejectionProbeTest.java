@@ -308,25 +308,22 @@ class RejectionProbeTest {
   }
 
   @Test
-  void aPrefillServerRefusesAPromptAboveItsContextLengthBeforeDisaggregation() {
-    engine.answer(
-        "/generate", EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http"));
+  void throughThePrefillDecodeRouterBothPathsAreSent() {
+    engine.answerBy(
+        "/generate",
+        EngineShapes.sglangGenerate(
+            1_048_576, 1_048_570, n -> EngineShapes.refusesBand(n, 1_048_570)));
     PoolObservation prefill =
-        new PoolObservation(2_040_000, OptionalLong.of(1_048_576), "0.5.22", "prefill", List.of());
+        new PoolObservation(2_040_000, OptionalLong.of(1_048_576), "0.5.18", "prefill", List.of());
 
-    assertThat(send("sglang", 1_048_577, prefill, EngineRejection.Route.POD))
-        .isEqualTo(new RejectionOutcome.Refused(400, "context-length check", 1_048_577));
-  }
+    RejectionOutcome outcome = send("sglang", 1_048_577, prefill, EngineRejection.Route.PD_ROUTER);
 
-  @Test
-  void throughThePrefillDecodeRouterTheShorterPromptIsSent() {
-    engine.answer(
-        "/generate", EngineFixtures.answer("sglang-0.5.6/generate-400-validate-input-length.http"));
-    PoolObservation prefill =
-        new PoolObservation(681_280, OptionalLong.of(1_048_576), "0.5.22", "prefill", List.of());
-
-    assertThat(send("sglang", 681_281, prefill, EngineRejection.Route.PD_ROUTER))
-        .isEqualTo(new RejectionOutcome.Refused(400, "validate_input_length", 681_281));
+    assertThat(outcome)
+        .isInstanceOfSatisfying(
+            RejectionOutcome.Refused.class,
+            r ->
+                assertThat(r.pathClasses())
+                    .containsExactly("context-length check", "validate_input_length"));
   }
 
   @Test
