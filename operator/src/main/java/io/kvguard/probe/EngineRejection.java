@@ -1,6 +1,9 @@
 package io.kvguard.probe;
 
+import io.kvguard.verdict.AdmissionPlan;
 import io.kvguard.verdict.PoolObservation;
+import io.kvguard.verdict.ProbePrompt;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -50,7 +53,27 @@ public interface EngineRejection {
   }
 
   /**
-   * @param promptTokens the prompt's length, just above the engine's admission limit
+   * The prompts to send, one per admission path an over-long prompt can take in this engine, each
+   * with the refusal of its own check (issue 26). Engines whose paths kvguard does not tell apart
+   * yet send one prompt just above their admission limit, refused by any refusal they recognise; an
+   * engine adds its other paths by overriding this (see {@code SglangRejection}). May read the
+   * engine (SGLang's limits are in its /server_info).
+   *
+   * @param promptTokens the length just above the engine's admission limit (kvguard's single
+   *     prompt)
+   */
+  default AdmissionPlan paths(
+      EngineHttp http,
+      EngineEndpoint endpoint,
+      long promptTokens,
+      PoolObservation observation,
+      Route route)
+      throws ProbeException {
+    return new AdmissionPlan.Prompts(List.of(ProbePrompt.anyRefusal(promptTokens)));
+  }
+
+  /**
+   * @param promptTokens the prompt's length, as {@link #paths} sized it
    * @param model the served model's name, for engines whose API needs it
    * @param observation what the engine's pool probe saw (its mode and context length decide some
    *     plans)

@@ -1,16 +1,22 @@
 package io.kvguard.probe;
 
+import io.kvguard.verdict.AdmissionPlan;
 import io.kvguard.verdict.PoolObservation;
+import io.kvguard.verdict.ProbePrompt;
 import io.kvguard.verdict.RejectionOutcome;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
 /**
- * Sends one prompt just above an engine's admission limit and reports what the engine did. Only the
- * engine's own admission refusal, as its {@link EngineRejection} recognises it, counts as a
- * refusal; any other 4xx is inconclusive. The body of an answer is hashed as it arrives and only
- * its head is looked at: it may carry another tenant's data, so it is never logged or kept. The
- * prompt is produced while it is sent and never built in memory, and it is capped.
+ * Sends one prompt per admission path of the engine ({@link EngineRejection#paths}; issue 26) and
+ * reports what the engine did. Only the engine's own admission refusal, as its {@link
+ * EngineRejection} recognises it, and from the check each prompt was sized for, counts as a
+ * refusal; any other 4xx is inconclusive. The gate may open only when every prompt was refused. The
+ * body of an answer is hashed as it arrives and only its head is looked at: it may carry another
+ * tenant's data, so it is never logged or kept. The prompt is produced while it is sent and never
+ * built in memory, and it is capped.
  */
 public final class RejectionProbe {
   /**
@@ -69,20 +75,69 @@ public final class RejectionProbe {
     if (engine.isEmpty()) {
       return new RejectionOutcome.Failed("kvguard has no rejection probe for engine " + engineName);
     }
+    AdmissionPlan paths;
+    try {
+      paths = engine.get().paths(http, endpoint, promptTokens, observation, route);
+    } catch (ProbeException e) {
+      return new RejectionOutcome.Failed(
+          "the engine's admission limits could not be read: " + e.getMessage());
+    }
+    if (paths instanceof AdmissionPlan.Unprovable unprovable) {
+      return new RejectionOutcome.Inconclusive("not sent: " + unprovable.reason(), promptTokens);
+    }
+    List<ProbePrompt> prompts = ((AdmissionPlan.Prompts) paths).prompts();
+    List<String> refusals = new ArrayList<>();
+    RejectionOutcome.Refused first = null;
+    // In order, and no further once one is not its check's own refusal: the gate stays shut then,
+    // and the answer names that check.
+    for (ProbePrompt probePrompt : prompts) {
+      RejectionOutcome outcome =
+          sendOne(engine.get(), endpoint, probePrompt, model, observation, route);
+      if (!(outcome instanceof RejectionOutcome.Refused refused)) {
+        return outcome;
+      }
+      first = first == null ? refused : first;
+      refusals.add(
+          probePrompt.check()
+              + " refused "
+              + probePrompt.tokens()
+              + " tokens with HTTP "
+              + refused.status()
+              + RejectionOutcome.Refused.REFUSED_AS
+              + refused.errorClass());
+    }
+    boolean pathAware = prompts.stream().anyMatch(p -> !p.refusals().isEmpty());
+    return pathAware
+        ? RejectionOutcome.Refused.ofPaths(first.status(), refusals, promptTokens)
+        : first;
+  }
+
+  /** Sends one prompt and says whether it met the refusal of the check it was sized for. */
+  private RejectionOutcome sendOne(
+      EngineRejection engine,
+      EngineEndpoint endpoint,
+      ProbePrompt probePrompt,
+      String model,
+      PoolObservation observation,
+      EngineRejection.Route route) {
+    long promptTokens = probePrompt.tokens();
+    String named = probePrompt.refusals().isEmpty() ? "" : " (" + probePrompt.check() + ")";
     if (promptTokens > maxPromptTokens) {
       // Never sent: the engine's own figures call for a prompt larger than kvguard sends; nothing
       // is proven.
       return new RejectionOutcome.Inconclusive(
           "the engine's figures call for a "
               + promptTokens
-              + "-token prompt,"
+              + "-token prompt"
+              + named
+              + ","
               + " above KVGUARD_REJECTION_MAX_PROMPT_TOKENS ("
               + maxPromptTokens
               + "), so it was not sent and the"
               + " rejection path is unproven; if the engine really holds that many tokens, raise the limit",
           promptTokens);
     }
-    EngineRejection.Plan plan = engine.get().plan(promptTokens, model, observation, route);
+    EngineRejection.Plan plan = engine.plan(promptTokens, model, observation, route);
     if (plan instanceof EngineRejection.Plan.Skip skip) {
       return new RejectionOutcome.Inconclusive("not sent: " + skip.reason(), promptTokens);
     }
@@ -101,12 +156,28 @@ public final class RejectionProbe {
         response.contentType() != null
             && response.contentType().toLowerCase(Locale.ROOT).startsWith("text/event-stream");
     if (status >= 400 && status < 500 && !streamed) {
-      Optional<String> refusal = engine.get().refusal(response, prompt, observation);
-      if (refusal.isPresent()) {
+      Optional<String> refusal = engine.refusal(response, prompt, observation);
+      if (refusal.isPresent() && probePrompt.refusedBy(refusal.get())) {
         return new RejectionOutcome.Refused(status, refusal.get(), promptTokens);
       }
+      if (refusal.isPresent()) {
+        // The engine's refusal, but another check's: the engine's limits are not what it reported,
+        // so the check this prompt was sized for was not reached.
+        return new RejectionOutcome.Inconclusive(
+            "POST "
+                + prompt.path()
+                + " refused the "
+                + promptTokens
+                + "-token prompt sized for the "
+                + probePrompt.check()
+                + " with another check's refusal ("
+                + refusal.get()
+                + "): the engine's limits differ from what it reported, so that check was not reached;"
+                + " compare the engine's /server_info and /v1/models with its launch arguments",
+            promptTokens);
+      }
       return new RejectionOutcome.Inconclusive(
-          notARefusal(engine.get(), response, prompt, observation), promptTokens);
+          notARefusal(engine, response, prompt, observation) + named, promptTokens);
     }
     if (status >= 300 && status < 400) {
       return new RejectionOutcome.Failed(
@@ -118,7 +189,8 @@ public final class RejectionProbe {
         response.sha256(),
         promptTokens,
         streamed,
-        engine.get().answerMeaning());
+        engine.answerMeaning(),
+        probePrompt.refusals().isEmpty() ? "" : probePrompt.check());
   }
 
   private static String notARefusal(

@@ -1,8 +1,8 @@
 package io.kvguard.probe;
 
+import io.kvguard.verdict.AdmissionPlan;
 import io.kvguard.verdict.PoolObservation;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.regex.Pattern;
 
 /**
@@ -14,14 +14,12 @@ import java.util.regex.Pattern;
  * max_new_tokens) and the scheduler's ({@code managers/utils.py} {@code validate_input_length},
  * aborted with 400 and re-raised by the tokenizer manager). Wordings since PR #2876 (January 2025).
  *
- * <p>Prefill and decode servers: a request without {@code bootstrap_host}/{@code bootstrap_room} is
- * still checked by the tokenizer first, so a prompt at or above the context length is refused
- * exactly as on a unified server. A shorter one passes on into the disaggregation queues, where the
- * prefill server waits for a decode peer that never comes ({@code disaggregation/prefill.py},
- * {@code SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT}, 300 s, then HTTP 500) and the decode server
- * cannot reach a prefill server at {@code None} ({@code disaggregation/decode.py}, HTTP 500):
- * neither answer says anything about the rejection path, so such a prompt is only sent through the
- * router, which adds the bootstrap fields.
+ * <p>Prefill and decode servers: a request without {@code bootstrap_room} that passes the tokenizer
+ * is refused at once by the scheduler with HTTP 400 "Invalid request: Disaggregated request
+ * received without bootstrap room id. req.rid=…" (since v0.4.6.post5, PR #6504, spelled "boostrap"
+ * until PR #17601; v0.5.18 {@code managers/scheduler.py:2443-2460}), before its length check: such
+ * a prompt never reaches the path that failed in the incident, which only the router (adding the
+ * bootstrap fields) reaches.
  *
  * <p>The Rust front end ({@code SGLANG_RUST_SERVER=1}, 0.5.17 and later; read at v0.5.18 through
  * the fork bytedance-iaas/sglang) runs the same two tokenizer checks with the same wordings ({@code
@@ -63,27 +61,45 @@ final class SglangRejection implements EngineRejection {
     return true;
   }
 
+  /**
+   * SGLang's two paths (S1 and, where its band is not empty, S4), sized from /server_info; a
+   * prefill or decode pod is not probed on its own (see {@link #PD_POD_UNPROVABLE}).
+   */
+  @Override
+  public AdmissionPlan paths(
+      EngineHttp http,
+      EngineEndpoint endpoint,
+      long promptTokens,
+      PoolObservation observation,
+      Route route)
+      throws ProbeException {
+    if (observation.disaggregationMode() != null && route == Route.POD) {
+      return new AdmissionPlan.Unprovable(
+          "the engine runs in disaggregation mode "
+              + observation.disaggregationMode()
+              + PD_POD_UNPROVABLE);
+    }
+    if (observation.engineContextTokens().isEmpty()) {
+      return new AdmissionPlan.Unprovable(
+          "the engine reports no context length, so its admission paths cannot be sized");
+    }
+    return SglangAdmissionReader.read(http, endpoint, observation.engineContextTokens().getAsLong())
+        .paths();
+  }
+
+  static final String PD_POD_UNPROVABLE =
+      ": sent to this server without bootstrap_room, a prompt that passes the tokenizer's"
+          + " context-length check is refused at once with HTTP 400 \"Disaggregated request received"
+          + " without bootstrap room id\" (SGLang since v0.4.6.post5, PR #6504; v0.5.18"
+          + " managers/scheduler.py:2443-2460), before the scheduler's length check, so the path that"
+          + " failed in the incident is reached only through the prefill/decode router. kvguard does not"
+          + " probe through the router yet (issue 26), so this pod stays unproven whatever its version:"
+          + " give prefill and decode pools of at least the context length (then both report the same"
+          + " max_req_input_len and decode's own scheduler check refuses what prefill's lets through),"
+          + " and test the route with `check --rejection-probe --pd-router` against the router";
+
   @Override
   public Plan plan(long promptTokens, String model, PoolObservation observation, Route route) {
-    String mode = observation.disaggregationMode();
-    if (mode != null && route == Route.POD) {
-      OptionalLong context = observation.engineContextTokens();
-      if (context.isEmpty() || promptTokens < context.getAsLong()) {
-        return new Plan.Skip(
-            "the engine runs in disaggregation mode "
-                + mode
-                + " and the "
-                + promptTokens
-                + "-token prompt is shorter than its context length"
-                + context.stream().mapToObj(c -> " of " + c + " tokens").findFirst().orElse("")
-                + ": sent to this server without bootstrap_host and bootstrap_room it would"
-                + " wait in the disaggregation queues for a peer (SGLang answers HTTP 500 after"
-                + " SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT), which proves nothing about the over-pool rejection path."
-                + " Lower the engine's --context-length to at most its pool (then the prompt is refused before"
-                + " disaggregation), or test that path through the prefill/decode router with"
-                + " `check --rejection-probe --pd-router`");
-      }
-    }
     return new Plan.Send(
         OverLimitPrompt.tokenIds(
             GENERATE,
@@ -144,10 +160,16 @@ final class SglangRejection implements EngineRejection {
 
   @Override
   public boolean recognises(int status, String errorClass) {
+    // A record of one refusal only (kvguard before issue 26 sent SGLang a single prompt, which
+    // never reached the scheduler's check) no longer stands in: only a per-path record counts.
+    var record = new io.kvguard.verdict.RejectionOutcome.Refused(status, errorClass, 0);
     return status == 400
-        && java.util.Set.of("context-length check", "total-token check", "validate_input_length")
-            .contains(errorClass);
+        && record.severalPaths()
+        && record.pathClasses().stream().allMatch(RECOGNISED::contains);
   }
+
+  private static final java.util.Set<String> RECOGNISED =
+      java.util.Set.of("context-length check", "total-token check", "validate_input_length");
 
   @Override
   public String refusalShape() {

@@ -40,6 +40,7 @@ public final class EngineAdvisories {
 
   /** What is known of the release that fixed the flaw. */
   public sealed interface Fix {
+    // Verified: read in the engine's tags. Claimed: named by a post-mortem alone. Unverified: none.
     /** The first fixed release, found in the engine's own tags; {@code source} says where. */
     record Verified(EngineVersion release, String source) implements Fix {
       public Verified {
@@ -56,6 +57,20 @@ public final class EngineAdvisories {
      * known to be fixed.
      */
     record Unverified(Optional<EngineVersion> candidate, String status) implements Fix {}
+
+    /**
+     * A release named as fixed by an outside account alone (a post-mortem), not found in the
+     * engine's own tags: builds before it are refused, but reaching it clears nothing; a pod at or
+     * after it stays unproven ({@link PoolJudge}) until measured. {@code source} says who named it.
+     */
+    record Claimed(EngineVersion release, String source) implements Fix {
+      public Claimed {
+        if (!release.isRelease()) {
+          throw new IllegalArgumentException(
+              "a claimed fixed release must be a release version, was " + release);
+        }
+      }
+    }
   }
 
   /**
@@ -115,12 +130,21 @@ public final class EngineAdvisories {
 
     /** The verified first fixed release, empty for an advisory that only warns. */
     public Optional<EngineVersion> fixedIn() {
-      return fix instanceof Fix.Verified verified
-          ? Optional.of(verified.release())
-          : Optional.empty();
+      if (fix instanceof Fix.Verified verified) {
+        return Optional.of(verified.release());
+      }
+      return fix instanceof Fix.Claimed claimed ? Optional.of(claimed.release()) : Optional.empty();
     }
 
+    /** Whether builds before the fixed release are refused (verified or claimed). */
     public boolean refuses() {
+      return fix instanceof Fix.Verified || fix instanceof Fix.Claimed;
+    }
+
+    /**
+     * Whether reaching the fixed release clears a pod of this advisory: only a verified one does.
+     */
+    public boolean clearsAtFix() {
       return fix instanceof Fix.Verified;
     }
   }
@@ -140,15 +164,17 @@ public final class EngineAdvisories {
               "sglang",
               Disaggregation.PREFILL_OR_DECODE,
               "prefill/decode disaggregation",
-              new Fix.Verified(
+              new Fix.Claimed(
                   EngineVersion.release("0.5.22"),
-                  "the release the incident's post-mortem names as fixed; sgl-project/sglang history read here ends at 0.5.15,"
-                      + " where the flawed abort (Req.set_finish_with_abort) is still in place"),
+                  "named as fixed by the incident's post-mortem alone; no tag read carries the fix"
+                      + " (bytedance-iaas/sglang tags end at v0.5.18, where the flawed abort is in place;"
+                      + " the fix PR sgl-project/sglang #33508, for issue #33507, was open as last read)"),
               GateReason.KnownUnsafeEngine,
               "SGLang before 0.5.22 with prefill/decode disaggregation mishandles over-long prompts: its abort swaps the"
                   + " prompt for a one-token placeholder and stores the error in to_finish while finished_reason stays"
                   + " empty, so the request runs on and decode reads KV pages still holding other requests' data (HTTP 200)."
-                  + " Run SGLang 0.5.22 or later"),
+                  + " Run SGLang 0.5.22 or later (named as fixed by the post-mortem only: sgl-project/sglang"
+                  + " PR #33508, for issue #33507, is in no tag read)"),
           new Advisory(
               "sglang-pd-admission-abort",
               "sglang",
@@ -157,8 +183,9 @@ public final class EngineAdvisories {
                   + " min(context, pool) - 6 tokens) that pass the tokenizer's context-length check",
               new Fix.Unverified(
                   Optional.empty(),
-                  "fix pull requests sgl-project/sglang #30325, #34208 and #35421 were"
-                      + " open in the last stored copies (September 2026); no release is known to contain a fix"),
+                  "fix pull requests sgl-project/sglang #33508 (for issue #33507), #30325, #34208 and"
+                      + " #35421 were open in the last stored copies (#33508 as read 2026-08-04, the others"
+                      + " September 2026); no release tag read contains a fix"),
               GateReason.KnownUnsafeEngine,
               "SGLang issues #30233 (0.5.11) and #32605: under prefill/decode disaggregation a prompt the scheduler's"
                   + " admission check refuses still enters the KV transfer with a one-token placeholder, and decode"

@@ -26,6 +26,11 @@ public final class RejectionJudge {
    * answered.
    */
   public static String refusal(RejectionOutcome.Refused refused) {
+    if (refused.severalPaths()) {
+      return "one prompt per admission path was refused, each by its own check ("
+          + refused.errorClass().substring(RejectionOutcome.Refused.PATHS.length())
+          + ")";
+    }
     return "a "
         + refused.promptTokens()
         + "-token prompt was refused with HTTP "
@@ -62,8 +67,11 @@ public final class RejectionJudge {
       String what =
           "rejection probe: a "
               + answered.promptTokens()
-              + "-token prompt, above the engine's admission"
-              + " limit, "
+              + "-token prompt, "
+              + (answered.check().isEmpty()
+                  ? "above the engine's admission limit"
+                  : "sized to reach the engine's " + answered.check())
+              + ", "
               + (answered.streamed()
                   ? "began a streamed answer"
                   : "was answered with HTTP " + answered.status())

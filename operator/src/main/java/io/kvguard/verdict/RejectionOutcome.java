@@ -1,5 +1,7 @@
 package io.kvguard.verdict;
 
+import java.util.List;
+
 /**
  * What an engine did with a prompt just above its admission limit. An answer's body is never kept:
  * it may hold another tenant's data. Only its length and a hash survive, for correlation.
@@ -13,11 +15,46 @@ public sealed interface RejectionOutcome {
    * @param status the HTTP status the engine answered
    * @param errorClass the engine's name for the error (e.g. TGI's error_type {@code validation},
    *     llama.cpp's {@code exceed_context_size_error}), or the name of the check that refused;
-   *     kvguard's own words, never the engine's payload
+   *     kvguard's own words, never the engine's payload. Where several prompts were sent (one per
+   *     admission path), each path, its length and its class ({@link #ofPaths})
+   * @param promptTokens the prompt's length; with several prompts, the length kvguard's single
+   *     prompt would have had (it keys the probe and the record of the refusal)
    */
   record Refused(int status, String errorClass, long promptTokens) implements RejectionOutcome {
+    /** Opens {@code errorClass} when it lists one refusal per admission path. */
+    public static final String PATHS = "paths: ";
+
+    /** Between the refusals of several paths in {@code errorClass}. */
+    public static final String PATHS_JOINED = "; ";
+
+    /** Between a path's description and the error class that refused it. */
+    public static final String REFUSED_AS = " as ";
+
+    /** The refusals of one prompt per admission path, in the order they were sent. */
+    public static Refused ofPaths(int status, List<String> refusals, long keyTokens) {
+      return new Refused(status, PATHS + String.join(PATHS_JOINED, refusals), keyTokens);
+    }
+
+    /** The error class of each path's refusal, in order; empty when this is no per-path record. */
+    public List<String> pathClasses() {
+      if (!severalPaths()) {
+        return List.of();
+      }
+      return java.util.Arrays.stream(
+              errorClass
+                  .substring(PATHS.length())
+                  .split(java.util.regex.Pattern.quote(PATHS_JOINED)))
+          .map(part -> part.substring(part.lastIndexOf(REFUSED_AS) + REFUSED_AS.length()))
+          .toList();
+    }
+
     public Refused {
       java.util.Objects.requireNonNull(errorClass, "errorClass");
+    }
+
+    /** Whether this records the refusals of several prompts, one per admission path. */
+    public boolean severalPaths() {
+      return errorClass.startsWith(PATHS);
     }
   }
 
@@ -34,6 +71,8 @@ public sealed interface RejectionOutcome {
    *
    * @param meaning what such an answer is known to mean for this engine ("" when nothing more is
    *     known)
+   * @param check the admission check ({@link ProbePrompt#check}) the prompt was sized for, "" where
+   *     the engine's paths are not told apart
    */
   record Answered(
       int status,
@@ -41,8 +80,23 @@ public sealed interface RejectionOutcome {
       String bodySha256,
       long promptTokens,
       boolean streamed,
-      String meaning)
+      String meaning,
+      String check)
       implements RejectionOutcome {
+    public Answered {
+      java.util.Objects.requireNonNull(check, "check");
+    }
+
+    public Answered(
+        int status,
+        long bodyBytes,
+        String bodySha256,
+        long promptTokens,
+        boolean streamed,
+        String meaning) {
+      this(status, bodyBytes, bodySha256, promptTokens, streamed, meaning, "");
+    }
+
     public Answered(
         int status, long bodyBytes, String bodySha256, long promptTokens, boolean streamed) {
       this(status, bodyBytes, bodySha256, promptTokens, streamed, "");

@@ -370,12 +370,13 @@ class CheckCommandTest {
 
   @Test
   void theRejectionProbeVerifiesAnEngineThatRefusesWithItsOwnError() throws IOException {
-    String url =
-        url(
-            with(
-                EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000),
-                "/generate",
-                EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http")));
+    // check runs the operator's RejectionProbe: one prompt per SGLang admission path (issue 26).
+    String url = url(EngineShapes.sglang(WINDOW, null, "0.5.18", 2_040_000));
+    last()
+        .answerBy(
+            "/generate",
+            EngineShapes.sglangGenerate(
+                WINDOW, WINDOW - 6, n -> EngineShapes.refusesBand(n, WINDOW - 6)));
 
     int exit =
         check(
@@ -384,24 +385,56 @@ class CheckCommandTest {
     assertThat(exit).isZero();
     assertThat(out())
         .contains(
-            "rejection       a 1048577-token prompt was refused with HTTP 400 (context-length check)",
+            "one prompt per admission path was refused, each by its own check (S1 tokenizer"
+                + " context-length check refused 1048576 tokens with HTTP 400 as context-length check;"
+                + " S4 scheduler validate_input_length (max_req_input_len) refused 1048570 tokens with"
+                + " HTTP 400 as validate_input_length)",
             "VERIFIED: the pool holds the promised window and the engine refused the over-long prompt (exit 0)");
-    assertThat(last().hits("/generate")).isEqualTo(1);
+    assertThat(last().hits("/generate")).isEqualTo(2);
   }
 
   @Test
+  void anEngineThatRefusesOverContextButAnswersTheBandIsRefused() throws IOException {
+    String url = url(EngineShapes.sglang(WINDOW, null, "0.5.18", 2_040_000));
+    last()
+        .answerBy(
+            "/generate",
+            EngineShapes.sglangGenerate(
+                WINDOW, WINDOW - 6, n -> EngineShapes.answersOverLong("CUSTOMER-B")));
+
+    int exit =
+        check(
+            "--engine", "sglang", "--url", url, "--context-window", "1048576", "--rejection-probe");
+
+    assertThat(exit).isEqualTo(1);
+    assertThat(out())
+        .contains("RejectionPathUnsafe", "S4 scheduler validate_input_length")
+        .doesNotContain("CUSTOMER-B");
+  }
+
+  @Test
+  // SGLang's prompts are sized from its own limits; TGI's single prompt still takes the margin.
   void marginTokensSizeThePromptAboveTheAdmissionLimit() throws IOException {
     String url =
         url(
             with(
-                EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000),
+                EngineShapes.tgi3(WINDOW, 2_040_000, "3.3.7"),
                 "/generate",
-                EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http")));
+                // TGI v3.3.7's refusal of this prompt (router/src/validation.rs:145-179), with the
+                // numbers of the prompt sent: the whole answer is matched, counts included.
+                new Answer(
+                    422,
+                    "application/json",
+                    ("{\"error\":\"Input validation error: `inputs` tokens + `max_new_tokens` must"
+                            + " be <= 1048576. Given: 1048640 `inputs` tokens and 1 `max_new_tokens`\","
+                            + "\"error_type\":\"validation\"}")
+                        .getBytes(StandardCharsets.UTF_8),
+                    0)));
 
     int exit =
         check(
             "--engine",
-            "sglang",
+            "tgi",
             "--url",
             url,
             "--context-window",
@@ -416,10 +449,11 @@ class CheckCommandTest {
     JsonNode json = new ObjectMapper().readTree(out());
     assertThat(json.at("/rejectionProbe/result").asText()).isEqualTo("refused");
     assertThat(json.at("/rejectionProbe/promptTokens").asLong()).isEqualTo(1_048_640);
-    assertThat(json.at("/rejectionProbe/refusalStatus").asInt()).isEqualTo(400);
-    assertThat(json.at("/rejectionProbe/refusalError").asText()).isEqualTo("context-length check");
-    assertThat(new ObjectMapper().readTree(last().lastBody("/generate")).get("input_ids").size())
-        .isEqualTo(1_048_640);
+    assertThat(json.at("/rejectionProbe/refusalStatus").asInt()).isEqualTo(422);
+    assertThat(json.at("/rejectionProbe/refusalError").asText())
+        .startsWith("validation: MaxTotalTokens");
+    assertThat(new ObjectMapper().readTree(last().lastBody("/generate")).get("inputs").asText())
+        .isEqualTo(" a".repeat(1_048_640));
   }
 
   @Test
@@ -458,7 +492,7 @@ class CheckCommandTest {
     String url =
         url(
             with(
-                EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000),
+                EngineShapes.sglang(WINDOW, null, "0.5.18", 2_040_000),
                 "/generate",
                 EngineShapes.answersOverLong("CUSTOMER-B invoice 4471")));
 
@@ -483,7 +517,7 @@ class CheckCommandTest {
             with(
                 prefill,
                 "/generate",
-                EngineFixtures.answer("sglang-0.5.6/generate-500-bootstrap-timeout.http")));
+                EngineFixtures.answer("sglang-0.5.18/generate-400-no-bootstrap-room.http")));
 
     int exit =
         check(
@@ -506,12 +540,15 @@ class CheckCommandTest {
     out.reset();
     // The router proxies /server_info and /v1/models to the first prefill worker and adds the
     // bootstrap fields.
-    String router =
-        url(
-            with(
-                prefill,
-                "/generate",
-                EngineFixtures.answer("sglang-0.5.6/generate-400-validate-input-length.http")));
+    String router = url(prefill);
+    last()
+        .answerBy(
+            "/generate",
+            EngineShapes.sglangGenerate(
+                WINDOW, 681_274, n -> EngineShapes.refusesBand(n, 681_274)));
+    // Through the router the same paths would be sent, but at 0.5.22 kvguard has not read the
+    // scheduler's formula, so the band cannot be checked (builds before 0.5.22 are refused by the
+    // advisory): nothing is sent and nothing verified.
     assertThat(
             check(
                 "--engine",
@@ -523,9 +560,12 @@ class CheckCommandTest {
                 "--allow-engine-context-above-pool",
                 "--rejection-probe",
                 "--pd-router"))
-        .isZero();
+        .isEqualTo(2);
     assertThat(out())
-        .contains("a 681281-token prompt was refused with HTTP 400 (validate_input_length)");
+        .contains(
+            "kvguard has read SGLang's max_req_input_len formula for releases 0.5.16, 0.5.17, 0.5.18"
+                + " only");
+    assertThat(last().hits("/generate")).isZero();
   }
 
   @Test

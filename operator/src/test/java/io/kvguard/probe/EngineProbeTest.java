@@ -94,6 +94,10 @@ class EngineProbeTest {
                   if (method.getName().equals("plan")) {
                     throw new IllegalStateException("engine text");
                   }
+                  if (method.isDefault()) {
+                    // paths(): the single prompt, as every engine without its own paths.
+                    return java.lang.reflect.InvocationHandler.invokeDefault(proxy, method, args);
+                  }
                   throw new UnsupportedOperationException(method.getName());
                 });
 

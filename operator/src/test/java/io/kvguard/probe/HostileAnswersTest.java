@@ -174,8 +174,8 @@ class HostileAnswersTest {
 
       RejectionOutcome outcome =
           probe.send(
-              new SglangProbe(EngineHttp.createDefault()).rejection(),
-              "sglang",
+              new TgiProbe(EngineHttp.createDefault()).rejection(),
+              "tgi",
               endpoint,
               30_000_001,
               "m",
@@ -210,10 +210,14 @@ class HostileAnswersTest {
         .isEqualTo(4L * 30_000_000 - 1 + huge.prefix().length() + huge.suffix().length());
 
     try (FakeEngine engine = new FakeEngine()) {
-      engine.answer(
+      // SGLang v0.5.18 with a 2,000,001-token context: S1 at 2,000,001 tokens, S4 at M = C − 6.
+      engine.serve(io.kvguard.testkit.EngineShapes.sglang(2_000_001, null, "0.5.18", 2_000_002));
+      engine.answerBy(
           "/generate",
-          io.kvguard.testing.EngineFixtures.answer(
-              "sglang-0.5.6/generate-400-validate-input-length.http"));
+          io.kvguard.testkit.EngineShapes.sglangGenerate(
+              2_000_001,
+              1_999_995,
+              n -> io.kvguard.testkit.EngineShapes.refusesBand(n, 1_999_995)));
       RejectionOutcome outcome =
           new RejectionProbe(EngineHttp.createDefault())
               .send(
@@ -222,12 +226,14 @@ class HostileAnswersTest {
                   EngineEndpoint.of("http", "127.0.0.1", engine.port(), Duration.ofSeconds(30)),
                   2_000_001,
                   "m",
-                  unified(2_000_000),
+                  new io.kvguard.verdict.PoolObservation(
+                      2_000_002, java.util.OptionalLong.of(2_000_001), "0.5.18", null, List.of()),
                   EngineRejection.Route.POD);
 
       assertThat(outcome).isInstanceOf(RejectionOutcome.Refused.class);
       JsonNode sent = new ObjectMapper().readTree(engine.lastBody("/generate"));
-      assertThat(sent.get("input_ids").size()).isEqualTo(2_000_001);
+      assertThat(sent.get("input_ids").size()).isEqualTo(1_999_995);
+      assertThat(engine.hits("/generate")).isEqualTo(2);
       Iterator<JsonNode> ids = sent.get("input_ids").elements();
       assertThat(ids.next().asInt()).isEqualTo(OverLimitPrompt.TOKEN_ID);
     }

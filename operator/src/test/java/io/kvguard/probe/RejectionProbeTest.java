@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvguard.testing.EngineFixtures;
+import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testkit.FakeEngine;
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.RejectionOutcome;
@@ -65,6 +66,15 @@ class RejectionProbeTest {
 
   private RejectionOutcome send(
       String engineName, long promptTokens, PoolObservation seen, EngineRejection.Route route) {
+    if (engineName.equals("sglang") && seen.engineContextTokens().isPresent()) {
+      // SGLang's paths are sized from its /server_info (SglangAdmissionPathsTest covers them): a
+      // v0.5.18 pod whose pool holds its context.
+      long context = seen.engineContextTokens().getAsLong();
+      engine.answer(
+          "/server_info",
+          EngineShapes.sglang(context, seen.disaggregationMode(), "0.5.18", context + 1)
+              .get("/server_info"));
+    }
     return probe.send(
         rejectionOf(engineName),
         engineName,
@@ -87,8 +97,6 @@ class RejectionProbeTest {
   @CsvSource(
       delimiter = '|',
       value = {
-        "sglang   | /generate       | sglang-0.5.6/generate-400-context-length.http          | 400 | context-length check | 4097",
-        "sglang   | /generate       | sglang-0.5.6/generate-400-validate-input-length.http   | 400 | validate_input_length | 4097",
         "tgi      | /generate       | tgi-3.3.7/generate-422-validation.http                 | 422 | "
             + TgiRejection.MAX_TOTAL_TOKENS_CLASS
             + " | 131073",
@@ -116,10 +124,6 @@ class RejectionProbeTest {
       case "tgi" -> {
         assertThat(sent.get("inputs").asText()).isEqualTo(" a".repeat((int) tokens));
         assertThat(sent.at("/parameters/max_new_tokens").asInt()).isEqualTo(1);
-      }
-      case "sglang" -> {
-        assertTokenIds(sent.get("input_ids"), (int) tokens);
-        assertThat(sent.at("/sampling_params/max_new_tokens").asInt()).isEqualTo(1);
       }
       default -> {
         assertTokenIds(sent.get("prompt"), (int) tokens);
@@ -341,11 +345,11 @@ class RejectionProbeTest {
   }
 
   @Test
-  void aPrefillServerIsNotSentAPromptThatWouldWaitForABootstrapPeer() {
-    // SGLang 0.5.6 prefill: a prompt the tokenizer passes waits for a decode peer, then answers
-    // 500.
+  void aPrefillServerIsNotProbedOnItsOwn() {
+    // SGLang prefill: a prompt the tokenizer passes is refused at once for want of a bootstrap
+    // room (v0.5.18 scheduler.py:2443-2460), before the length check of the incident's path.
     engine.answer(
-        "/generate", EngineFixtures.answer("sglang-0.5.6/generate-500-bootstrap-timeout.http"));
+        "/generate", EngineFixtures.answer("sglang-0.5.18/generate-400-no-bootstrap-room.http"));
     PoolObservation prefill =
         new PoolObservation(681_280, OptionalLong.of(1_048_576), "0.5.22", "prefill", List.of());
 
@@ -356,35 +360,34 @@ class RejectionProbeTest {
             RejectionOutcome.Inconclusive.class,
             i ->
                 assertThat(i.cause())
-                    .startsWith(
-                        "not sent: the engine runs in disaggregation mode prefill and the 681281-token prompt is shorter"
-                            + " than its context length of 1048576 tokens")
-                    .contains("bootstrap_host and bootstrap_room")
-                    .contains("--context-length")
-                    .contains("--pd-router"));
+                    .startsWith("not sent: the engine runs in disaggregation mode prefill: ")
+                    .contains(
+                        "refused at once with HTTP 400 \"Disaggregated request received without"
+                            + " bootstrap room id\" (SGLang since v0.4.6.post5, PR #6504")
+                    .contains("kvguard does not probe through the router yet")
+                    .contains("--pd-router")
+                    .doesNotContain("300")
+                    .doesNotContain("500"));
     assertThat(engine.totalHits()).isZero();
   }
 
   @Test
-  void aPrefillServerRefusesAPromptAboveItsContextLengthBeforeDisaggregation() {
-    engine.answer(
-        "/generate", EngineFixtures.answer("sglang-0.5.6/generate-400-context-length.http"));
+  void throughThePrefillDecodeRouterBothPathsAreSent() {
+    engine.answerBy(
+        "/generate",
+        EngineShapes.sglangGenerate(
+            1_048_576, 1_048_570, n -> EngineShapes.refusesBand(n, 1_048_570)));
     PoolObservation prefill =
-        new PoolObservation(2_040_000, OptionalLong.of(1_048_576), "0.5.22", "prefill", List.of());
+        new PoolObservation(2_040_000, OptionalLong.of(1_048_576), "0.5.18", "prefill", List.of());
 
-    assertThat(send("sglang", 1_048_577, prefill, EngineRejection.Route.POD))
-        .isEqualTo(new RejectionOutcome.Refused(400, "context-length check", 1_048_577));
-  }
+    RejectionOutcome outcome = send("sglang", 1_048_577, prefill, EngineRejection.Route.PD_ROUTER);
 
-  @Test
-  void throughThePrefillDecodeRouterTheShorterPromptIsSent() {
-    engine.answer(
-        "/generate", EngineFixtures.answer("sglang-0.5.6/generate-400-validate-input-length.http"));
-    PoolObservation prefill =
-        new PoolObservation(681_280, OptionalLong.of(1_048_576), "0.5.22", "prefill", List.of());
-
-    assertThat(send("sglang", 681_281, prefill, EngineRejection.Route.PD_ROUTER))
-        .isEqualTo(new RejectionOutcome.Refused(400, "validate_input_length", 681_281));
+    assertThat(outcome)
+        .isInstanceOfSatisfying(
+            RejectionOutcome.Refused.class,
+            r ->
+                assertThat(r.pathClasses())
+                    .containsExactly("context-length check", "validate_input_length"));
   }
 
   @Test

@@ -41,9 +41,16 @@ class CarryOverIT extends EmbeddedClusterTest {
     return md;
   }
 
+  /**
+   * SGLang v0.5.18 refusing both its paths: S1 at the context length, S4 at max_req_input_len =
+   * WINDOW − 6 (issue 26).
+   */
+  private static final java.util.function.Function<byte[], FakeEngine.Answer> REFUSES_BOTH_PATHS =
+      EngineShapes.sglangGenerate(WINDOW, WINDOW - 6, n -> EngineShapes.refusesBand(n, WINDOW - 6));
+
   private static Map<String, FakeEngine.Answer> sglang(long pool) {
     Map<String, FakeEngine.Answer> answers =
-        new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", pool));
+        new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.18", pool));
     answers.put("/generate", EngineShapes.refusesOverLong(WINDOW + 1, WINDOW));
     return answers;
   }
@@ -67,8 +74,8 @@ class CarryOverIT extends EmbeddedClusterTest {
 
   @Test
   void aRestartedOperatorCarriesEveryVerdictOverFromThePodsWhenTheStatusListsNone() {
-    FakeEngine big = h.engine(sglang(2_040_000));
-    FakeEngine small = h.engine(sglang(600_000));
+    FakeEngine big = h.engine(sglang(2_040_000)).answerBy("/generate", REFUSES_BOTH_PATHS);
+    FakeEngine small = h.engine(sglang(600_000)).answerBy("/generate", REFUSES_BOTH_PATHS);
     h.pod("serve-0", SERVE, big);
     h.pod("serve-1", SERVE, small);
     h.create(withRejectionProbe());
@@ -88,7 +95,7 @@ class CarryOverIT extends EmbeddedClusterTest {
     assertThat(record.sig()).isNotBlank();
     assertThat(h.getPod("serve-0").getMetadata().getAnnotations())
         .containsKey(GateNames.VERDICTS_ANNOTATION);
-    assertThat(big.hits("/generate")).isEqualTo(1);
+    assertThat(big.hits("/generate")).isEqualTo(2);
 
     h.stopOperator();
     statusListsNoPod();
@@ -124,7 +131,7 @@ class CarryOverIT extends EmbeddedClusterTest {
     assertThat(podWrites).isEmpty();
     // The refusal recorded on the pod still counts for the same container: the prompt is not sent
     // again.
-    assertThat(big.hits("/generate")).isEqualTo(1);
+    assertThat(big.hits("/generate")).isEqualTo(2);
     assertThat(h.status("glm").pods)
         .filteredOn(p -> p.name.equals("serve-0"))
         .singleElement()
@@ -133,7 +140,7 @@ class CarryOverIT extends EmbeddedClusterTest {
 
   @Test
   void aRecordedRefusalThisEnginesRecogniserDoesNotCountIsSentAgainAfterARestart() {
-    FakeEngine big = h.engine(sglang(2_040_000));
+    FakeEngine big = h.engine(sglang(2_040_000)).answerBy("/generate", REFUSES_BOTH_PATHS);
     h.pod("serve-0", SERVE, big);
     h.create(withRejectionProbe());
     awaitGate("serve-0", "True", "PoolSufficient");
@@ -188,7 +195,7 @@ class CarryOverIT extends EmbeddedClusterTest {
 
     await()
         .atMost(Duration.ofSeconds(20))
-        .untilAsserted(() -> assertThat(big.hits("/generate")).isEqualTo(2));
+        .untilAsserted(() -> assertThat(big.hits("/generate")).isEqualTo(4));
     awaitGate("serve-0", "True", "PoolSufficient");
     await()
         .atMost(Duration.ofSeconds(10))
@@ -213,7 +220,7 @@ class CarryOverIT extends EmbeddedClusterTest {
 
   @Test
   void aPodThatLeftThePolicyWhileTheOperatorWasDownIsLetGoShutOnItsRecordAlone() {
-    h.pod("serve-0", SERVE, h.engine(sglang(2_040_000)));
+    h.pod("serve-0", SERVE, h.engine(sglang(2_040_000)).answerBy("/generate", REFUSES_BOTH_PATHS));
     h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
     awaitGate("serve-0", "True", "PoolSufficient");
     await()

@@ -59,7 +59,7 @@ class ForgedVerdictRecordIT extends EmbeddedClusterTest {
             2_040_000L,
             null,
             WINDOW,
-            "0.5.22",
+            "0.5.18",
             null,
             containerID,
             WINDOW + 1,
@@ -88,7 +88,7 @@ class ForgedVerdictRecordIT extends EmbeddedClusterTest {
   @Test
   void aForgedRefusalNeverOpensTheGateOfAnEngineThatAnsweredTheOverLongPrompt() {
     Map<String, FakeEngine.Answer> answers =
-        new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+        new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.18", 2_040_000));
     answers.put("/generate", EngineShapes.answersOverLong("leaked"));
     h.pod("serve-0", SERVE, h.engine(answers));
     h.create(withRejectionProbe());
@@ -118,7 +118,7 @@ class ForgedVerdictRecordIT extends EmbeddedClusterTest {
 
   @Test
   void aForgedVerdictIsNotCarriedOverByARestartedOperator() {
-    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.18", 600_000)));
     h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
     awaitGate("serve-0", "False", "PoolTooSmall");
     h.stopOperator();

@@ -67,9 +67,16 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     return md;
   }
 
+  /**
+   * SGLang v0.5.18 refusing both its paths: S1 at the context length, S4 at max_req_input_len =
+   * WINDOW − 6 (issue 26).
+   */
+  private static final java.util.function.Function<byte[], FakeEngine.Answer> REFUSES_BOTH_PATHS =
+      EngineShapes.sglangGenerate(WINDOW, WINDOW - 6, n -> EngineShapes.refusesBand(n, WINDOW - 6));
+
   private static Map<String, FakeEngine.Answer> sglang(long pool, FakeEngine.Answer generate) {
     Map<String, FakeEngine.Answer> answers =
-        new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", pool));
+        new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.18", pool));
     answers.put("/generate", generate);
     return answers;
   }
@@ -77,18 +84,22 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   @Test
   void anEngineThatRefusesTheOverLimitPromptIsVerified() throws Exception {
     FakeEngine engine =
-        h.engine(sglang(2_040_000, EngineShapes.refusesOverLong(WINDOW + 1, WINDOW)));
+        h.engine(sglang(2_040_000, EngineShapes.refusesOverLong(WINDOW + 1, WINDOW)))
+            .answerBy("/generate", REFUSES_BOTH_PATHS);
     h.pod("serve-0", SERVE, engine);
     h.create(withRejectionProbe(Engine.SGLANG, 10));
 
     awaitGate("serve-0", "True", "PoolSufficient");
-    // min(pool 2,040,000, engine context 1,048,576) + 1 token, asked once.
+    // One prompt per admission path (issue 26): S1 at the context length, S4 at max_req_input_len.
     assertThat(h.gate("serve-0").orElseThrow().getMessage())
-        .contains("a 1048577-token prompt was refused with HTTP 400 (context-length check)");
-    assertThat(engine.hits("/generate")).isEqualTo(1);
-    // What was sent is that prompt: 1,048,577 token IDs, one output token, no stream.
+        .contains(
+            "one prompt per admission path was refused, each by its own check (S1 tokenizer"
+                + " context-length check refused 1048576 tokens with HTTP 400 as context-length check;"
+                + " S4 scheduler validate_input_length (max_req_input_len) refused 1048570 tokens");
+    assertThat(engine.hits("/generate")).isEqualTo(2);
+    // The last sent is the band prompt: 1,048,570 token IDs, one output token, no stream.
     JsonNode sent = JSON.readTree(engine.lastBody("/generate"));
-    assertThat(tokenIds(sent.get("input_ids"))).isEqualTo(1_048_577);
+    assertThat(tokenIds(sent.get("input_ids"))).isEqualTo(1_048_570);
     assertThat(sent.at("/sampling_params/max_new_tokens").asInt()).isEqualTo(1);
     assertThat(sent.get("stream").asBoolean(true)).isFalse();
     await()
@@ -99,7 +110,8 @@ class RejectionProbeIT extends EmbeddedClusterTest {
                         pod -> {
                           assertThat(pod.rejectionPromptTokens).isEqualTo(1_048_577L);
                           assertThat(pod.rejectionRefusalStatus).isEqualTo(400);
-                          assertThat(pod.rejectionRefusalError).isEqualTo("context-length check");
+                          assertThat(pod.rejectionRefusalError)
+                              .startsWith("paths: S1 tokenizer context-length check");
                         }));
   }
 
@@ -186,14 +198,14 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   }
 
   @Test
-  void aPrefillServerIsNotSentAPromptThatWouldWaitForABootstrapPeer() {
+  void aPrefillServerIsNotProbedOnItsOwn() {
     // SGLang prefill whose context length (1,048,576) exceeds its pool (681,280), allowed by the
-    // role: the probe's 681,281-token prompt would pass the tokenizer and wait for a decode peer,
-    // then answer 500.
+    // role: a prompt that passes the tokenizer is refused for want of a bootstrap room, before the
+    // scheduler's length check, so nothing sent to the pod reaches the incident's path.
     Map<String, FakeEngine.Answer> answers =
         new HashMap<>(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 681_280));
     answers.put(
-        "/generate", EngineFixtures.answer("sglang-0.5.6/generate-500-bootstrap-timeout.http"));
+        "/generate", EngineFixtures.answer("sglang-0.5.18/generate-400-no-bootstrap-room.http"));
     FakeEngine engine = h.engine(answers);
     Map<String, String> prefill = Map.of("app", "glm", "role", "prefill");
     h.pod("prefill-0", prefill, engine);
@@ -205,8 +217,9 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     assertThat(h.gate("prefill-0").orElseThrow().getMessage())
         .startsWith(
             "rejection probe: a 681281-token prompt proved"
-                + " nothing: not sent: the engine runs in disaggregation mode prefill and the 681281-token prompt is shorter"
-                + " than its context length of 1048576 tokens");
+                + " nothing: not sent: the engine runs in disaggregation mode prefill: sent to this"
+                + " server without bootstrap_room")
+        .contains("kvguard does not probe through the router yet");
     assertThat(engine.hits("/generate")).isZero();
   }
 
@@ -302,7 +315,8 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   @Test
   void aRestartedEngineWhosePoolPassesButWhoseRejectionFailsIsGatedShutAgain() {
     FakeEngine engine =
-        h.engine(sglang(2_040_000, EngineShapes.refusesOverLong(WINDOW + 1, WINDOW)));
+        h.engine(sglang(2_040_000, EngineShapes.refusesOverLong(WINDOW + 1, WINDOW)))
+            .answerBy("/generate", REFUSES_BOTH_PATHS);
     h.pod("serve-0", SERVE, engine);
     h.create(withRejectionProbe(Engine.SGLANG, 10));
     awaitGate("serve-0", "True", "PoolSufficient");
@@ -311,7 +325,8 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     h.pods.restartEngine(OperatorHarness.NAMESPACE, "serve-0");
 
     awaitGate("serve-0", "False", "RejectionPathUnsafe");
-    assertThat(engine.hits("/generate")).isEqualTo(2);
+    // Two prompts refused before the restart; after it the first is answered and nothing more sent.
+    assertThat(engine.hits("/generate")).isEqualTo(3);
   }
 
   @Test

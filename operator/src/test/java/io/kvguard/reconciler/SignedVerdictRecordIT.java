@@ -41,7 +41,7 @@ class SignedVerdictRecordIT extends EmbeddedClusterTest {
 
   private static Map<String, FakeEngine.Answer> answeringOverLongPrompts() {
     Map<String, FakeEngine.Answer> answers =
-        new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", POOL));
+        new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.18", POOL));
     answers.put("/generate", EngineShapes.answersOverLong("leaked"));
     return answers;
   }
@@ -67,7 +67,7 @@ class SignedVerdictRecordIT extends EmbeddedClusterTest {
         POOL,
         null,
         WINDOW,
-        "0.5.22",
+        "0.5.18",
         null,
         container.getContainerID(),
         WINDOW + 1,
@@ -170,9 +170,15 @@ class SignedVerdictRecordIT extends EmbeddedClusterTest {
   @Test
   void aSignedRecordCopiedFromAnotherPodIsNotTrusted() {
     Map<String, FakeEngine.Answer> refusing =
-        new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", POOL));
+        new HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.18", POOL));
     refusing.put("/generate", EngineShapes.refusesOverLong(WINDOW + 1, WINDOW));
-    FakeEngine honest = h.engine(refusing);
+    // SGLang v0.5.18 refusing both admission paths (issue 26): S1 at C, S4 at C − 6.
+    FakeEngine honest =
+        h.engine(refusing)
+            .answerBy(
+                "/generate",
+                EngineShapes.sglangGenerate(
+                    WINDOW, WINDOW - 6, n -> EngineShapes.refusesBand(n, WINDOW - 6)));
     FakeEngine leaky = h.engine(answeringOverLongPrompts());
     h.pod("serve-0", SERVE, honest);
     h.pod("serve-1", SERVE, leaky);

@@ -28,6 +28,20 @@ class EngineAdvisoriesTest {
   }
 
   @Test
+  void theIncidentsFixedReleaseIsMarkedAsNamedByThePostMortemAlone() {
+    EngineAdvisories.Advisory pd =
+        EngineAdvisories.BUILT_IN.stream()
+            .filter(a -> a.id().equals("sglang-pd-abort-before-0.5.22"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(pd.fix()).isInstanceOf(EngineAdvisories.Fix.Claimed.class);
+    assertThat(pd.refuses()).isTrue();
+    assertThat(pd.clearsAtFix()).isFalse();
+    assertThat(((EngineAdvisories.Fix.Claimed) pd.fix()).source())
+        .contains("post-mortem alone", "#33508", "#33507");
+  }
+
+  @Test
   void sglangPrefillDecodeAfterTheIncidentsFixIsVerifiedButWarnedAboutIssues30233And32605() {
     PoolVerdict verdict =
         PoolJudge.judge(policy("sglang"), ProbeOutcome.observed(seen("0.5.22", "decode")));
@@ -42,7 +56,7 @@ class EngineAdvisoriesTest {
         .contains("#30233", "#32605")
         .contains(
             "kvguard warns instead of refusing because no fixed release is verified in the engine's tags")
-        .contains("#30325", "#34208", "#35421");
+        .contains("#33508", "#33507", "#30325", "#34208", "#35421");
   }
 
   @Test

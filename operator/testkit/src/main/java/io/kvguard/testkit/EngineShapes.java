@@ -43,6 +43,7 @@ public final class EngineShapes {
             + rankPools[0]
             + ",\"max_req_input_len\":"
             + (Math.min(engineContext, rankPools[0]) - 6)
+            + ",\"allow_auto_truncate\":false,\"speculative_algorithm\":null"
             + ",\"status\":\"ready\",\"version\":\""
             + version
             + "\",\"internal_states\":["
@@ -332,6 +333,63 @@ public final class EngineShapes {
             + leakedText
             + "\",\"meta_info\":{\"prompt_tokens\":1,\"completion_tokens\":1,"
             + "\"finish_reason\":{\"type\":\"length\",\"length\":1}}}");
+  }
+
+  /**
+   * SGLang v0.5.18's native {@code /generate} (non-streaming) as its two length checks answer, by
+   * the prompt's length N in token IDs: N ≥ C is refused by the tokenizer (S1: {@code
+   * tokenizer_manager.py:1196-1219}, {@code http_server.py:932-939,2071-2075}); M ≤ N &lt; C gets
+   * {@code band} (the real engine's is {@link #refusesBand}: the scheduler's S4, {@code
+   * managers/utils.py:193-223}, re-raised at {@code tokenizer_manager.py:1700-1707}); shorter
+   * prompts are served. Sources: operator/src/test/resources/engines/sglang-0.5.18/SOURCE.md.
+   */
+  public static java.util.function.Function<byte[], Answer> sglangGenerate(
+      long contextLength, long maxReqInputLen, java.util.function.LongFunction<Answer> band) {
+    return body -> {
+      long n = tokenIds(body);
+      if (n >= contextLength) {
+        return refusesOverLong(n, contextLength);
+      }
+      if (n >= maxReqInputLen) {
+        return band.apply(n);
+      }
+      return answersOverLong("ok");
+    };
+  }
+
+  /** SGLang v0.5.18's scheduler refusal (S4) of an N-token prompt with limit M, HTTP 400. */
+  public static Answer refusesBand(long promptTokens, long maxReqInputLen) {
+    return new Answer(
+        400,
+        "application/json",
+        ("{\"error\":{\"message\":\"Input length ("
+                + promptTokens
+                + " tokens) exceeds the maximum allowed length ("
+                + maxReqInputLen
+                + " tokens). Use a shorter input or enable --allow-auto-truncate.\"}}")
+            .getBytes(java.nio.charset.StandardCharsets.UTF_8),
+        0);
+  }
+
+  /** The number of token IDs in a body's {@code "input_ids":[…]}; 0 without one. */
+  static long tokenIds(byte[] body) {
+    String text = new String(body, java.nio.charset.StandardCharsets.UTF_8);
+    int open = text.indexOf("\"input_ids\":[");
+    if (open < 0) {
+      return 0;
+    }
+    int start = open + "\"input_ids\":[".length();
+    int end = text.indexOf(']', start);
+    if (end == start) {
+      return 0;
+    }
+    long commas = 0;
+    for (int i = start; i < end; i++) {
+      if (text.charAt(i) == ',') {
+        commas++;
+      }
+    }
+    return commas + 1;
   }
 
   /**

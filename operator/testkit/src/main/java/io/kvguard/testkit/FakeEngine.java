@@ -51,6 +51,8 @@ public final class FakeEngine implements AutoCloseable {
   private final HttpServer server;
   private final ExecutorService executor;
   private final Map<String, Answer> answers = new ConcurrentHashMap<>();
+  private final Map<String, java.util.function.Function<byte[], Answer>> computed =
+      new ConcurrentHashMap<>();
   private final Map<String, AtomicLong> hits = new ConcurrentHashMap<>();
   private final Map<String, byte[]> lastBodies = new ConcurrentHashMap<>();
   private final AtomicLong total = new AtomicLong();
@@ -103,12 +105,24 @@ public final class FakeEngine implements AutoCloseable {
   }
 
   public FakeEngine answer(String path, Answer answer) {
+    computed.remove(path);
     answers.put(path, answer);
+    return this;
+  }
+
+  /**
+   * What a path answers, decided by the request's body (an engine whose answer depends on the
+   * prompt's length); replaces a fixed answer of the same path.
+   */
+  public FakeEngine answerBy(String path, java.util.function.Function<byte[], Answer> byBody) {
+    answers.remove(path);
+    computed.put(path, byBody);
     return this;
   }
 
   /** Replaces every answer at once, as a restarted engine would. */
   public FakeEngine serve(Map<String, Answer> all) {
+    computed.clear();
     answers.clear();
     answers.putAll(all);
     return this;
@@ -149,7 +163,11 @@ public final class FakeEngine implements AutoCloseable {
     try (exchange) {
       // Read the whole request first, as a real server does; an unread multi-MB body stalls the
       // client.
-      lastBodies.put(path, exchange.getRequestBody().readAllBytes());
+      byte[] body = exchange.getRequestBody().readAllBytes();
+      lastBodies.put(path, body);
+      if (computed.containsKey(path) && answer.status() != 401) {
+        answer = computed.get(path).apply(body);
+      }
       if (answer.delayMillis() > 0) {
         try {
           Thread.sleep(answer.delayMillis());
