@@ -8,6 +8,7 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.regex.Pattern;
 
 /**
  * {@code --api-key-file}: the bearer token check sends to the engine, read from a file because a
@@ -17,6 +18,18 @@ import java.nio.file.Path;
 record ApiKeyFile(Path file, String key) {
   /** More than any API key: a larger file is the wrong file, and is not read whole. */
   static final int MAX_BYTES = 16 * 1024;
+
+  private static final String BYTE_ORDER_MARK = "\uFEFF";
+
+  /** A Secret's name: a DNS subdomain (Kubernetes' IsDNS1123Subdomain). */
+  private static final Pattern SECRET_NAME =
+      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+
+  /** A namespace: a DNS label (Kubernetes' IsDNS1123Label). */
+  private static final Pattern NAMESPACE = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+
+  /** A key of a Secret's data (Kubernetes' IsConfigMapKey). */
+  private static final Pattern SECRET_KEY = Pattern.compile("[-._a-zA-Z0-9]+");
 
   static ApiKeyFile read(String name) throws UsageException {
     Path file = Path.of(name);
@@ -38,8 +51,12 @@ record ApiKeyFile(Path file, String key) {
       throw new UsageException(
           where + " is larger than " + MAX_BYTES + " bytes: that is no API key file");
     }
-    // `echo KEY > file` and editors end the file with a line break; the key never does.
+    // `echo KEY > file` and editors end the file with a line break, and Windows editors may begin
+    // it with a byte order mark; the key holds neither.
     String key = new String(bytes, StandardCharsets.UTF_8).stripTrailing();
+    if (key.startsWith(BYTE_ORDER_MARK)) {
+      key = key.substring(BYTE_ORDER_MARK.length());
+    }
     if (key.isEmpty()) {
       throw new UsageException(where + " is empty: it must hold the engine's API key");
     }
@@ -61,7 +78,18 @@ record ApiKeyFile(Path file, String key) {
    * What a user of {@code --model-deployment} runs to write the key the operator sends into a file
    * only they can read.
    */
-  static String kubectlCommand(SecretKeyRef ref, String namespace) {
+  static String kubectlCommand(SecretKeyRef ref, String namespace, String where)
+      throws UsageException {
+    // The command is printed for the user to paste into a shell, and a ModelDeployment file is
+    // read here unchecked by any API server: only names Kubernetes accepts (none of them holds a
+    // quote, a space or a shell character) are written into it.
+    requireName(
+        ref.getName(), SECRET_NAME, 253, where, "probe.authSecretRef.name", "a Secret name");
+    requireName(
+        ref.effectiveKey(), SECRET_KEY, 253, where, "probe.authSecretRef.key", "a Secret key");
+    if (namespace != null && !namespace.isBlank()) {
+      requireName(namespace, NAMESPACE, 63, where, "metadata.namespace", "a namespace");
+    }
     String key = ref.effectiveKey().replace(".", "\\.");
     return "(umask 077; kubectl"
         + (namespace == null || namespace.isBlank() ? "" : " -n " + namespace)
@@ -70,6 +98,20 @@ record ApiKeyFile(Path file, String key) {
         + " -o jsonpath='{.data."
         + key
         + "}' | base64 -d > api-key)";
+  }
+
+  private static void requireName(
+      String value, Pattern pattern, int maxLength, String where, String field, String what)
+      throws UsageException {
+    if (value == null || value.length() > maxLength || !pattern.matcher(value).matches()) {
+      throw new UsageException(
+          where
+              + ": "
+              + field
+              + " is not "
+              + what
+              + " Kubernetes accepts, so no cluster holds that key; correct the file");
+    }
   }
 
   @Override

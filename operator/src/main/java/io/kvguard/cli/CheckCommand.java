@@ -4,6 +4,7 @@ import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeploymentSpec;
 import io.kvguard.customresource.RejectionProbeSpec;
 import io.kvguard.customresource.RoleSpec;
+import io.kvguard.customresource.SecretKeyRef;
 import io.kvguard.probe.EngineEndpoint;
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.EngineProbe;
@@ -325,9 +326,15 @@ public final class CheckCommand {
         args.value("api-key-file").isPresent()
             ? Optional.of(ApiKeyFile.read(args.value("api-key-file").get()))
             : Optional.empty();
+    SecretKeyRef secretRef = preflight.fromFile() ? spec.effectiveProbe().getAuthSecretRef() : null;
     Optional<String> keyFrom =
-        Optional.ofNullable(preflight.fromFile() ? spec.effectiveProbe().getAuthSecretRef() : null)
-            .map(ref -> ApiKeyFile.kubectlCommand(ref, preflight.namespace()));
+        secretRef == null
+            ? Optional.empty()
+            : Optional.of(
+                ApiKeyFile.kubectlCommand(
+                    secretRef,
+                    preflight.namespace(),
+                    "--model-deployment " + args.value("model-deployment").orElseThrow()));
     if (keyFrom.isPresent() && apiKey.isEmpty()) {
       // The operator sends this key: a check without it would ask the engine something else.
       throw new UsageException(

@@ -34,6 +34,14 @@ final class CheckRecord {
    */
   static Path target(String name) throws UsageException {
     Path dir = Path.of(name);
+    if (Files.isSymbolicLink(dir)) {
+      // Followed, the record would land wherever the link points (or, dangling, be created
+      // there): a link planted in a shared directory would take it.
+      throw new UsageException(
+          "--record "
+              + name
+              + " is a symbolic link: name a new or empty directory itself, not a link to one");
+    }
     if (Files.exists(dir) && !Files.isDirectory(dir)) {
       throw new UsageException("--record " + name + " is a file: name a new or empty directory");
     }

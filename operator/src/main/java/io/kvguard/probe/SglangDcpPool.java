@@ -38,6 +38,33 @@ final class SglangDcpPool {
   private SglangDcpPool() {}
 
   /**
+   * SGLang cuts each tensor-parallel group into decode-context-parallel groups of {@code dcp_size}
+   * consecutive ranks and asserts each holds {@code dcp_size} of them ({@code
+   * distributed/parallel_state.py} {@code initialize_model_parallel}, v0.5.18): an engine whose
+   * {@code dcp_size} exceeds or does not divide {@code tp_size} does not start. Such an answer
+   * comes from no SGLang, and multiplying the pool by it would open the gate on a made-up figure.
+   */
+  private static void requireDividesTp(long dcpSize, JsonNode info) throws ProbeException {
+    OptionalLong tp = StrictJson.optionalTokens(info, "tp_size", "server_info");
+    if (tp.isEmpty()) {
+      throw new ProbeException(
+          "server_info reports dcp_size "
+              + dcpSize
+              + " but no tp_size, which SGLang reports with every server argument: the"
+              + " decode-context-parallel size cannot be checked against the tensor-parallel size");
+    }
+    if (tp.getAsLong() % dcpSize != 0) {
+      throw new ProbeException(
+          "server_info dcp_size "
+              + dcpSize
+              + " does not divide tp_size "
+              + tp.getAsLong()
+              + ": SGLang does not start so (each tensor-parallel group is cut into groups of"
+              + " dcp_size ranks), so the answer is no SGLang's and its pool is not multiplied");
+    }
+  }
+
+  /**
    * The pool the scheduler admits against, from the smallest per-rank figure.
    *
    * @param version the engine's reported version, or null
@@ -78,6 +105,7 @@ final class SglangDcpPool {
                   : "; the engine version is not a release, and per rank is never more"));
       return perRank;
     }
+    requireDividesTp(size, info);
     long admitted;
     try {
       admitted = Math.multiplyExact(perRank, size);

@@ -21,7 +21,7 @@ public final class SglangProbe implements EngineProbe {
   static final String LEGACY_SERVER_INFO = "/get_server_info";
 
   /**
-   * What the probe reads of /server_info: the ranks' capacities (a list, or one object), five
+   * What the probe reads of /server_info: the ranks' capacities (a list, or one object), six
    * fields, and the field only the Rust front end serves ({@code max_context_length}), which tells
    * its answer apart.
    */
@@ -31,6 +31,7 @@ public final class SglangProbe implements EngineProbe {
           "/internal_states/memory_usage/token_capacity",
           "/dp_size",
           "/dcp_size",
+          "/tp_size",
           "/max_total_num_tokens",
           "/version",
           "/disaggregation_mode",

@@ -24,6 +24,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** {@code check --api-key-file} and {@code check --record} against fake engines. */
 class CheckApiKeyRecordTest {
@@ -151,6 +153,18 @@ class CheckApiKeyRecordTest {
   }
 
   @Test
+  void aKeyFileSavedByAWindowsEditorWithByteOrderMarkAndCrlfIsTheKeyAlone() throws IOException {
+    String url = url(sglang(), KEY);
+    Path windows = dir.resolve("api-key-windows");
+    Files.write(windows, ("\uFEFF" + KEY + "\r\n").getBytes(StandardCharsets.UTF_8));
+
+    int exit = checkSglang(url, "--api-key-file", windows.toString());
+
+    assertThat(exit).as(out() + err()).isZero();
+    assertThat(out()).contains("Verified (PoolSufficient)");
+  }
+
+  @Test
   void aKeyValueOnTheCommandLineIsRefusedWithoutRepeatingIt() {
     for (String[] given :
         List.of(
@@ -198,6 +212,47 @@ class CheckApiKeyRecordTest {
                 + " write it to a file with (umask 077; kubectl -n inference get secret sglang-api"
                 + " -o jsonpath='{.data.api\\.key}' | base64 -d > api-key) and pass --api-key-file"
                 + " api-key");
+  }
+
+  @ParameterizedTest(name = "{0} that Kubernetes would refuse gets no kubectl command")
+  @CsvSource(
+      delimiter = '|',
+      quoteCharacter = '`',
+      value = {
+        "probe.authSecretRef.key  | {name: sglang-api, key: \"t'; touch pwned; echo '\"} | inference",
+        "probe.authSecretRef.name | {name: \"x; touch pwned\"}                          | inference",
+        "metadata.namespace       | {name: sglang-api}                                   | \"a $(touch pwned)\""
+      })
+  void aSecretRefNoClusterAcceptsIsRefusedRatherThanPrintedIntoAShellCommand(
+      String field, String ref, String namespace) throws IOException {
+    Path file = dir.resolve("md.yaml");
+    Files.writeString(
+        file,
+        """
+        apiVersion: kvguard.io/v1alpha1
+        kind: ModelDeployment
+        metadata: {name: glm, namespace: %s}
+        spec:
+          model: zai-org/GLM-5.3
+          contextWindow: 1048576
+          probe:
+            authSecretRef: %s
+          roles:
+            - name: prefill
+              selector: {matchLabels: {role: prefill}}
+              engine: sglang
+              port: http
+        """
+            .formatted(namespace, ref));
+
+    int exit = check("--model-deployment", file.toString(), "--url", "http://127.0.0.1:1");
+
+    assertThat(exit).isEqualTo(CheckCommand.EXIT_FAILED);
+    assertThat(err())
+        .startsWith("kvguard check: --model-deployment " + file + ": ")
+        .contains(field)
+        .doesNotContain("kubectl")
+        .doesNotContain("pwned");
   }
 
   @Test
@@ -328,6 +383,26 @@ class CheckApiKeyRecordTest {
     Path empty = Files.createDirectories(dir.resolve("empty"));
     assertThat(checkSglang(url, "--record", empty.toString())).isZero();
     assertThat(empty.resolve("verdict.json")).exists();
+  }
+
+  @Test
+  void aRecordDirectoryThatIsASymbolicLinkIsRefusedBeforeTheEngineIsAsked() throws IOException {
+    String url = url(sglang(), null);
+    Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
+    Path link = Files.createSymbolicLink(dir.resolve("record"), elsewhere);
+    Path dangling = Files.createSymbolicLink(dir.resolve("dangling"), dir.resolve("nowhere"));
+
+    for (Path named : List.of(link, dangling)) {
+      int exit = checkSglang(url, "--record", named.toString());
+
+      assertThat(exit).isEqualTo(CheckCommand.EXIT_FAILED);
+      assertThat(err())
+          .startsWith("kvguard check: --record " + named + " is a symbolic link")
+          .doesNotContain("could not be written");
+    }
+    assertThat(engines.get(0).totalHits()).as("nothing was asked of the engine").isZero();
+    assertThat(elsewhere).isEmptyDirectory();
+    assertThat(dir.resolve("nowhere")).doesNotExist();
   }
 
   @Test

@@ -95,6 +95,7 @@ class HostileAnswersTest {
               "internal_states",
               "dp_size",
               "dcp_size",
+              "tp_size",
               "max_total_num_tokens",
               "version",
               "disaggregation_mode");

@@ -103,6 +103,31 @@ class SglangNewestReleasesTest {
         .isEqualTo("server_info token_capacity 4611686018427387904 × dcp_size 4 overflows");
   }
 
+  @ParameterizedTest(name = "dcp_size {0} with tp_size {1} fails closed")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        // SGLang cuts each tensor-parallel group into groups of dcp_size ranks and asserts each
+        // has dcp_size ranks (parallel_state.py initialize_model_parallel, v0.5.18): a dcp_size
+        // above or not dividing tp_size never starts, and would multiply the pool
+        "16 | 8    | dcp_size 16 does not divide tp_size 8",
+        "3  | 8    | dcp_size 3 does not divide tp_size 8",
+        "2  |      | server_info reports dcp_size 2 but no tp_size"
+      })
+  void aDcpSizeNoSglangStartsWithFailsClosedInsteadOfMultiplyingThePool(
+      String dcpSize, String tpSize, String named) {
+    String answer =
+        dcp("0.5.18", dcpSize)
+            .replace("\"tp_size\":8,", tpSize == null ? "" : "\"tp_size\":" + tpSize + ",");
+
+    assertThat(failure(probe(answer))).contains(named);
+  }
+
+  @Test
+  void aDcpSizeThatDividesTpSizeIsJudgedAsThePoolTimesDcp() {
+    assertThat(observed(probe(dcp("0.5.18", "8"))).poolTokens()).isEqualTo(8 * PER_RANK);
+  }
+
   @Test
   void theRustFrontEndKeepsThePodShutNamingItAndWhatToChange() {
     ProbeOutcome outcome = probe(fixtureBody("server-info-rust-200.http"));
