@@ -47,7 +47,7 @@ class StartupOrderIT {
       h.start();
 
       await()
-          .atMost(Duration.ofSeconds(30))
+          .atMost(Duration.ofSeconds(60))
           .untilAsserted(
               () ->
                   assertThat(h.gate("serve-0"))
