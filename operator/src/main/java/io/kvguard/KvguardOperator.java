@@ -37,14 +37,25 @@ public final class KvguardOperator implements AutoCloseable {
   private final VerdictKeySecret verdictKey;
   private final AtomicBoolean stopping;
   private final Runnable releaseLease;
+  private final boolean leaderElection;
+
+  /**
+   * How long the first pass waits for the verdict key's first read (one GET, a create when absent).
+   * Bounded: past it the pass goes on keyless (every pod probed, records unsigned: fail closed, as
+   * when the read fails), so a slow API server cannot hold the elector's thread near its renew
+   * deadline.
+   */
+  static final Duration FIRST_KEY_READ_WAIT = Duration.ofSeconds(5);
 
   private KvguardOperator(
       Operator operator,
       ModelDeploymentReconciler reconciler,
       VerdictKeySecret verdictKey,
       AtomicBoolean stopping,
-      Runnable releaseLease) {
+      Runnable releaseLease,
+      boolean leaderElection) {
     this.operator = operator;
+    this.leaderElection = leaderElection;
     this.reconciler = reconciler;
     this.verdictKey = verdictKey;
     this.stopping = stopping;
@@ -81,6 +92,12 @@ public final class KvguardOperator implements AutoCloseable {
       Clock clock,
       Runnable onLeaseLost) {
     AtomicBoolean stopping = new AtomicBoolean();
+    String ownNamespace =
+        config.leaseNamespace() != null ? config.leaseNamespace() : client.getNamespace();
+    // Read beside the informers' start, not before it: the first pass is what needs the key (its
+    // records are trusted and signed with it), and it waits for this read (onStartLeading, start).
+    VerdictKeySecret verdictKey =
+        VerdictKeySecret.loadInBackground(client, ownNamespace, config.verdictKeySecret());
     Operator operator =
         new Operator(
             o -> {
@@ -92,7 +109,8 @@ public final class KvguardOperator implements AutoCloseable {
               if (config.leaderElection()) {
                 LeaderCallbacks callbacks =
                     new LeaderCallbacks(
-                        () -> {},
+                        // JOSDK starts event processing (the first pass) right after this returns.
+                        () -> verdictKey.awaitFirstAttempt(FIRST_KEY_READ_WAIT),
                         () -> {
                           if (!stopping.get()) {
                             LOG.error(
@@ -117,10 +135,6 @@ public final class KvguardOperator implements AutoCloseable {
     EngineHttp engineHttp = new EngineHttp(EngineHttp.newHttpClient(), config.probeMaxBodyBytes());
     EngineProbes probes = EngineProbes.standard(engineHttp);
     KvguardMetrics metrics = new KvguardMetrics(registry);
-    String ownNamespace =
-        config.leaseNamespace() != null ? config.leaseNamespace() : client.getNamespace();
-    VerdictKeySecret verdictKey =
-        VerdictKeySecret.load(client, ownNamespace, config.verdictKeySecret());
     RecordSigner signer = verdictKey.signer();
     ModelDeploymentReconciler reconciler =
         new ModelDeploymentReconciler(
@@ -159,10 +173,16 @@ public final class KvguardOperator implements AutoCloseable {
                 LeaseRelease.release(
                     client, ownNamespace, KvguardConfig.LEASE_NAME, config.identity())
             : () -> {};
-    return new KvguardOperator(operator, reconciler, verdictKey, stopping, releaseLease);
+    return new KvguardOperator(
+        operator, reconciler, verdictKey, stopping, releaseLease, config.leaderElection());
   }
 
   public void start() {
+    if (!leaderElection) {
+      // Without a lease JOSDK processes events as soon as the caches are synced: the key's read
+      // comes first, as it did when it ran in create.
+      verdictKey.awaitFirstAttempt(FIRST_KEY_READ_WAIT);
+    }
     operator.start();
   }
 

@@ -10,6 +10,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -39,6 +40,7 @@ final class VerdictKeySecret implements AutoCloseable {
   private final String namespace;
   private final String name;
   private final RecordSigner signer = RecordSigner.keyless();
+  private final CountDownLatch firstAttemptDone = new CountDownLatch(1);
   private final ScheduledExecutorService retries =
       Executors.newSingleThreadScheduledExecutor(
           runnable -> {
@@ -61,10 +63,42 @@ final class VerdictKeySecret implements AutoCloseable {
    */
   static VerdictKeySecret load(KubernetesClient client, String namespace, String name) {
     VerdictKeySecret secret = new VerdictKeySecret(client, namespace, name);
-    if (!secret.attempt()) {
-      secret.retryAfter(FIRST_RETRY);
-    }
+    secret.firstAttempt();
     return secret;
+  }
+
+  /**
+   * As {@link #load}, but the first read runs on the key's own thread, so the caller goes on (the
+   * operator starts its informers meanwhile); {@link #awaitFirstAttempt} waits for its outcome.
+   */
+  static VerdictKeySecret loadInBackground(KubernetesClient client, String namespace, String name) {
+    VerdictKeySecret secret = new VerdictKeySecret(client, namespace, name);
+    secret.retries.execute(secret::firstAttempt);
+    return secret;
+  }
+
+  /**
+   * Waits at most {@code bound} until the first read has succeeded or failed (its retries go on
+   * behind); true when it finished in time. Either way the signer is what it says: keyless until
+   * the key arrives (fail closed).
+   */
+  boolean awaitFirstAttempt(Duration bound) {
+    try {
+      return firstAttemptDone.await(bound.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  private void firstAttempt() {
+    try {
+      if (!attempt()) {
+        retryAfter(FIRST_RETRY);
+      }
+    } finally {
+      firstAttemptDone.countDown();
+    }
   }
 
   RecordSigner signer() {

@@ -58,10 +58,15 @@ public final class SelfManagedCertificates implements AutoCloseable {
     this.clock = clock;
   }
 
-  /** One round now (so the pair is on disk before the server starts), then one a minute. */
+  /**
+   * The first round at once on the timer's thread, then one a minute. Not on the caller's thread:
+   * issuing a key pair and its Secret and caBundle writes would hold up the operator's start (its
+   * informers, lease and first probes), which needs none of it. The server reads the pair within a
+   * second of it being on disk and the replica stays unready until then (it is served only once it
+   * holds one), so no admission is answered earlier than before.
+   */
   public void start() {
-    round();
-    timer.scheduleWithFixedDelay(this::round, PERIOD_SECONDS, PERIOD_SECONDS, TimeUnit.SECONDS);
+    timer.scheduleWithFixedDelay(this::round, 0, PERIOD_SECONDS, TimeUnit.SECONDS);
   }
 
   /**

@@ -52,11 +52,47 @@ class DockerfileTest {
         .contains("target/kvguard-operator.jar /opt/kvguard/kvguard-operator.jar");
     assertThat(instruction("ENTRYPOINT"))
         .isEqualTo(
-            "[\"java\", \"-Djava.io.tmpdir=/tmp\", \"-jar\", \"/opt/kvguard/kvguard-operator.jar\"]");
+            "[\"java\", \"-XX:SharedArchiveFile=/opt/kvguard/kvguard-operator.jsa\","
+                + " \"-Djava.io.tmpdir=/tmp\", \"-jar\", \"/opt/kvguard/kvguard-operator.jar\"]");
     Matcher base = Pattern.compile("^eclipse-temurin:(\\d+)-jre.*$").matcher(instruction("FROM"));
     assertThat(base.matches()).as(instruction("FROM")).isTrue();
     assertThat(Integer.parseInt(base.group(1))).isGreaterThanOrEqualTo(17);
     assertThat(Files.readString(Path.of(".dockerignore"))).contains("!target/kvguard-operator.jar");
+  }
+
+  /**
+   * The class-data-sharing archive (docs/benchmarks.md, "Start-up"): the image's command reads the
+   * archive the image's build step writes, for the jar it runs; the Maven build writes one of the
+   * same name beside its jar for {@code java -jar}; the chart runs the image's command as it is.
+   */
+  @Test
+  void theImageAndTheBuildUseTheClassDataSharingArchiveTheyWrite() throws IOException {
+    String archive = "/opt/kvguard/kvguard-operator.jsa";
+    assertThat(instruction("ENTRYPOINT"))
+        .contains("\"-XX:SharedArchiveFile=" + archive + "\"")
+        .contains("\"-jar\", \"/opt/kvguard/kvguard-operator.jar\"");
+    assertThat(instruction("RUN"))
+        .contains("-XX:ArchiveClassesAtExit=" + archive)
+        .contains("-jar /opt/kvguard/kvguard-operator.jar")
+        .contains("test -s " + archive)
+        .contains("KUBERNETES_MASTER=http://127.0.0.1:1");
+    assertThat(instructions.indexOf("RUN " + instruction("RUN")))
+        .as("the archive is made after the jar is copied and before the user changes")
+        .isBetween(
+            instructions.indexOf("COPY " + instruction("COPY")),
+            instructions.indexOf("USER " + instruction("USER")));
+    assertThat(pom)
+        .contains(
+            "<argument>-XX:ArchiveClassesAtExit=${project.build.directory}/kvguard-operator.jsa</argument>")
+        .contains("<argument>${project.build.directory}/kvguard-operator.jar</argument>")
+        .contains("<KUBERNETES_MASTER>http://127.0.0.1:1</KUBERNETES_MASTER>");
+    Deployment deployment = RenderedChart.render("").one(Deployment.class);
+    var container = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
+    assertThat(container.getCommand()).as("the chart runs the image's command").isNullOrEmpty();
+    assertThat(container.getArgs()).isNullOrEmpty();
+    JsonNode values =
+        new YAMLMapper().readTree(RenderedChart.CHART.resolve("values.yaml").toFile());
+    assertThat(values.get("jvmOptions").asText()).doesNotContain("SharedArchiveFile");
   }
 
   @Test

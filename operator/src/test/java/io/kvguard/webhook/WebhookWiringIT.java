@@ -74,6 +74,10 @@ class WebhookWiringIT {
                 "glm",
                 131_072,
                 OperatorHarness.role("decode", Engine.SGLANG, Map.of("app", "glm"))));
+        // The certificates are issued off the start path: the caBundle arrives shortly after.
+        await()
+            .atMost(Duration.ofSeconds(20))
+            .until(() -> caBundleText(h) != null && serving.webhook().serving());
         SSLContext trust = trusting(caBundle(h));
 
         await()
@@ -102,18 +106,20 @@ class WebhookWiringIT {
   }
 
   private static X509Certificate[] caBundle(OperatorHarness h) throws Exception {
-    String bundle =
-        h.client
-            .admissionRegistration()
-            .v1()
-            .mutatingWebhookConfigurations()
-            .withName("kvguard-readiness-gate")
-            .get()
-            .getWebhooks()
-            .get(0)
-            .getClientConfig()
-            .getCaBundle();
-    return ServingCertificate.certificates(Base64.getDecoder().decode(bundle));
+    return ServingCertificate.certificates(Base64.getDecoder().decode(caBundleText(h)));
+  }
+
+  private static String caBundleText(OperatorHarness h) {
+    return h.client
+        .admissionRegistration()
+        .v1()
+        .mutatingWebhookConfigurations()
+        .withName("kvguard-readiness-gate")
+        .get()
+        .getWebhooks()
+        .get(0)
+        .getClientConfig()
+        .getCaBundle();
   }
 
   private static byte[] review(Map<String, String> labels) throws Exception {

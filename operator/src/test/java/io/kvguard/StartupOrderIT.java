@@ -1,0 +1,94 @@
+package io.kvguard;
+
+import static io.kvguard.testing.OperatorHarness.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.kvguard.customresource.Engine;
+import io.kvguard.gate.VerdictRecords;
+import io.kvguard.testing.OperatorHarness;
+import io.kvguard.testkit.EmbeddedApiServer;
+import io.kvguard.testkit.EngineShapes;
+import io.kvguard.testkit.FakeEngine;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The operator's start waits only for what its first probe needs (issue 28 §5): the informers start
+ * while the verdict key Secret is still being read, and the first pass, which trusts and signs
+ * records with that key, still waits for the read's answer.
+ */
+class StartupOrderIT {
+  private static final long WINDOW = 1_048_576;
+  private static final Map<String, String> SERVE = Map.of("app", "glm");
+  private static final long HELD_MILLIS = 3_000;
+
+  @Test
+  void informersStartWhileTheKeyIsReadAndNoPodIsWrittenBeforeItIsAnswered() {
+    try (OperatorHarness h = new OperatorHarness()) {
+      FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+      h.pod("serve-0", SERVE, engine);
+      h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+      // A slow API server: the verdict key's read is answered (absent) only after HELD_MILLIS.
+      h.api.faults(
+          request ->
+              request.getMethod().equals("GET") && request.getPath().startsWith(keyPath())
+                  ? new MockResponse()
+                      .setResponseCode(404)
+                      .setBody(EmbeddedApiServer.status(404, "NotFound", "secrets not found"))
+                      .setBodyDelay(HELD_MILLIS, TimeUnit.MILLISECONDS)
+                  : null);
+      h.api.clearRequests();
+
+      h.start();
+
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(
+              () ->
+                  assertThat(h.gate("serve-0"))
+                      .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
+      List<EmbeddedApiServer.Request> requests = h.operatorRequests();
+      long keyAnswered =
+          first(requests, r -> r.method().equals("GET") && r.path().startsWith(keyPath()))
+              + TimeUnit.MILLISECONDS.toNanos(HELD_MILLIS);
+      long policyList =
+          first(
+              requests,
+              r -> r.method().equals("GET") && r.path().contains("/modeldeployments") && !watch(r));
+      long firstPodWrite =
+          first(requests, r -> r.method().equals("PATCH") && r.path().contains("/pods/"));
+      assertThat(policyList)
+          .as("the ModelDeployment informer listed before the held key read was answered")
+          .isLessThan(keyAnswered);
+      assertThat(firstPodWrite)
+          .as("no pod was written before the key read was answered")
+          .isGreaterThan(keyAnswered);
+      assertThat(VerdictRecords.of(h.getPod("serve-0"), "glm").sig())
+          .as("the first pass signed its record with the key")
+          .isNotNull();
+    }
+  }
+
+  private static String keyPath() {
+    return "/api/v1/namespaces/" + OperatorHarness.OPERATOR_NAMESPACE + "/secrets";
+  }
+
+  private static boolean watch(EmbeddedApiServer.Request request) {
+    return request.path().contains("watch=true");
+  }
+
+  private static long first(
+      List<EmbeddedApiServer.Request> requests,
+      java.util.function.Predicate<EmbeddedApiServer.Request> which) {
+    return requests.stream()
+        .filter(which)
+        .mapToLong(EmbeddedApiServer.Request::atNanos)
+        .min()
+        .orElseThrow(() -> new AssertionError("no such request among " + requests));
+  }
+}
