@@ -1,9 +1,10 @@
 package io.kvguard.probe;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.kvguard.verdict.AdmissionPlan;
 import io.kvguard.verdict.PoolObservation;
 import java.util.Optional;
-import java.util.regex.Pattern;
+import java.util.Set;
 
 /**
  * SGLang's over-long refusals on its native {@code POST /generate}, read in sgl-project/sglang main
@@ -31,18 +32,9 @@ import java.util.regex.Pattern;
  */
 final class SglangRejection implements EngineRejection {
   static final String GENERATE = "/generate";
-  private static final Pattern CONTEXT_CHECK =
-      Pattern.compile(
-          "The input \\([0-9]+ tokens\\) is longer than the model's context length \\([0-9]+ tokens\\)\\..*",
-          Pattern.DOTALL);
-  private static final Pattern TOTAL_CHECK =
-      Pattern.compile(
-          "Requested token count exceeds the model's maximum context length of [0-9]+ tokens\\..*",
-          Pattern.DOTALL);
-  private static final Pattern SCHEDULER_CHECK =
-      Pattern.compile(
-          "Input length \\([0-9]+ tokens\\) exceeds the maximum allowed length \\([0-9]+ tokens\\)\\..*",
-          Pattern.DOTALL);
+
+  /** {@code max_new_tokens} of the probe's request. */
+  static final long OUTPUT_TOKENS = 1;
 
   /** The prefix of the Rust front end's validation errors ({@code error.rs}). */
   private static final String RUST_VALIDATION = "validation failed: ";
@@ -105,57 +97,93 @@ final class SglangRejection implements EngineRejection {
             GENERATE,
             "{\"input_ids\":",
             promptTokens,
-            ",\"sampling_params\":{\"max_new_tokens\":1},\"stream\":false}"));
+            ",\"sampling_params\":{\"max_new_tokens\":" + OUTPUT_TOKENS + "},\"stream\":false}"));
   }
 
+  /** Without the probe's figures nothing can be attributed to SGLang. */
   @Override
   public Optional<String> refusal(EngineResponse response) {
-    if (response.status() != 400) {
-      return Optional.empty();
-    }
-    Optional<String> message =
-        ErrorBodies.object(response)
-            .flatMap(body -> ErrorBodies.child(body, "error"))
-            .flatMap(error -> ErrorBodies.text(error, "message"));
-    if (message.isEmpty()) {
-      return Optional.empty();
-    }
-    if (message.get().startsWith(RUST_VALIDATION)) {
-      return rustTokenizerCheck(response, message.get().substring(RUST_VALIDATION.length()));
-    }
-    if (CONTEXT_CHECK.matcher(message.get()).matches()) {
-      return Optional.of("context-length check");
-    }
-    if (TOTAL_CHECK.matcher(message.get()).matches()) {
-      return Optional.of("total-token check");
-    }
-    if (SCHEDULER_CHECK.matcher(message.get()).matches()) {
-      return Optional.of("validate_input_length");
-    }
     return Optional.empty();
   }
 
   /**
-   * The Rust front end's tokenizer refusal: its whole body shape, {@code "code": 400} included, and
-   * only the two length checks it prefixes.
+   * HTTP 400 with exactly the body SGLang writes ({@code {"error": {"message": …}}} from the Python
+   * server, {@code {"error": {"message": …, "code": 400}}} from the Rust front end, read strictly),
+   * one of its length sentences whole ({@link SglangLengthSentence}), with this probe's numbers.
    */
-  private static Optional<String> rustTokenizerCheck(EngineResponse response, String checked) {
-    boolean code400 =
-        ErrorBodies.object(response)
-            .flatMap(body -> ErrorBodies.child(body, "error"))
-            .map(error -> error.get("code"))
-            .filter(code -> code.isIntegralNumber() && code.asLong() == 400)
-            .isPresent();
-    if (!code400) {
+  @Override
+  public Optional<String> refusal(
+      EngineResponse response, OverLimitPrompt sent, PoolObservation observation) {
+    return sentence(response)
+        .filter(whole -> mismatch(whole, sent, observation).isEmpty())
+        .flatMap(SglangLengthSentence::of)
+        .map(SglangLengthSentence::errorClass);
+  }
+
+  /** For SGLang's own sentence with numbers that are not this probe's: which ones. */
+  @Override
+  public Optional<String> fixFor(
+      EngineResponse response, OverLimitPrompt prompt, PoolObservation observation) {
+    return sentence(response)
+        .flatMap(whole -> mismatch(whole, prompt, observation))
+        .map(
+            seen ->
+                "it has the shape of SGLang's length refusal, but "
+                    + seen
+                    + ": the engine's limits are not those it reports (a proxy rewriting /v1/models"
+                    + " or /server_info, another engine behind the port), so the check this prompt was"
+                    + " sized for was not proven; compare the engine's /server_info and /v1/models with"
+                    + " its launch arguments, probing the engine process itself");
+  }
+
+  private static Optional<String> mismatch(
+      String whole, OverLimitPrompt sent, PoolObservation observation) {
+    if (observation.engineContextTokens().isEmpty()) {
+      return Optional.of("the pod reported no context length to check its numbers against");
+    }
+    long context = observation.engineContextTokens().getAsLong();
+    return SglangLengthSentence.of(whole)
+        .flatMap(form -> form.mismatch(whole, sent.tokens(), OUTPUT_TOKENS, context));
+  }
+
+  /**
+   * The whole length sentence of an HTTP 400 with exactly the body SGLang writes ({@code {"error":
+   * {"message": …}}} from the Python server, {@code {"error": {"message": …, "code": 400}}} from
+   * the Rust front end, read strictly), the Rust front end's prefix removed; empty for anything
+   * else.
+   */
+  private static Optional<String> sentence(EngineResponse response) {
+    if (response.status() != 400) {
       return Optional.empty();
     }
-    if (CONTEXT_CHECK.matcher(checked).matches()) {
-      return Optional.of("context-length check");
+    Optional<JsonNode> error =
+        ErrorBodies.strictObject(response)
+            .filter(body -> ErrorBodies.hasExactly(body, Set.of("error")))
+            .flatMap(body -> ErrorBodies.child(body, "error"));
+    Optional<String> message = error.flatMap(e -> ErrorBodies.text(e, "message"));
+    if (message.isEmpty()) {
+      return Optional.empty();
     }
-    if (TOTAL_CHECK.matcher(checked).matches()) {
-      return Optional.of("total-token check");
+    boolean python = ErrorBodies.hasExactly(error.get(), Set.of("message"));
+    JsonNode code = error.get().get("code");
+    boolean rust =
+        ErrorBodies.hasExactly(error.get(), Set.of("message", "code"))
+            && code.isIntegralNumber()
+            && code.canConvertToInt()
+            && code.intValue() == 400;
+    String sentence = message.get();
+    if (sentence.startsWith(RUST_VALIDATION)) {
+      // Only the Rust front end prefixes, and only its two tokenizer checks.
+      sentence = sentence.substring(RUST_VALIDATION.length());
+      boolean tokenizers =
+          SglangLengthSentence.of(sentence)
+              .filter(form -> form != SglangLengthSentence.SCHEDULER)
+              .isPresent();
+      return rust && tokenizers ? Optional.of(sentence) : Optional.empty();
     }
-    return Optional.empty();
+    return (python || rust) && SglangLengthSentence.of(sentence).isPresent()
+        ? Optional.of(sentence)
+        : Optional.empty();
   }
 
   @Override
@@ -173,7 +201,8 @@ final class SglangRejection implements EngineRejection {
 
   @Override
   public String refusalShape() {
-    return "SGLang's length refusal (HTTP 400 {\"error\": {\"message\": …}} from its context-length,"
-        + " total-token or validate_input_length check)";
+    return "SGLang's length refusal (HTTP 400 {\"error\": {\"message\": …}} whose message is the whole"
+        + " sentence of its context-length, total-token or validate_input_length check, with the"
+        + " prompt sent and the pod's context length)";
   }
 }

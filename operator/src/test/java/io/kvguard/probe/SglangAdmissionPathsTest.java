@@ -109,6 +109,64 @@ class SglangAdmissionPathsTest {
     assertThat(probe())
         .isInstanceOfSatisfying(
             RejectionOutcome.Inconclusive.class,
-            i -> assertThat(i.cause()).contains("another check's refusal (context-length check)"));
+            i ->
+                assertThat(i.cause())
+                    .contains(
+                        "it states a context length of 1048570 tokens, and the pod reports"
+                            + " max_model_len 1048576"));
+  }
+
+  /**
+   * A proxy that reports a context six tokens above the engine's and an EAGLE reserve of six: the
+   * band M ≤ N &lt; C − R it reports is empty, so only the S1 prompt (1,048,576 tokens) is sent,
+   * and the real engine (C = 1,048,576, R = 0, M = 1,048,570) refuses it with its own
+   * context-length sentence, which states the engine's context, not the reported one. The real band
+   * (1,048,570 to 1,048,575 tokens, answered with HTTP 200 here) is never probed: the refusal's
+   * numbers must be this probe's.
+   */
+  @Test
+  void aRefusalStatingAnotherContextThanReportedProvesNothing() {
+    long reported = CONTEXT + 6;
+    engine.answer(
+        "/server_info",
+        FakeEngine.Answer.json(
+            "{\"context_length\":"
+                + reported
+                + ",\"disaggregation_mode\":\"null\",\"dp_size\":1,\"dcp_size\":1,"
+                + "\"max_total_num_tokens\":"
+                + POOL
+                + ",\"max_req_input_len\":"
+                + CONTEXT
+                + ",\"allow_auto_truncate\":false,\"speculative_algorithm\":\"EAGLE\","
+                + "\"speculative_adaptive\":false,\"speculative_eagle_topk\":1,"
+                + "\"speculative_num_steps\":6,\"speculative_num_draft_tokens\":6,"
+                + "\"version\":\"0.5.18\"}"));
+    engine.answerBy(
+        "/generate",
+        EngineShapes.sglangGenerate(CONTEXT, LIMIT, n -> EngineShapes.answersOverLong("LEAK")));
+
+    RejectionOutcome outcome =
+        new RejectionProbe(HTTP)
+            .send(
+                new SglangProbe(HTTP).rejection(),
+                "sglang",
+                EngineEndpoint.of("http", "127.0.0.1", engine.port(), Duration.ofSeconds(10)),
+                reported + 1,
+                "m",
+                new PoolObservation(POOL, OptionalLong.of(reported), "0.5.18", null, List.of()),
+                EngineRejection.Route.POD);
+
+    assertThat(outcome).isNotInstanceOf(RejectionOutcome.Refused.class);
+    assertThat(RejectionJudge.judge(POOL_OK, outcome).verified()).isFalse();
+  }
+
+  /** A gateway's copy of the scheduler's sentence with numbers that are not this prompt's. */
+  @Test
+  void aSchedulerRefusalStatingAnotherPromptProvesNothing() {
+    engine.answerBy(
+        "/generate",
+        EngineShapes.sglangGenerate(CONTEXT, LIMIT, n -> EngineShapes.refusesBand(7, 5)));
+
+    assertThat(probe()).isInstanceOf(RejectionOutcome.Inconclusive.class);
   }
 }

@@ -14,8 +14,10 @@ import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.ProbeOutcome;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -152,11 +154,19 @@ class SglangNewestReleasesTest {
     }
   }
 
+  /** The S1 prompt (N = C − R, R = 0) to an engine whose context is 1,048,576 tokens. */
   private static Optional<String> refusal(String body) {
-    return new SglangRejection()
-        .refusal(
-            new EngineResponse(
-                "/generate", 400, "application/json", body.getBytes(StandardCharsets.UTF_8)));
+    PoolObservation pod =
+        new PoolObservation(2_040_000, OptionalLong.of(1_048_576), "0.5.18", null, List.of());
+    SglangRejection sglang = new SglangRejection();
+    OverLimitPrompt sent =
+        ((EngineRejection.Plan.Send) sglang.plan(1_048_576, "m", pod, EngineRejection.Route.POD))
+            .prompt();
+    return sglang.refusal(
+        new EngineResponse(
+            "/generate", 400, "application/json", body.getBytes(StandardCharsets.UTF_8)),
+        sent,
+        pod);
   }
 
   @Test
@@ -169,7 +179,8 @@ class SglangNewestReleasesTest {
                 "{\"error\":{\"message\":\"validation failed: Requested token count exceeds the"
                     + " model's maximum context length of 1048576 tokens. You requested a total of"
                     + " 1048578 tokens: 1048577 tokens from the input messages and 1 tokens for the"
-                    + " completion.\",\"code\":400}}"))
+                    + " completion. Please reduce the number of tokens in the input messages or the"
+                    + " completion to fit within the limit.\",\"code\":400}}"))
         .contains("total-token check");
   }
 
@@ -183,9 +194,51 @@ class SglangNewestReleasesTest {
         // another validation error of the Rust front end: not a length check
         "{\"error\":{\"message\":\"validation failed: min_new_tokens must be in [0, max_new_tokens(0)], got 1\",\"code\":400}}",
         // the prefix twice
-        "{\"error\":{\"message\":\"validation failed: validation failed: The input (1048577 tokens) is longer than the model's context length (1048576 tokens).\",\"code\":400}}"
+        "{\"error\":{\"message\":\"validation failed: validation failed: The input (1048577 tokens) is longer than the model's context length (1048576 tokens).\",\"code\":400}}",
+        // the scheduler's refusal never carries the Rust tokenizer's prefix
+        "{\"error\":{\"message\":\"validation failed: Input length (1048576 tokens) exceeds the maximum allowed length (1048570 tokens). Use a shorter input or enable --allow-auto-truncate.\",\"code\":400}}"
       })
   void lookAlikesOfTheRustRefusalAreNotRecognised(String body) {
+    assertThat(refusal(body)).isEmpty();
+  }
+
+  @Test
+  void thePythonServersRefusalsOfThisPromptAreTheEnginesOwn() {
+    assertThat(
+            refusal(
+                "{\"error\":{\"message\":\"The input (1048576 tokens) is longer than the model's"
+                    + " context length (1048576 tokens).\"}}"))
+        .contains("context-length check");
+    assertThat(
+            refusal(
+                "{\"error\":{\"message\":\"Input length (1048576 tokens) exceeds the maximum"
+                    + " allowed length (1048570 tokens). Use a shorter input or enable"
+                    + " --allow-auto-truncate.\"}}"))
+        .contains("validate_input_length");
+  }
+
+  @ParameterizedTest(name = "not SGLang''s refusal of this prompt: {0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        // another context length than the pod reports (a proxy that rewrites /v1/models)
+        "{\"error\":{\"message\":\"The input (1048576 tokens) is longer than the model's context length (1048570 tokens).\"}}",
+        // a prompt shorter than the one sent
+        "{\"error\":{\"message\":\"The input (4097 tokens) is longer than the model's context length (1048576 tokens).\"}}",
+        // the sentence with something after it
+        "{\"error\":{\"message\":\"The input (1048576 tokens) is longer than the model's context length (1048576 tokens). Contact your gateway.\"}}",
+        // an extra field no SGLang build writes
+        "{\"error\":{\"message\":\"The input (1048576 tokens) is longer than the model's context length (1048576 tokens).\",\"type\":\"BadRequest\"}}",
+        // a key given twice: read as its last copy it would pass
+        "{\"error\":{\"message\":\"x\",\"message\":\"The input (1048576 tokens) is longer than the model's context length (1048576 tokens).\"}}",
+        // the scheduler's sentence for another prompt (a gateway's copy)
+        "{\"error\":{\"message\":\"Input length (7 tokens) exceeds the maximum allowed length (5 tokens). Use a shorter input or enable --allow-auto-truncate.\"}}",
+        // the scheduler's sentence with a limit above the prompt it states
+        "{\"error\":{\"message\":\"Input length (1048576 tokens) exceeds the maximum allowed length (1048577 tokens). Use a shorter input or enable --allow-auto-truncate.\"}}",
+        // a count longer than a long
+        "{\"error\":{\"message\":\"Input length (99999999999999999999 tokens) exceeds the maximum allowed length (1 tokens). Use a shorter input or enable --allow-auto-truncate.\"}}"
+      })
+  void lookAlikesOfThePythonRefusalAreNotRecognised(String body) {
     assertThat(refusal(body)).isEmpty();
   }
 }
