@@ -145,7 +145,9 @@ public final class HostileTenants implements AutoCloseable {
    */
   public void hugeClaim() throws IOException {
     LoopbackEngines served =
-        serve(List.of(EngineShapes.sglang(HUGE_CLAIM, null, "0.5.22", HUGE_CLAIM)));
+        // A release whose max_req_input_len formula kvguard has read (0.5.16-0.5.18), so the probe
+        // reaches its prompt-size cap rather than stopping at the version.
+        serve(List.of(EngineShapes.sglang(HUGE_CLAIM, null, "0.5.18", HUGE_CLAIM)));
     pods.createRunning(HOSTILE, "claims-0", Map.of("attack", "claim"), served.port(0), true);
     ModelDeployment md = policy(HOSTILE, "claim", Engine.SGLANG, Map.of("attack", "claim"), 5, 1);
     RejectionProbeSpec rejection = new RejectionProbeSpec();
