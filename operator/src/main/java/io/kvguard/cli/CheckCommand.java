@@ -358,13 +358,18 @@ public final class CheckCommand {
               + " characters, too short to redact reliably from a record (it would also match"
               + " ordinary text); record with a longer key");
     }
+    Rejection rejection = rejection(args, preflight, timeout);
+    if (rejection != null && rejection.route() == EngineRejection.Route.PD_ROUTER) {
+      // Through the router the probe measures the path a claimed fixed release cannot vouch for.
+      policy = policy.decidedByRouterProbe();
+    }
     return new Request(
         role,
         baseUri,
         policy,
         probeTimeout,
         output.equals("json"),
-        rejection(args, preflight, timeout),
+        rejection,
         metricsPort(args, preflight),
         apiKey,
         keyFrom,

@@ -11,9 +11,12 @@ import java.util.Optional;
  * in docs/engines.md, "Advisories"). An entry whose fixed release is verified refuses a pod whose
  * engine and disaggregation mode match and whose version is a release older than the fix; a pod
  * whose version is unknown cannot be cleared of it (see {@link PoolJudge}). An entry whose fixed
- * release is not verified cannot say which builds are safe: it never refuses, it warns ({@link
- * #warnings}), and its message says so. Advisories are on by default; {@code spec.engineAdvisories:
- * Disabled} turns them off per ModelDeployment.
+ * release is named by an outside account alone ({@link Fix.Claimed}) refuses the builds before it
+ * too, but the release clears nothing: a pod at or after it, or of unknown version, stays shut
+ * until a measurement of the path decides. An entry whose fixed release is not verified cannot say
+ * which builds are safe: it never refuses, it warns ({@link #warnings}), and its message says so.
+ * Advisories are on by default; {@code spec.engineAdvisories: Disabled} turns them off per
+ * ModelDeployment.
  */
 public final class EngineAdvisories {
 
@@ -61,9 +64,11 @@ public final class EngineAdvisories {
     /**
      * A release named as fixed by an outside account alone (a post-mortem), not found in the
      * engine's own tags: builds before it are refused, but reaching it clears nothing; a pod at or
-     * after it stays unproven ({@link PoolJudge}) until measured. {@code source} says who named it.
+     * after it (or of unknown version) stays shut ({@link PoolJudge}) until measured. {@code
+     * source} says who named it; {@code proof} says what measurement can clear such a pod and what
+     * the user can do until kvguard makes it.
      */
-    record Claimed(EngineVersion release, String source) implements Fix {
+    record Claimed(EngineVersion release, String source, String proof) implements Fix {
       public Claimed {
         if (!release.isRelease()) {
           throw new IllegalArgumentException(
@@ -168,13 +173,22 @@ public final class EngineAdvisories {
                   EngineVersion.release("0.5.22"),
                   "named as fixed by the incident's post-mortem alone; no tag read carries the fix"
                       + " (bytedance-iaas/sglang tags end at v0.5.18, where the flawed abort is in place;"
-                      + " the fix PR sgl-project/sglang #33508, for issue #33507, was open as last read)"),
+                      + " the fix PR sgl-project/sglang #33508, for issue #33507, was open as last read)",
+                  "the prefill/decode path that failed in the incident is reached only through the"
+                      + " prefill/decode router, and kvguard does not probe through the router yet"
+                      + " (spec.rejectionProbe.router, issue 26): test the route by hand with `kvguard"
+                      + " check --engine sglang --url http://ROUTER --rejection-probe --pd-router`;"
+                      + " to accept the risk knowingly, set spec.engineAdvisories: Disabled on this"
+                      + " ModelDeployment (every advisory off for it, the refusal below 0.5.22 included),"
+                      + " or spec.enforcement: Audit to open its gates while kvguard still reports this"
+                      + " verdict"),
               GateReason.KnownUnsafeEngine,
               "SGLang before 0.5.22 with prefill/decode disaggregation mishandles over-long prompts: its abort swaps the"
                   + " prompt for a one-token placeholder and stores the error in to_finish while finished_reason stays"
                   + " empty, so the request runs on and decode reads KV pages still holding other requests' data (HTTP 200)."
                   + " Run SGLang 0.5.22 or later (named as fixed by the post-mortem only: sgl-project/sglang"
-                  + " PR #33508, for issue #33507, is in no tag read)"),
+                  + " PR #33508, for issue #33507, is in no tag read, so kvguard keeps prefill/decode pods at"
+                  + " 0.5.22 or later shut too, until their path is measured)"),
           new Advisory(
               "sglang-pd-admission-abort",
               "sglang",

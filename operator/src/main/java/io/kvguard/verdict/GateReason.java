@@ -19,7 +19,9 @@ public enum GateReason {
   EngineContextExceedsPool,
   /**
    * An advisory of {@link EngineAdvisories} matches the engine, its version and its disaggregation
-   * mode.
+   * mode; for an advisory whose fixed release is named by a post-mortem alone, also a pod at or
+   * after that release or of unknown version, which its version cannot clear (the message says what
+   * measures it instead).
    */
   KnownUnsafeEngine,
   /** The engine's release version is older than the role's minEngineVersion. */

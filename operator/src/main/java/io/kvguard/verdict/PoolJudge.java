@@ -17,7 +17,11 @@ import java.util.stream.Collectors;
  * EngineContextTooShort; when it does, the reason is ContextLengthSufficient, never PoolSufficient.
  * An absent or non-release engine version matters only where a rule needs it (a minEngineVersion,
  * or an advisory about the engine in its disaggregation mode): then it refuses the pod as
- * EngineVersionUnknown unless the role allows unknown versions.
+ * EngineVersionUnknown unless the role allows unknown versions. An advisory whose fixed release is
+ * named by a post-mortem alone ({@link EngineAdvisories.Fix.Claimed}) refuses the releases before
+ * it, and a pod at or after it, or of unknown version, as KnownUnsafeEngine too: the version proves
+ * nothing there, only the rejection probe through the prefill/decode router can ({@link
+ * VersionRules#routerProbeDecides}), and the message says what the user can do until then.
  *
  * <p>A figure that is only an upper bound of the GPU pool ({@link
  * PoolObservation#upperBoundOnly()}) can refuse a pod (a bound below the requirement means the pool
@@ -254,6 +258,7 @@ public final class PoolJudge {
     String named = reported == null ? "engine reports no version" : "engine version " + reported;
     List<String> needing = new ArrayList<>();
     List<Finding> findings = new ArrayList<>();
+    List<String> leftToRouter = new ArrayList<>();
 
     for (EngineAdvisories.Advisory advisory : rules.concerning(seen.disaggregationMode())) {
       if (!advisory.refuses()) {
@@ -261,6 +266,20 @@ public final class PoolJudge {
         continue;
       }
       EngineVersion fixedIn = advisory.fixedIn().orElseThrow();
+      boolean olderRelease = version != null && version.isRelease() && version.isOlderThan(fixedIn);
+      if (advisory.fix() instanceof EngineAdvisories.Fix.Claimed claimed
+          && !olderRelease
+          && !rules.routerProbeDecides()) {
+        // A release a post-mortem alone names as fixed is no evidence: at or after it, and where
+        // the version is unknown, the pod stays shut until the path is measured.
+        findings.add(
+            new Finding(
+                advisory.reason(), notClearedByVersion(advisory, claimed, named, version, seen)));
+        continue;
+      }
+      if (advisory.fix() instanceof EngineAdvisories.Fix.Claimed && !olderRelease) {
+        leftToRouter.add(advisory.id());
+      }
       if (version == null || !version.isRelease()) {
         needing.add(
             "the advisory for "
@@ -309,7 +328,48 @@ public final class PoolJudge {
           .append(named)
           .append(version.isRelease() ? "" : " (not a release version)");
     }
+    if (!leftToRouter.isEmpty()) {
+      clause
+          .append(" (advisory ")
+          .append(String.join(", ", leftToRouter))
+          .append(
+              ": its fixed release is named by a post-mortem alone, so the rejection probe"
+                  + " through the prefill/decode router decides, not the version)");
+    }
     return findings;
+  }
+
+  /**
+   * Why a pod at or after a claimed fixed release, or of unknown version, is not cleared: the
+   * release is named by an outside account alone, and what can prove the pod instead.
+   */
+  private static String notClearedByVersion(
+      EngineAdvisories.Advisory advisory,
+      EngineAdvisories.Fix.Claimed claimed,
+      String named,
+      EngineVersion version,
+      PoolObservation seen) {
+    String which =
+        version == null
+            ? named + modeClause(seen.disaggregationMode())
+            : named
+                + (version.isRelease() ? "" : " (not a release version)")
+                + modeClause(seen.disaggregationMode());
+    String cleared =
+        version != null && version.isRelease()
+            ? "reaching release " + claimed.release() + " does not clear advisory " + advisory.id()
+            : "it cannot be shown to be at or after release "
+                + claimed.release()
+                + ", and reaching that release would not clear advisory "
+                + advisory.id()
+                + " either";
+    return which
+        + ": "
+        + cleared
+        + ", because that release is "
+        + claimed.source()
+        + "; "
+        + claimed.proof();
   }
 
   private static String modeClause(String mode) {

@@ -41,6 +41,19 @@ public record PoolPolicy(
   }
 
   /**
+   * The same promise, judged before a rejection probe through the prefill/decode router ({@link
+   * VersionRules#decidedByRouterProbe}).
+   */
+  public PoolPolicy decidedByRouterProbe() {
+    return new PoolPolicy(
+        contextWindow,
+        minPoolRatio,
+        allowEngineContextAbovePool,
+        versions.decidedByRouterProbe(),
+        blockCountIsPool);
+  }
+
+  /**
    * A policy with capacity rules only, no version rule (for judging figures whose engine is not
    * known).
    */

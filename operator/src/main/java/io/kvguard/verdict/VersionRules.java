@@ -14,12 +14,17 @@ import java.util.Optional;
  *     version
  * @param advisories the advisories in force: {@link EngineAdvisories#BUILT_IN}, or none when
  *     disabled
+ * @param routerProbeDecides the rejection probe will send the admission paths through the
+ *     prefill/decode router ({@code check --pd-router}), so its answers, not a release named as
+ *     fixed by a post-mortem alone ({@link EngineAdvisories.Fix.Claimed}), decide a pod at or after
+ *     that release; without it such a pod stays shut
  */
 public record VersionRules(
     String engine,
     Optional<EngineVersion> minEngineVersion,
     boolean allowUnknownVersions,
-    List<EngineAdvisories.Advisory> advisories) {
+    List<EngineAdvisories.Advisory> advisories,
+    boolean routerProbeDecides) {
 
   /** No version rule at all. */
   public static final VersionRules NONE = new VersionRules("", Optional.empty(), false, List.of());
@@ -28,6 +33,23 @@ public record VersionRules(
     Objects.requireNonNull(engine, "engine");
     Objects.requireNonNull(minEngineVersion, "minEngineVersion");
     advisories = List.copyOf(advisories);
+  }
+
+  /** Rules judged on the version alone: no router probe follows. */
+  public VersionRules(
+      String engine,
+      Optional<EngineVersion> minEngineVersion,
+      boolean allowUnknownVersions,
+      List<EngineAdvisories.Advisory> advisories) {
+    this(engine, minEngineVersion, allowUnknownVersions, advisories, false);
+  }
+
+  /**
+   * The same rules, with the rejection probe through the prefill/decode router left to decide what
+   * a claimed fixed release cannot.
+   */
+  public VersionRules decidedByRouterProbe() {
+    return new VersionRules(engine, minEngineVersion, allowUnknownVersions, advisories, true);
   }
 
   /** The rules as a role spells them; a null or blank minimum means none. */

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
+import io.kvguard.customresource.AdvisoryMode;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.ModelDeploymentSpec;
@@ -74,31 +75,59 @@ public abstract class AbstractGateScenarios {
                         });
                 assertThat(cluster.labelled(pod)).as(pod + " labelled").isFalse();
               }
+              // The engines report 0.5.22, which the post-mortem alone names as fixed: decode's
+              // pool holds the window, but its version proves nothing of the prefill/decode path.
               assertThat(cluster.gate("glm-decode-0"))
                   .hasValueSatisfying(
                       c -> {
-                        assertThat(c.getStatus()).isEqualTo("True");
-                        assertThat(c.getReason()).isEqualTo("PoolSufficient");
+                        assertThat(c.getStatus()).isEqualTo("False");
+                        assertThat(c.getReason()).isEqualTo("KnownUnsafeEngine");
+                        assertThat(c.getMessage()).contains("post-mortem alone", "--pd-router");
                       });
-              assertThat(cluster.labelled("glm-decode-0")).isTrue();
+              assertThat(cluster.labelled("glm-decode-0")).isFalse();
               assertThat(cluster.condition("glm", "Ready")).hasValue("False");
-              assertThat(cluster.modelDeployment("glm").getStatus().verified).isEqualTo("1/3");
+              assertThat(cluster.modelDeployment("glm").getStatus().verified).isEqualTo("0/3");
               assertThat(cluster.events())
                   .extracting(Event::getReason)
-                  .contains("PoolTooSmall", "PoolVerified");
+                  .contains("PoolTooSmall", "KnownUnsafeEngine");
               if (cluster.kubeletComputesReadiness()) {
                 assertThat(cluster.podReady("glm-prefill-0"))
                     .as("kubelet Ready of a gated pod")
                     .hasValue("False");
-                assertThat(cluster.podReady("glm-decode-0"))
-                    .as("kubelet Ready of a verified pod")
-                    .hasValue("True");
               }
             });
 
     FakeEngineOptions fixed = prefill.withPool(FIXED_POOL);
     cluster.restartEngine("glm-prefill-0", fixed);
     cluster.restartEngine("glm-prefill-1", fixed);
+    await()
+        .atMost(cluster.patience())
+        .untilAsserted(
+            () -> {
+              for (String pod : List.of("glm-prefill-0", "glm-prefill-1")) {
+                assertThat(cluster.verdict("glm", pod))
+                    .as(pod)
+                    .hasValueSatisfying(
+                        v -> {
+                          assertThat(v.poolTokens).isEqualTo(FIXED_POOL);
+                          assertThat(v.reason).isEqualTo("KnownUnsafeEngine");
+                        });
+                assertThat(cluster.labelled(pod)).as(pod + " labelled").isFalse();
+              }
+            });
+
+    // The platform team tested the route through the router by hand (check --pd-router) and
+    // accepts the advisory's risk knowingly.
+    cluster
+        .client()
+        .resources(ModelDeployment.class)
+        .inNamespace(cluster.namespace())
+        .withName("glm")
+        .edit(
+            md -> {
+              md.getSpec().setEngineAdvisories(AdvisoryMode.Disabled);
+              return md;
+            });
 
     await()
         .atMost(cluster.patience())

@@ -36,7 +36,9 @@ class SglangProbeTest {
     assertThat(seen.poolTokens()).isEqualTo(2_040_000);
     assertThat(seen.disaggregationMode()).isEqualTo("prefill");
     assertThat(seen.notes()).contains("pool is the smallest of 2 data-parallel ranks");
-    assertThat(judge(Engine.SGLANG, WINDOW, outcome).reason()).isEqualTo(GateReason.PoolSufficient);
+    // The pool alone, without the version rules (ClaimedFixTest judges a prefill 0.5.22).
+    assertThat(judge(new PoolPolicy(WINDOW, 1.0, false), outcome).reason())
+        .isEqualTo(GateReason.PoolSufficient);
   }
 
   @Test
@@ -94,22 +96,26 @@ class SglangProbeTest {
   }
 
   @Test
-  void theVersionPolicyRefuses0521InPrefillAccepts0522AndTreatsADevBuildAsUnknown() {
+  void theVersionPolicyRefuses0521InPrefillAndClearsNeither0522NorADevBuildThere() {
     PoolPolicy defaults =
         new PoolPolicy(WINDOW, 1.0, false, VersionRules.of("sglang", null, false, true));
     PoolVerdict flawed =
         judge(defaults, probe(EngineShapes.sglang(WINDOW, "prefill", "0.5.21", 2_040_000)));
     assertThat(flawed.reason()).isEqualTo(GateReason.KnownUnsafeEngine);
     assertThat(flawed.message()).contains("to_finish").contains("finished_reason");
-    assertThat(
-            judge(defaults, probe(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 2_040_000)))
-                .reason())
-        .isEqualTo(GateReason.PoolSufficient);
+    PoolVerdict claimed =
+        judge(defaults, probe(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", 2_040_000)));
+    assertThat(claimed.reason()).isEqualTo(GateReason.KnownUnsafeEngine);
+    assertThat(claimed.message()).contains("post-mortem alone");
     ProbeOutcome dev =
         probe(EngineShapes.sglang(WINDOW, "decode", "0.0.0.dev1+gbb737d7a8", 2_040_000));
-    assertThat(judge(defaults, dev).reason()).isEqualTo(GateReason.EngineVersionUnknown);
+    assertThat(judge(defaults, dev).reason()).isEqualTo(GateReason.KnownUnsafeEngine);
     PoolPolicy allowing =
         new PoolPolicy(WINDOW, 1.0, false, VersionRules.of("sglang", null, true, true));
-    assertThat(judge(allowing, dev).reason()).isEqualTo(GateReason.PoolSufficient);
+    assertThat(judge(allowing, dev).reason()).isEqualTo(GateReason.KnownUnsafeEngine);
+    // The same builds serving unified are accepted.
+    assertThat(
+            judge(defaults, probe(EngineShapes.sglang(WINDOW, null, "0.5.21", 2_040_000))).reason())
+        .isEqualTo(GateReason.PoolSufficient);
   }
 }

@@ -121,8 +121,10 @@ class MixedFleetIT {
             () -> {
               assertThat(h.gate("sglang-prefill-0"))
                   .hasValueSatisfying(gate("False", "KnownUnsafeEngine"));
+              // 0.5.22, named as fixed by the incident's post-mortem alone, clears no
+              // prefill/decode pod.
               assertThat(h.gate("sglang-decode-0"))
-                  .hasValueSatisfying(gate("True", "PoolSufficient"));
+                  .hasValueSatisfying(gate("False", "KnownUnsafeEngine"));
               assertThat(h.gate("vllm-0")).hasValueSatisfying(gate("True", "PoolSufficient"));
               assertThat(h.gate("tgi3-0")).hasValueSatisfying(gate("True", "PoolSufficient"));
               assertThat(h.gate("tgi22-0")).hasValueSatisfying(gate("False", "PoolTooSmall"));
@@ -132,8 +134,10 @@ class MixedFleetIT {
               assertThat(h.gate("ollama-0"))
                   .hasValueSatisfying(gate("False", "EngineContextTooShort"));
               assertThat(h.gate("inhouse-0")).hasValueSatisfying(gate("True", "PoolSufficient"));
-              assertThat(h.status("fleet").verified).isEqualTo("6/10");
+              assertThat(h.status("fleet").verified).isEqualTo("5/10");
             });
+    assertThat(h.gate("sglang-decode-0").orElseThrow().getMessage())
+        .contains("post-mortem alone", "--pd-router", "spec.engineAdvisories: Disabled");
     assertThat(h.gate("sglang-prefill-0").orElseThrow().getMessage())
         .contains("to_finish")
         .contains("finished_reason");
@@ -169,6 +173,8 @@ class MixedFleetIT {
               assertThat(h.gate("sglang-prefill-0"))
                   .hasValueSatisfying(gate("True", "PoolSufficient"));
               assertThat(h.labelled("sglang-prefill-0")).isTrue();
+              assertThat(h.gate("sglang-decode-0"))
+                  .hasValueSatisfying(gate("True", "PoolSufficient"));
             });
     assertThat(h.gate("tgi22-0")).hasValueSatisfying(gate("False", "PoolTooSmall"));
   }

@@ -211,7 +211,11 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     h.pod("prefill-0", prefill, engine);
     io.kvguard.customresource.RoleSpec role = role("prefill", Engine.SGLANG, prefill);
     role.setAllowEngineContextAbovePool(true);
-    h.create(withRejectionProbe(600_000, role, 10));
+    // Even where the platform team accepts the advisories' risk (the version alone would otherwise
+    // keep this 0.5.22 prefill pod shut as KnownUnsafeEngine), the probe cannot prove the pod.
+    io.kvguard.customresource.ModelDeployment md = withRejectionProbe(600_000, role, 10);
+    md.getSpec().setEngineAdvisories(io.kvguard.customresource.AdvisoryMode.Disabled);
+    h.create(md);
 
     awaitGate("prefill-0", "False", "RejectionProbeInconclusive");
     assertThat(h.gate("prefill-0").orElseThrow().getMessage())

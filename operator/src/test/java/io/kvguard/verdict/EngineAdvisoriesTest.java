@@ -42,10 +42,12 @@ class EngineAdvisoriesTest {
   }
 
   @Test
-  void sglangPrefillDecodeAfterTheIncidentsFixIsVerifiedButWarnedAboutIssues30233And32605() {
+  void sglangPrefillDecodeAtTheClaimedFixStaysShutAndIsWarnedAboutIssues30233And32605() {
     PoolVerdict verdict =
         PoolJudge.judge(policy("sglang"), ProbeOutcome.observed(seen("0.5.22", "decode")));
-    assertThat(verdict.reason()).isEqualTo(GateReason.PoolSufficient);
+    assertThat(verdict.reason()).isEqualTo(GateReason.KnownUnsafeEngine);
+    assertThat(((EngineAdvisories.Fix.Claimed) EngineAdvisories.BUILT_IN.get(0).fix()).proof())
+        .contains("--pd-router", "spec.engineAdvisories: Disabled");
 
     List<EngineAdvisories.Warning> warnings =
         EngineAdvisories.warnings(policy("sglang").versions(), seen("0.5.22", "decode"));

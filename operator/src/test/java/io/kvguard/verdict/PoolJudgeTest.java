@@ -186,9 +186,22 @@ class PoolJudgeTest {
     }
 
     @Test
-    void sglang0522IsAccepted() {
+    void sglang0522InPrefillModeIsNotClearedByItsVersion() {
+      // 0.5.22 is named as fixed by the post-mortem alone (ClaimedFixTest has the whole table).
       PoolVerdict verdict =
           judge(sglang(null, false, true), seen(2_040_000, WINDOW, "0.5.22", "prefill"));
+      assertThat(verdict.verdict()).isEqualTo(Verdict.Refused);
+      assertThat(verdict.reason()).isEqualTo(GateReason.KnownUnsafeEngine);
+      assertThat(verdict.message())
+          .startsWith(
+              "engine version 0.5.22 in disaggregation mode prefill: reaching release 0.5.22 does"
+                  + " not clear advisory sglang-pd-abort-before-0.5.22");
+    }
+
+    @Test
+    void sglang0522ServingUnifiedIsAccepted() {
+      PoolVerdict verdict =
+          judge(sglang(null, false, true), seen(2_040_000, WINDOW, "0.5.22", null));
       assertThat(verdict.reason()).isEqualTo(GateReason.PoolSufficient);
       assertThat(verdict.message()).endsWith(", engine version 0.5.22");
     }
@@ -213,9 +226,38 @@ class PoolJudgeTest {
     }
 
     @Test
-    void aDevBuildInPrefillModeIsRefusedAsUnknownUnlessAllowed() {
+    void aDevBuildInPrefillModeIsRefusedEvenWhereUnknownVersionsAreAllowed() {
       PoolObservation dev = seen(2_040_000, WINDOW, "0.0.0.dev1+gbb737d7a8", "prefill");
-      PoolVerdict refused = judge(sglang(null, false, true), dev);
+      for (boolean allowUnknown : List.of(false, true)) {
+        PoolVerdict refused = judge(sglang(null, allowUnknown, true), dev);
+        assertThat(refused.verdict()).isEqualTo(Verdict.Refused);
+        assertThat(refused.reason()).isEqualTo(GateReason.KnownUnsafeEngine);
+        assertThat(refused.message())
+            .startsWith(
+                "engine version 0.0.0.dev1+gbb737d7a8 (not a release version) in disaggregation"
+                    + " mode prefill: it cannot be shown to be at or after release 0.5.22");
+      }
+    }
+
+    @Test
+    void aDevBuildIsRefusedAsUnknownByAVerifiedAdvisoryUnlessAllowed() {
+      List<EngineAdvisories.Advisory> verified =
+          List.of(
+              new EngineAdvisories.Advisory(
+                  "sglang",
+                  EngineVersion.release("0.5.22"),
+                  EngineAdvisories.Disaggregation.PREFILL_OR_DECODE,
+                  GateReason.KnownUnsafeEngine,
+                  "x"));
+      PoolObservation dev = seen(2_040_000, WINDOW, "0.0.0.dev1+gbb737d7a8", "prefill");
+      PoolVerdict refused =
+          judge(
+              new PoolPolicy(
+                  WINDOW,
+                  1.0,
+                  false,
+                  new VersionRules("sglang", Optional.empty(), false, verified)),
+              dev);
       assertThat(refused.verdict()).isEqualTo(Verdict.Refused);
       assertThat(refused.reason()).isEqualTo(GateReason.EngineVersionUnknown);
       assertThat(refused.message())
@@ -224,7 +266,11 @@ class PoolJudgeTest {
                   + " cannot be checked against the advisory for sglang before 0.5.22 in disaggregation mode prefill;"
                   + " set allowUnknownVersions: true on the role to accept it");
 
-      PoolVerdict allowed = judge(sglang(null, true, true), dev);
+      PoolVerdict allowed =
+          judge(
+              new PoolPolicy(
+                  WINDOW, 1.0, false, new VersionRules("sglang", Optional.empty(), true, verified)),
+              dev);
       assertThat(allowed.reason()).isEqualTo(GateReason.PoolSufficient);
       assertThat(allowed.message())
           .endsWith(
@@ -246,9 +292,11 @@ class PoolJudgeTest {
     void anAbsentVersionCannotClearAnAdvisory() {
       PoolVerdict verdict =
           judge(sglang(null, false, true), seen(2_040_000, WINDOW, null, "decode"));
-      assertThat(verdict.reason()).isEqualTo(GateReason.EngineVersionUnknown);
+      assertThat(verdict.reason()).isEqualTo(GateReason.KnownUnsafeEngine);
       assertThat(verdict.message())
-          .startsWith("engine reports no version, so it cannot be checked against");
+          .startsWith(
+              "engine reports no version in disaggregation mode decode: it cannot be shown to be at"
+                  + " or after release 0.5.22");
     }
 
     @Test

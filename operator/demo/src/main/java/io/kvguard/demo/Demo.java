@@ -153,6 +153,15 @@ public final class Demo {
             + describe(DemoCluster.decode()));
     out.println("  every pod declares the readiness gate kvguard.io/pool-verified");
     ModelDeployment md = DemoCluster.incidentModelDeployment();
+    out.println(
+        "  engineAdvisories: Disabled below: these engines report SGLang 0.5.22, which only the incident's");
+    out.println(
+        "  post-mortem names as fixed (sgl-project/sglang PR #33508 is in no tag read). With advisories on,");
+    out.println(
+        "  kvguard keeps every prefill/decode pod shut as KnownUnsafeEngine until the path is proven through");
+    out.println(
+        "  the router; this team tested the route by hand (kvguard check --rejection-probe --pd-router) and");
+    out.println("  accepts that risk knowingly, so the demo shows the pool check alone.");
     out.println();
     out.println("$ kubectl apply -f - <<EOF");
     out.print(cluster.client.getKubernetesSerialization().asYaml(md).replaceFirst("^---\\n", ""));
