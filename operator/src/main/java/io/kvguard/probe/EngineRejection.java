@@ -81,6 +81,15 @@ public interface EngineRejection {
   Plan plan(long promptTokens, String model, PoolObservation observation, Route route);
 
   /**
+   * As {@link #plan(long, String, PoolObservation, Route)}, for the prompt of one admission path:
+   * engines whose paths need different requests (vLLM's V4 asks for no output token at the
+   * renderer) override this.
+   */
+  default Plan plan(ProbePrompt prompt, String model, PoolObservation observation, Route route) {
+    return plan(prompt.tokens(), model, observation, route);
+  }
+
+  /**
    * The engine's own admission refusal, recognised by status and error shape; its error class in
    * kvguard's words (never the engine's payload). Empty for every other answer.
    */

@@ -137,7 +137,7 @@ public final class RejectionProbe {
               + " rejection path is unproven; if the engine really holds that many tokens, raise the limit",
           promptTokens);
     }
-    EngineRejection.Plan plan = engine.plan(promptTokens, model, observation, route);
+    EngineRejection.Plan plan = engine.plan(probePrompt, model, observation, route);
     if (plan instanceof EngineRejection.Plan.Skip skip) {
       return new RejectionOutcome.Inconclusive("not sent: " + skip.reason(), promptTokens);
     }
