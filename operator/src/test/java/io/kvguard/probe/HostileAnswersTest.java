@@ -180,7 +180,7 @@ class HostileAnswersTest {
               endpoint,
               30_000_001,
               "m",
-              unified(30_000_000),
+              unified(30_000_000).withEngineInputTokens(29_999_999),
               EngineRejection.Route.POD);
 
       assertThat(outcome)
