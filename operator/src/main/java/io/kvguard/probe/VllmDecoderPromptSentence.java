@@ -49,6 +49,11 @@ final class VllmDecoderPromptSentence {
       return Optional.of(
           "it states a prompt of " + digits(prompt) + " tokens, and kvguard sent " + sentTokens);
     }
+    if (!prompt.equals(context)) {
+      return Optional.of(
+          "it states a prompt of another length than the maximum model length, and vLLM writes"
+              + " that sentence only for a prompt of exactly that length");
+    }
     if (!context.equals(Long.toString(contextTokens))) {
       return Optional.of(
           "it states a maximum model length of "

@@ -271,7 +271,8 @@ class VllmRejectionTest {
       delimiter = '|',
       value = {
         "another length|4095|4096|null|its prompt of 4095 tokens",
-        "another max_model_len|4096|8192|null|maximum model length of 8192",
+        "another max_model_len|8192|8192|null|its prompt of 8192 tokens",
+        "a length other than the maximum|4096|8192|null|only for a prompt of exactly that length",
         "a param|4096|4096|\"input_tokens\"|its param is not null",
       })
   void aDecoderPromptLookAlikeIsNotV4s(
