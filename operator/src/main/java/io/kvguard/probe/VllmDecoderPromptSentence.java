@@ -7,7 +7,7 @@ import java.util.regex.Pattern;
 /**
  * The sentence of vLLM's engine-side prompt-length check (V4) when the prompt is exactly {@code
  * max_model_len} tokens, matched whole: {@code InputProcessor._validate_prompt_len} in {@code
- * vllm/v1/engine/input_processor.py:401-444} at jsboige/vllm main {@code ffd91ee17a} (2026-08-22),
+ * vllm/v1/engine/input_processor.py:402-447} at jsboige/vllm main {@code ffd91ee17a} (2026-08-22),
  * added by PR #27099 (119c4927b, 2025-11-13) in {@code vllm/v1/engine/processor.py} with the same
  * words. Raised as a {@code ValueError}, since PR #49665 (58f965939, 2026-07-29) a {@code
  * VLLMValidationError} without a parameter, so {@code str()} adds nothing and {@code

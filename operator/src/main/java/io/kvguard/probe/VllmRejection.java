@@ -68,7 +68,7 @@ final class VllmRejection implements EngineRejection {
    * Two paths, read at jsboige/vllm main {@code ffd91ee17a} (docs/rejection-probe.md): V2, the
    * renderer's {@code N > max_model_len - T} ({@code vllm/renderers/params.py:436-462}), reached by
    * N = C + 1 with {@code max_tokens} 1; and V4, the engine input processor's {@code N ==
-   * max_model_len} for generate models ({@code vllm/v1/engine/input_processor.py:401-444}), which
+   * max_model_len} for generate models ({@code vllm/v1/engine/input_processor.py:402-447}), which
    * only a prompt of exactly C tokens with T = 0 at the renderer reaches. On {@code
    * /v1/completions} T is {@code max_tokens}, 16 when absent or null ({@code
    * completion/protocol.py:61,407-411}), so the V4 prompt sends {@code max_tokens} 0 with {@code

@@ -238,7 +238,7 @@ class VllmRejectionTest {
           .prompt();
 
   /**
-   * ffd91ee17a vllm/v1/engine/input_processor.py:432-444 through create_error_response: a
+   * ffd91ee17a vllm/v1/engine/input_processor.py:438-447 through create_error_response: a
    * VLLMValidationError without a parameter, so param null and nothing appended.
    */
   static final String DECODER_PROMPT =

@@ -375,7 +375,7 @@ public final class EngineShapes {
    * vLLM at jsboige/vllm main ffd91ee17a on {@code POST /v1/completions}, by the prompt's length N
    * in token IDs and its {@code max_tokens} T (16 when absent): N &gt; C − T is refused by the
    * renderer (V2, {@code vllm/renderers/params.py:436-462}); N = C with T = 0 and echo reaches the
-   * engine's input processor (V4, {@code vllm/v1/engine/input_processor.py:432-444}), whose answer
+   * engine's input processor (V4, {@code vllm/v1/engine/input_processor.py:438-447}), whose answer
    * is {@code atContext} (the real engine's is {@link #vllmRefusesAtContext}); shorter prompts are
    * served.
    */
