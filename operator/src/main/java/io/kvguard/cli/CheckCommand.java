@@ -565,9 +565,9 @@ public final class CheckCommand {
                                               engine, every request (never a value on the command line: ps shows it)
           --record DIR                        write every request sent, every answer read and the verdict into
                                               DIR, a new or empty directory, API keys redacted (docs/preflight.md)
-          --rejection-probe                   also send one prompt just above the engine's admission limit and
-                                              require the engine's own refusal (as spec.rejectionProbe does)
-          --margin-tokens TOKENS              tokens above min(pool, engine context) that prompt carries, 1-1048576
+          --rejection-probe                   also send one prompt per admission path of the engine and require
+                                              each check's own refusal (as spec.rejectionProbe does)
+          --margin-tokens TOKENS              keys the probe as spec.rejectionProbe.marginTokens does, 1-1048576
                                               (default 1; needs --rejection-probe)
           --model NAME                        the served model name (vllm; needs --rejection-probe)
           --pd-router                         --url is SGLang's prefill/decode router, which adds the bootstrap

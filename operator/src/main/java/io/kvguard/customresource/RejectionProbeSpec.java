@@ -11,13 +11,16 @@ import io.fabric8.generator.annotation.Min;
 public class RejectionProbeSpec {
   @Default("false")
   @JsonPropertyDescription(
-      "Send one prompt just above the engine's admission limit and require a refusal.")
+      "Send one prompt per admission path of the engine, each of its check's exact length, and"
+          + " require each check's own refusal.")
   private Boolean enabled = false;
 
   @Min(1)
   @Max(1048576)
   @Default("1")
-  @JsonPropertyDescription("Tokens above min(pool, engine context) the prompt carries.")
+  @JsonPropertyDescription(
+      "Keys the probe (min(pool, engine context) + marginTokens): changing it sends the prompts"
+          + " again. The lengths sent come from the engine's admission paths.")
   private Long marginTokens = 1L;
 
   @Min(1)

@@ -54,10 +54,10 @@ public interface EngineRejection {
 
   /**
    * The prompts to send, one per admission path an over-long prompt can take in this engine, each
-   * with the refusal of its own check (issue 26). Engines whose paths kvguard does not tell apart
-   * yet send one prompt just above their admission limit, refused by any refusal they recognise; an
-   * engine adds its other paths by overriding this (see {@code SglangRejection}). May read the
-   * engine (SGLang's limits are in its /server_info).
+   * with the refusal of its own check (issue 26). Every engine with a rejection probe overrides
+   * this (SGLang, vLLM, TGI, llama.cpp); the default, one prompt just above the admission limit
+   * refused by any refusal the engine recognises, is for an engine whose paths kvguard has not
+   * read. May read the engine (SGLang's limits are in its /server_info).
    *
    * @param promptTokens the length just above the engine's admission limit (kvguard's single
    *     prompt)
@@ -79,6 +79,15 @@ public interface EngineRejection {
    *     plans)
    */
   Plan plan(long promptTokens, String model, PoolObservation observation, Route route);
+
+  /**
+   * As {@link #plan(long, String, PoolObservation, Route)}, for the prompt of one admission path:
+   * engines whose paths need different requests (vLLM's V4 asks for no output token at the
+   * renderer) override this.
+   */
+  default Plan plan(ProbePrompt prompt, String model, PoolObservation observation, Route route) {
+    return plan(prompt.tokens(), model, observation, route);
+  }
 
   /**
    * The engine's own admission refusal, recognised by status and error shape; its error class in

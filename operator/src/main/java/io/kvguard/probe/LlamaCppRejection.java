@@ -1,7 +1,11 @@
 package io.kvguard.probe;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kvguard.verdict.AdmissionPlan;
 import io.kvguard.verdict.PoolObservation;
+import io.kvguard.verdict.ProbePrompt;
+import io.kvguard.verdict.RejectionOutcome;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -36,9 +40,44 @@ final class LlamaCppRejection implements EngineRejection {
   private static final Set<String> ERROR_FIELDS =
       Set.of("code", "message", "type", "n_prompt_tokens", "n_ctx");
 
+  /** The path as messages and records name it. */
+  static final String L1 = "L1 slot context check (N >= n_ctx)";
+
   @Override
   public String engineName() {
     return "llama.cpp";
+  }
+
+  /**
+   * One path: L1, {@code n_tokens >= slot.n_ctx} (d14ce3dab {@code
+   * tools/server/server-context.cpp:2500-2507}), the only check a generation prompt meets at
+   * admission (L2 is the embedding check; L3 to L5 act while decoding, not at admission). Its
+   * boundary is S itself, so the prompt is N = S, the shortest one it refuses: a server that admits
+   * S tokens (a build that truncates, or one whose slot is not the n_ctx /props reports) is caught
+   * where a longer prompt could pass for a refusal of something else.
+   */
+  @Override
+  public AdmissionPlan paths(
+      EngineHttp http,
+      EngineEndpoint endpoint,
+      long promptTokens,
+      PoolObservation observation,
+      Route route) {
+    OptionalLong slot = observation.engineContextTokens();
+    if (slot.isEmpty()) {
+      return new AdmissionPlan.Unprovable(
+          "/props reports no slot n_ctx, so the slot context check cannot be reached at its"
+              + " boundary");
+    }
+    return new AdmissionPlan.Prompts(
+        List.of(
+            new ProbePrompt(
+                L1,
+                slot.getAsLong(),
+                Set.of(ERROR_CLASS),
+                "N = S = /props default_generation_settings.n_ctx = "
+                    + slot.getAsLong()
+                    + ": the shortest prompt the slot context check refuses (N >= S)")));
   }
 
   @Override
@@ -64,7 +103,10 @@ final class LlamaCppRejection implements EngineRejection {
 
   @Override
   public boolean recognises(int status, String errorClass) {
-    return status == 400 && ERROR_CLASS.equals(errorClass);
+    // Only a per-path record: kvguard before issue 26 sent S + margin tokens, which never showed
+    // that a prompt of exactly S tokens is refused.
+    return RejectionOutcome.Refused.perPathRecord(
+        status, errorClass, 400, Set.of(ERROR_CLASS), Set.of(ERROR_CLASS));
   }
 
   @Override

@@ -137,7 +137,7 @@ public final class RejectionProbe {
               + " rejection path is unproven; if the engine really holds that many tokens, raise the limit",
           promptTokens);
     }
-    EngineRejection.Plan plan = engine.plan(promptTokens, model, observation, route);
+    EngineRejection.Plan plan = engine.plan(probePrompt, model, observation, route);
     if (plan instanceof EngineRejection.Plan.Skip skip) {
       return new RejectionOutcome.Inconclusive("not sent: " + skip.reason(), promptTokens);
     }
@@ -173,7 +173,8 @@ public final class RejectionProbe {
                 + " with another check's refusal ("
                 + refusal.get()
                 + "): the engine's limits differ from what it reported, so that check was not reached;"
-                + " compare the engine's /server_info and /v1/models with its launch arguments",
+                + " compare the limits the engine reports (SGLang /server_info and /v1/models, vLLM"
+                + " /v1/models, TGI /info, llama.cpp /props) with its launch arguments",
             promptTokens);
       }
       return new RejectionOutcome.Inconclusive(

@@ -56,7 +56,8 @@ public final class TgiProbe implements EngineProbe {
         http.getOk(
             endpoint,
             INFO,
-            Reading.json("/max_total_tokens", "/max_batch_total_tokens", "/version"));
+            Reading.json(
+                "/max_total_tokens", "/max_input_tokens", "/max_batch_total_tokens", "/version"));
     JsonNode info = StrictJson.requireObject(StrictJson.parse(response), INFO);
     OptionalLong engineContext = StrictJson.optionalTokens(info, "max_total_tokens", INFO);
     if (engineContext.isEmpty()) {
@@ -74,7 +75,12 @@ public final class TgiProbe implements EngineProbe {
     }
     notes.add(FIGURE_CAVEAT);
     String version = EngineText.version(StrictJson.optionalText(info, "version"));
-    return ProbeOutcome.observed(new PoolObservation(pool, engineContext, version, null, notes));
+    PoolObservation seen = new PoolObservation(pool, engineContext, version, null, notes);
+    // The input limit TGI checks before the total (T3, router/src/validation.rs:181-187 at v3.3.7);
+    // /info has carried it as max_input_tokens since 2.0 (max_input_length before).
+    OptionalLong inputLimit = StrictJson.optionalTokens(info, "max_input_tokens", INFO);
+    return ProbeOutcome.observed(
+        inputLimit.isPresent() ? seen.withEngineInputTokens(inputLimit.getAsLong()) : seen);
   }
 
   private long gauge(EngineEndpoint endpoint) throws ProbeException {

@@ -1,8 +1,13 @@
 package io.kvguard.probe;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kvguard.verdict.AdmissionPlan;
 import io.kvguard.verdict.PoolObservation;
+import io.kvguard.verdict.ProbePrompt;
+import io.kvguard.verdict.RejectionOutcome;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -45,9 +50,66 @@ final class TgiRejection implements EngineRejection {
   private static final String AFTER =
       "\",\"parameters\":{\"max_new_tokens\":" + OUTPUT_TOKENS + "}}";
 
+  /** The paths as messages and records name them. */
+  static final String T2 = "T2 total check (N + max_new_tokens > max_total_tokens)";
+
+  static final String T3 = "T3 input check (N > max_input_tokens)";
+
   @Override
   public String engineName() {
     return "TGI";
+  }
+
+  /**
+   * TGI's two length checks in {@code validate_input} ({@code router/src/validation.rs:145-187} at
+   * v3.3.7), each with {@code max_new_tokens} 1: T2, reached by N = X + 1 units (X = {@code
+   * max_total_tokens}); and T3, checked after T2, reached only by I &lt; N' ≤ X − 1 (I = {@code
+   * max_input_tokens}), so by N = I + 1 units where TGI's count of them (its own tokenizer: each "
+   * a" at least one token, plus up to {@link TgiLengthSentence#SPECIAL_TOKENS_ALLOWED} special
+   * tokens) stays below X. Where that band is narrower (TGI's default, I = X − 1, leaves none for a
+   * request that asks for a token), no prompt asking for output reaches T3, and T2 alone is sent.
+   * T1 needs {@code truncate}, T4 is streaming, T5 start-up, T6 a queue wait.
+   */
+  @Override
+  public AdmissionPlan paths(
+      EngineHttp http,
+      EngineEndpoint endpoint,
+      long promptTokens,
+      PoolObservation observation,
+      Route route) {
+    if (observation.engineContextTokens().isEmpty()) {
+      return new AdmissionPlan.Unprovable(
+          "/info reports no max_total_tokens, so TGI's length checks cannot be sized");
+    }
+    if (observation.engineInputTokens().isEmpty()) {
+      return new AdmissionPlan.Unprovable(
+          "/info reports no max_input_tokens (TGI 2.0 and later report it), so the input check"
+              + " (T3) cannot be sized and its refusal's limit cannot be checked; run TGI 2.0 or later");
+    }
+    long x = observation.engineContextTokens().getAsLong();
+    long i = observation.engineInputTokens().getAsLong();
+    List<ProbePrompt> prompts = new ArrayList<>();
+    prompts.add(
+        new ProbePrompt(
+            T2,
+            Math.addExact(x, 1),
+            Set.of(MAX_TOTAL_TOKENS_CLASS),
+            "N = X + 1 = "
+                + x
+                + " + 1 units with max_new_tokens 1: at least X + 1 tokens, over the total"));
+    long t3 = Math.addExact(i, 1);
+    if (Math.addExact(t3, TgiLengthSentence.SPECIAL_TOKENS_ALLOWED) + OUTPUT_TOKENS <= x) {
+      prompts.add(
+          new ProbePrompt(
+              T3,
+              t3,
+              Set.of(INPUT_LENGTH_CLASS),
+              "N = I + 1 = "
+                  + i
+                  + " + 1 units with max_new_tokens 1: over the input limit, and with TGI's special"
+                  + " tokens still within the total, so T2 lets it through"));
+    }
+    return new AdmissionPlan.Prompts(prompts);
   }
 
   @Override
@@ -70,8 +132,14 @@ final class TgiRejection implements EngineRejection {
 
   @Override
   public boolean recognises(int status, String errorClass) {
-    return status == 422
-        && (MAX_TOTAL_TOKENS_CLASS.equals(errorClass) || INPUT_LENGTH_CLASS.equals(errorClass));
+    // Only a per-path record: kvguard before issue 26 sent one prompt, which never reached T3 and
+    // whose InputLength refusal was not checked against /info max_input_tokens.
+    return RejectionOutcome.Refused.perPathRecord(
+        status,
+        errorClass,
+        422,
+        Set.of(MAX_TOTAL_TOKENS_CLASS, INPUT_LENGTH_CLASS),
+        Set.of(MAX_TOTAL_TOKENS_CLASS));
   }
 
   @Override
@@ -151,8 +219,8 @@ final class TgiRejection implements EngineRejection {
       return Judgement.not(
           "the pod reported no max_total_tokens, so the sentence's numbers cannot be checked");
     }
-    // The observation carries max_total_tokens only; InputLength's limit is then held to what TGI
-    // enforces at start-up (below max_total_tokens) and to the count it refused.
+    // InputLength's limit is held to /info max_input_tokens, to what TGI enforces at start-up
+    // (below max_total_tokens) and to the count it refused.
     long textBytes =
         sent.contentLength()
             - BEFORE.getBytes(StandardCharsets.UTF_8).length
@@ -165,7 +233,7 @@ final class TgiRejection implements EngineRejection {
                 textBytes,
                 OUTPUT_TOKENS,
                 total.getAsLong(),
-                OptionalLong.empty());
+                observation.engineInputTokens());
     return mismatch.isPresent()
         ? Judgement.not(mismatch.get())
         : new Judgement(form, Optional.empty());

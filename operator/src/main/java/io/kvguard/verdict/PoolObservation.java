@@ -19,6 +19,8 @@ import java.util.OptionalLong;
  *     length, or only an upper bound of its GPU pool
  * @param boundCaveat with an upper bound: why the figure may exceed the GPU pool and what the
  *     engine's operator can change or declare (shown in the verdict); null otherwise
+ * @param engineInputTokens the input limit an engine checks apart from its context length, where it
+ *     reports one (TGI's {@code /info} {@code max_input_tokens}); empty otherwise
  */
 public record PoolObservation(
     long poolTokens,
@@ -27,7 +29,8 @@ public record PoolObservation(
     String disaggregationMode,
     List<String> notes,
     PoolSource poolSource,
-    String boundCaveat) {
+    String boundCaveat,
+    OptionalLong engineInputTokens) {
 
   /** Where {@code poolTokens} comes from. */
   public enum PoolSource {
@@ -72,6 +75,7 @@ public record PoolObservation(
 
   public PoolObservation {
     Objects.requireNonNull(engineContextTokens, "engineContextTokens");
+    Objects.requireNonNull(engineInputTokens, "engineInputTokens");
     Objects.requireNonNull(poolSource, "poolSource");
     notes = List.copyOf(notes);
     if (poolSource.upperBound() != (boundCaveat != null)) {
@@ -87,6 +91,39 @@ public record PoolObservation(
       throw new IllegalArgumentException(
           "a context-length-only observation carries the context length as its bound");
     }
+  }
+
+  /** An observation without a separate input limit. */
+  public PoolObservation(
+      long poolTokens,
+      OptionalLong engineContextTokens,
+      String engineVersion,
+      String disaggregationMode,
+      List<String> notes,
+      PoolSource poolSource,
+      String boundCaveat) {
+    this(
+        poolTokens,
+        engineContextTokens,
+        engineVersion,
+        disaggregationMode,
+        notes,
+        poolSource,
+        boundCaveat,
+        OptionalLong.empty());
+  }
+
+  /** The same observation, with the engine's separate input limit. */
+  public PoolObservation withEngineInputTokens(long inputTokens) {
+    return new PoolObservation(
+        poolTokens,
+        engineContextTokens,
+        engineVersion,
+        disaggregationMode,
+        notes,
+        poolSource,
+        boundCaveat,
+        OptionalLong.of(inputTokens));
   }
 
   /** An observation of a KV pool the engine reported. */

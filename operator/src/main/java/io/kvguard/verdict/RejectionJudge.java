@@ -9,9 +9,9 @@ public final class RejectionJudge {
   private RejectionJudge() {}
 
   /**
-   * The prompt that reaches whichever rejection path a real over-long prompt hits first: just above
-   * the engine's admission limit, min(pool, engine context), or above the pool where the engine
-   * admits more.
+   * The probe's key: just above the engine's admission limit, min(pool, engine context) + margin.
+   * It identifies the probe and its record (a change sends the prompts again); the lengths sent are
+   * each engine's admission paths' own ({@code EngineRejection.paths}).
    */
   public static long promptTokens(PoolObservation observation, long marginTokens) {
     long limit =

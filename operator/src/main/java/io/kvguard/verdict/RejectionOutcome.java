@@ -52,6 +52,27 @@ public sealed interface RejectionOutcome {
       java.util.Objects.requireNonNull(errorClass, "errorClass");
     }
 
+    /**
+     * Whether a recorded refusal is a per-path record of this build's probe: HTTP {@code status},
+     * one refusal per path, each of a class in {@code known}, and every class in {@code required}
+     * among them. A record of kvguard's single prompt from before issue 26 never is: it proved one
+     * path only.
+     */
+    public static boolean perPathRecord(
+        int recordedStatus,
+        String recordedClass,
+        int status,
+        java.util.Set<String> known,
+        java.util.Set<String> required) {
+      Refused record = new Refused(recordedStatus, recordedClass, 0);
+      List<String> classes = record.pathClasses();
+      return recordedStatus == status
+          && record.severalPaths()
+          && !classes.isEmpty()
+          && known.containsAll(classes)
+          && classes.containsAll(required);
+    }
+
     /** Whether this records the refusals of several prompts, one per admission path. */
     public boolean severalPaths() {
       return errorClass.startsWith(PATHS);

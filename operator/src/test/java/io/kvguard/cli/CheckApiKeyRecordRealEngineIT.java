@@ -98,7 +98,7 @@ class CheckApiKeyRecordRealEngineIT {
   }
 
   @Test
-  void withTheKeyFileTheServerIsVerifiedAndRefusesOneTokenMore() throws IOException {
+  void withTheKeyFileTheServerIsVerifiedAndRefusesAPromptOfItsSlotContext() throws IOException {
     String url = servers.start(8192, "-np", "1", "--api-key", KEY).url();
 
     int exit = check(url, "--api-key-file", keyFile());
@@ -108,7 +108,8 @@ class CheckApiKeyRecordRealEngineIT {
         .contains(
             "Verified (PoolSufficient)",
             "KV pool         8192 tokens",
-            "rejection       a 8193-token prompt was refused with HTTP 400");
+            "rejection       one prompt per admission path was refused, each by its own check (L1"
+                + " slot context check (N >= n_ctx) refused 8192 tokens with HTTP 400");
   }
 
   @Test

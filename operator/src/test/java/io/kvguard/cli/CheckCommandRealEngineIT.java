@@ -42,7 +42,7 @@ class CheckCommandRealEngineIT {
   }
 
   @Test
-  void aServerWhoseSlotHoldsTheWindowAndRefusesOneTokenMorePassesWithExitZero() throws IOException {
+  void aServerWhoseSlotHoldsTheWindowAndRefusesAPromptOfItPassesWithExitZero() throws IOException {
     String url = servers.start(8192, "-np", "1").url();
 
     int exit = check(url, "--rejection-probe");
@@ -53,7 +53,9 @@ class CheckCommandRealEngineIT {
             "Verified (PoolSufficient)",
             "KV pool         8192 tokens",
             "engine version  b0-unknown",
-            "rejection       a 8193-token prompt was refused with HTTP 400");
+            "rejection       one prompt per admission path was refused, each by its own check (L1"
+                + " slot context check (N >= n_ctx) refused 8192 tokens with HTTP 400 as"
+                + " exceed_context_size_error, whole answer matched)");
   }
 
   @Test

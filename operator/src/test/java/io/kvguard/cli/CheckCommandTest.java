@@ -413,8 +413,9 @@ class CheckCommandTest {
   }
 
   @Test
-  // SGLang's prompts are sized from its own limits; TGI's single prompt still takes the margin.
-  void marginTokensSizeThePromptAboveTheAdmissionLimit() throws IOException {
+  // Every engine's prompts are sized from its own limits (issue 26): the margin keys the probe
+  // only.
+  void marginTokensKeyTheProbeButThePathsAreSizedFromTheEnginesLimits() throws IOException {
     String url =
         url(
             with(
@@ -426,7 +427,7 @@ class CheckCommandTest {
                     422,
                     "application/json",
                     ("{\"error\":\"Input validation error: `inputs` tokens + `max_new_tokens` must"
-                            + " be <= 1048576. Given: 1048640 `inputs` tokens and 1 `max_new_tokens`\","
+                            + " be <= 1048576. Given: 1048578 `inputs` tokens and 1 `max_new_tokens`\","
                             + "\"error_type\":\"validation\"}")
                         .getBytes(StandardCharsets.UTF_8),
                     0)));
@@ -451,9 +452,13 @@ class CheckCommandTest {
     assertThat(json.at("/rejectionProbe/promptTokens").asLong()).isEqualTo(1_048_640);
     assertThat(json.at("/rejectionProbe/refusalStatus").asInt()).isEqualTo(422);
     assertThat(json.at("/rejectionProbe/refusalError").asText())
-        .startsWith("validation: MaxTotalTokens");
+        .isEqualTo(
+            "paths: T2 total check (N + max_new_tokens > max_total_tokens)"
+                + " refused 1048577 tokens with HTTP 422 as validation: MaxTotalTokens, whole answer"
+                + " matched");
     assertThat(new ObjectMapper().readTree(last().lastBody("/generate")).get("inputs").asText())
-        .isEqualTo(" a".repeat(1_048_640));
+        .as("T2 at X + 1, whatever the margin; TGI's default input limit X - 1 leaves T3 no band")
+        .isEqualTo(" a".repeat(1_048_577));
   }
 
   @Test
@@ -481,7 +486,7 @@ class CheckCommandTest {
     JsonNode json = new ObjectMapper().readTree(out());
     assertThat(json.get("reason").asText()).isEqualTo("RejectionProbeInconclusive");
     assertThat(json.get("message").asText())
-        .endsWith("raise the engine's --payload-limit above 2097201 bytes");
+        .contains("raise the engine's --payload-limit above 2097201 bytes (T2 total check");
     assertThat(json.at("/rejectionProbe/result").asText()).isEqualTo("inconclusive");
     assertThat(json.at("/rejectionProbe/refusalStatus").isNull()).isTrue();
   }

@@ -180,7 +180,7 @@ class HostileAnswersTest {
               endpoint,
               30_000_001,
               "m",
-              unified(30_000_000),
+              unified(30_000_000).withEngineInputTokens(29_999_999),
               EngineRejection.Route.POD);
 
       assertThat(outcome)
@@ -189,7 +189,9 @@ class HostileAnswersTest {
               inconclusive ->
                   assertThat(inconclusive.cause())
                       .contains(
-                          "30000001-token prompt, above KVGUARD_REJECTION_MAX_PROMPT_TOKENS (1000)")
+                          "30000001-token prompt ("
+                              + TgiRejection.T2
+                              + "), above KVGUARD_REJECTION_MAX_PROMPT_TOKENS (1000)")
                       .contains("raise the limit"));
       assertThat(engine.totalHits()).isZero();
     }

@@ -171,7 +171,48 @@ class LlamaCppRejectionTest {
   @Test
   void aRefusalRecordedByTheTypeMatcherIsNotCarriedOver() {
     assertThat(LLAMA.recognises(400, "exceed_context_size_error")).isFalse();
-    assertThat(LLAMA.recognises(400, LlamaCppRejection.ERROR_CLASS)).isTrue();
-    assertThat(LLAMA.recognises(500, LlamaCppRejection.ERROR_CLASS)).isFalse();
+    assertThat(LLAMA.recognises(400, LlamaCppRejection.ERROR_CLASS))
+        .as("the whole-answer class of kvguard's single S + margin prompt, before issue 26")
+        .isFalse();
+    String l1 =
+        io.kvguard.verdict.RejectionOutcome.Refused.ofPaths(
+                400,
+                List.of(
+                    LlamaCppRejection.L1
+                        + " refused 8192 tokens with HTTP 400 as "
+                        + LlamaCppRejection.ERROR_CLASS),
+                8_193)
+            .errorClass();
+    assertThat(LLAMA.recognises(400, l1)).isTrue();
+    assertThat(LLAMA.recognises(500, l1)).isFalse();
+  }
+
+  @Test
+  void theOnePathIsL1AtTheSlotContextItself() {
+    PoolObservation slot =
+        new PoolObservation(8_192, OptionalLong.of(8_192), "b7062", null, List.of());
+
+    assertThat(LLAMA.paths(null, null, 8_193, slot, EngineRejection.Route.POD))
+        .isInstanceOfSatisfying(
+            io.kvguard.verdict.AdmissionPlan.Prompts.class,
+            prompts ->
+                assertThat(prompts.prompts())
+                    .singleElement()
+                    .satisfies(
+                        p -> {
+                          assertThat(p.check()).isEqualTo(LlamaCppRejection.L1);
+                          assertThat(p.tokens())
+                              .as("N = S, the refusal being N >= S")
+                              .isEqualTo(8_192);
+                          assertThat(p.refusedBy(LlamaCppRejection.ERROR_CLASS)).isTrue();
+                        }));
+    assertThat(
+            LLAMA.paths(
+                null,
+                null,
+                1,
+                new PoolObservation(8_192, OptionalLong.empty(), "b7062", null, List.of()),
+                EngineRejection.Route.POD))
+        .isInstanceOf(io.kvguard.verdict.AdmissionPlan.Unprovable.class);
   }
 }

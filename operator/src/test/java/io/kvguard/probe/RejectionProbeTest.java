@@ -66,6 +66,12 @@ class RejectionProbeTest {
 
   private RejectionOutcome send(
       String engineName, long promptTokens, PoolObservation seen, EngineRejection.Route route) {
+    if (engineName.equals("tgi")
+        && seen.engineInputTokens().isEmpty()
+        && seen.engineContextTokens().isPresent()) {
+      // TGI's default: max_input_tokens one below max_total_tokens.
+      seen = seen.withEngineInputTokens(seen.engineContextTokens().getAsLong() - 1);
+    }
     if (engineName.equals("sglang") && seen.engineContextTokens().isPresent()) {
       // SGLang's paths are sized from its /server_info (SglangAdmissionPathsTest covers them): a
       // v0.5.18 pod whose pool holds its context.
@@ -91,33 +97,53 @@ class RejectionProbeTest {
 
   /**
    * Each engine's refusal, sent the prompt length its fixture states (TGI and llama.cpp check the
-   * counts against the prompt sent and the context one below it).
+   * counts against the prompt sent and the pod's figures): TGI's T2 at X + 1 with its default input
+   * limit X − 1 (T3 then has no band), llama.cpp's L1 at N = S as the real d14ce3dab server
+   * answered it.
    */
   @ParameterizedTest(name = "{0} refusal {2} is recognised as HTTP {3} {4}")
   @CsvSource(
       delimiter = '|',
       value = {
         "tgi      | /generate       | tgi-3.3.7/generate-422-validation.http                 | 422 | "
+            + TgiRejection.T2
+            + " | "
             + TgiRejection.MAX_TOTAL_TOKENS_CLASS
-            + " | 131073",
-        "llamacpp | /completion     | llamacpp-b7062/completion-400-exceed-context-size.http | 400 | "
+            + " | 131073 | 131072",
+        "llamacpp | /completion     | llamacpp-d14ce3d/completion-np1-at-context-400.http    | 400 | "
+            + LlamaCppRejection.L1
+            + " | "
             + LlamaCppRejection.ERROR_CLASS
-            + " | 32769",
-        "llamacpp | /completion     | llamacpp-d14ce3d/completion-np1-400.http               | 400 | "
-            + LlamaCppRejection.ERROR_CLASS
-            + " | 8193",
-        "llamacpp | /completion     | llamacpp-d14ce3d/completion-np1-context-shift-400.http | 400 | "
-            + LlamaCppRejection.ERROR_CLASS
-            + " | 8193"
+            + " | 8192 | 8192",
       })
   void eachEnginesOwnRefusalIsRecognisedWithItsStatusAndErrorClass(
-      String engineName, String path, String fixture, int status, String errorClass, long tokens)
+      String engineName,
+      String path,
+      String fixture,
+      int status,
+      String check,
+      String errorClass,
+      long tokens,
+      long context)
       throws Exception {
     engine.answer(path, EngineFixtures.answer(fixture));
 
-    RejectionOutcome outcome = send(engineName, tokens);
+    RejectionOutcome outcome =
+        send(engineName, context + 1, unified(2_000_000, context), EngineRejection.Route.POD);
 
-    assertThat(outcome).isEqualTo(new RejectionOutcome.Refused(status, errorClass, tokens));
+    assertThat(outcome)
+        .isEqualTo(
+            RejectionOutcome.Refused.ofPaths(
+                status,
+                List.of(
+                    check
+                        + " refused "
+                        + tokens
+                        + " tokens with HTTP "
+                        + status
+                        + " as "
+                        + errorClass),
+                context + 1));
     assertThat(engine.hits(path)).isEqualTo(1);
     JsonNode sent = new ObjectMapper().readTree(engine.lastBody(path));
     switch (engineName) {
@@ -140,14 +166,26 @@ class RejectionProbeTest {
         "{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens. However, you requested 1 output tokens and your prompt contains 4097 input tokens, for a total of 4098 tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=4097)\",\"type\":\"BadRequestError\",\"param\":\"input_tokens\",\"code\":400}}"
       })
   void vllmsRefusalIsRecognisedInBothOfItsEnvelopes(String body) throws Exception {
-    engine.answer("/v1/completions", answer(400, "application/json", body));
+    engine.answerBy(
+        "/v1/completions",
+        sent ->
+            EngineShapes.tokenIdsIn(sent, "prompt") == 4_097
+                ? answer(400, "application/json", body)
+                : EngineShapes.vllmRefusesAtContext(4_096));
 
     assertThat(send("vllm", 4_097))
-        .isEqualTo(new RejectionOutcome.Refused(400, VllmRejection.ERROR_CLASS, 4_097));
+        .isInstanceOfSatisfying(
+            RejectionOutcome.Refused.class,
+            r ->
+                assertThat(r.pathClasses())
+                    .containsExactly(
+                        VllmRejection.ERROR_CLASS, VllmRejection.DECODER_PROMPT_CLASS));
+    assertThat(engine.hits("/v1/completions")).isEqualTo(2);
     JsonNode sent = new ObjectMapper().readTree(engine.lastBody("/v1/completions"));
     assertThat(sent.get("model").asText()).isEqualTo("m");
-    assertTokenIds(sent.get("prompt"), 4_097);
-    assertThat(sent.get("max_tokens").asInt()).isEqualTo(1);
+    assertTokenIds(sent.get("prompt"), 4_096);
+    assertThat(sent.get("max_tokens").asInt()).as("V4's prompt").isZero();
+    assertThat(sent.get("echo").asBoolean()).isTrue();
   }
 
   @Test
@@ -172,7 +210,10 @@ class RejectionProbeTest {
                       "refuse request bodies above --payload-limit before validating them, and this request is"
                           + " 2097201 bytes")
                   .doesNotContain("2000000")
-                  .endsWith("raise the engine's --payload-limit above 2097201 bytes");
+                  .endsWith(
+                      "raise the engine's --payload-limit above 2097201 bytes ("
+                          + TgiRejection.T2
+                          + ")");
             });
   }
 
@@ -194,10 +235,13 @@ class RejectionProbeTest {
                         "POST /v1/completions answered HTTP 400 (text/html), which is not vLLM's length"
                             + " refusal (HTTP 400, a JSON error of type BadRequestError and code 400 whose message is"
                             + " vLLM's whole \"maximum context length\" sentence with the prompt sent and the pod's"
-                            + " max_model_len); something other"
+                            + " max_model_len, or for a prompt of exactly max_model_len tokens its whole \"decoder"
+                            + " prompt … plus the number of requested output tokens\" sentence); something other"
                             + " than the engine answered (a proxy, an authentication layer) or an engine build kvguard does not"
                             + " know: point the role's port at the engine itself and check which component answered in the"
-                            + " engine's and the proxy's logs"));
+                            + " engine's and the proxy's logs ("
+                            + VllmRejection.V2
+                            + ")"));
   }
 
   @ParameterizedTest(name = "gateway body {0}")
@@ -251,7 +295,7 @@ class RejectionProbeTest {
       delimiter = '|',
       value = {
         "tgi|/generate|422|{\"error\":\"Input validation error: `inputs` tokens + `max_new_tokens` must be <= 131072. Given: 4097 `inputs` tokens and 1 `max_new_tokens`\",\"error_type\":\"validation\"}|the JSON answer is not TGI's refusal of this prompt: it states a limit of 131072 tokens, and the pod's /info reports max_total_tokens 4096",
-        "llamacpp|/completion|400|{\"error\":{\"code\":400,\"message\":\"request (4097 tokens) exceeds the available context size (131072 tokens), try increasing it\",\"type\":\"exceed_context_size_error\",\"n_prompt_tokens\":4097,\"n_ctx\":131072}}|the JSON answer is not llama.cpp's refusal of this prompt: its n_ctx is 131072, and the pod's /props reports a slot n_ctx of 4096",
+        "llamacpp|/completion|400|{\"error\":{\"code\":400,\"message\":\"request (4096 tokens) exceeds the available context size (131072 tokens), try increasing it\",\"type\":\"exceed_context_size_error\",\"n_prompt_tokens\":4096,\"n_ctx\":131072}}|the JSON answer is not llama.cpp's refusal of this prompt: its n_ctx is 131072, and the pod's /props reports a slot n_ctx of 4096",
       })
   void aGatewayCopyingTheEnginesRefusalWithItsOwnContextIsNamedByWhatDiffered(
       String engineName, String path, int status, String body, String seen) {
@@ -419,6 +463,139 @@ class RejectionProbeTest {
                 assertThat(f.cause())
                     .isEqualTo("kvguard has no rejection probe for engine ollama"));
     assertThat(engine.totalHits()).isZero();
+  }
+
+  /** vLLM V2 and V4, TGI T2 and T3 (input limit 3000 under a total of 4096), llama.cpp L1. */
+  private RejectionOutcome sendPaths(String engineName) {
+    PoolObservation seen = unified(2_000_000, 4_096);
+    if (engineName.equals("tgi")) {
+      seen = seen.withEngineInputTokens(3_000);
+    }
+    return send(engineName, 4_097, seen, EngineRejection.Route.POD);
+  }
+
+  private void serve(String engineName, java.util.function.LongFunction<FakeEngine.Answer> second) {
+    switch (engineName) {
+      case "vllm" ->
+          engine.answerBy("/v1/completions", EngineShapes.vllmCompletions(4_096, second));
+      case "tgi" -> engine.answerBy("/generate", EngineShapes.tgiGenerate(4_096, 3_000, second));
+      default -> engine.answerBy("/completion", EngineShapes.llamaCompletion(4_096, second));
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"vllm", "tgi", "llamacpp"})
+  void anEngineThatRefusesEveryPathWithItsOwnCheckIsRefusedPerPath(String engineName) {
+    serve(
+        engineName,
+        n ->
+            switch (engineName) {
+              case "vllm" -> EngineShapes.vllmRefusesAtContext(n);
+              case "tgi" -> EngineShapes.tgiRefusesInputLength(n, 3_000);
+              default -> EngineShapes.llamaRefusesContext(n, 4_096);
+            });
+
+    RejectionOutcome outcome = sendPaths(engineName);
+
+    assertThat(outcome)
+        .isInstanceOfSatisfying(
+            RejectionOutcome.Refused.class,
+            r -> {
+              assertThat(r.severalPaths()).isTrue();
+              assertThat(r.pathClasses())
+                  .containsExactlyElementsOf(
+                      switch (engineName) {
+                        case "vllm" ->
+                            List.of(VllmRejection.ERROR_CLASS, VllmRejection.DECODER_PROMPT_CLASS);
+                        case "tgi" ->
+                            List.of(
+                                TgiRejection.MAX_TOTAL_TOKENS_CLASS,
+                                TgiRejection.INPUT_LENGTH_CLASS);
+                        default -> List.of(LlamaCppRejection.ERROR_CLASS);
+                      });
+              assertThat(
+                      rejectionOf(engineName).orElseThrow().recognises(r.status(), r.errorClass()))
+                  .as("this build's record is carried over")
+                  .isTrue();
+            });
+    assertThat(outcome.toString())
+        .contains(
+            switch (engineName) {
+              case "vllm" -> VllmRejection.V4 + " refused 4096 tokens";
+              case "tgi" -> TgiRejection.T3 + " refused 3001 tokens";
+              default -> LlamaCppRejection.L1 + " refused 4096 tokens";
+            });
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"vllm", "tgi", "llamacpp"})
+  void anEngineThatAnswersOnePathWith200IsAnAnswerNamingThatPath(String engineName) {
+    // vLLM before PR #27099 has no V4 check; a TGI or llama.cpp build that admitted the band.
+    serve(engineName, n -> EngineShapes.answersOverLong("someone else's data"));
+
+    RejectionOutcome outcome = sendPaths(engineName);
+
+    assertThat(outcome)
+        .isInstanceOfSatisfying(
+            RejectionOutcome.Answered.class,
+            a -> {
+              assertThat(a.status()).isEqualTo(200);
+              assertThat(a.check())
+                  .isEqualTo(
+                      switch (engineName) {
+                        case "vllm" -> VllmRejection.V4;
+                        case "tgi" -> TgiRejection.T3;
+                        default -> LlamaCppRejection.L1;
+                      });
+            });
+    var verdict =
+        io.kvguard.verdict.RejectionJudge.judge(
+            new io.kvguard.verdict.PoolVerdict(
+                io.kvguard.verdict.Verdict.Verified,
+                io.kvguard.verdict.GateReason.PoolSufficient,
+                "pool holds the context"),
+            outcome);
+    assertThat(verdict.reason()).isEqualTo(io.kvguard.verdict.GateReason.RejectionPathUnsafe);
+    assertThat(verdict.message())
+        .contains("sized to reach the engine's " + ((RejectionOutcome.Answered) outcome).check());
+    assertThat(outcome.toString()).doesNotContain("someone else");
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"vllm", "tgi"})
+  void aPromptRefusedByTheOtherPathsCheckIsInconclusive(String engineName) {
+    // vLLM: a renderer that counted the V4 prompt against the context (V2's sentence with the
+    // request's own numbers); TGI: a tokenizer that made 4096 tokens of the 3001 units, so the
+    // total check refused the prompt sized for the input check.
+    serve(
+        engineName,
+        n ->
+            engineName.equals("vllm")
+                ? answer(
+                    400,
+                    "application/json",
+                    "{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens."
+                        + " However, you requested 0 output tokens and your prompt contains 4096 input"
+                        + " tokens, for a total of 4096 tokens. Please reduce the length of the input"
+                        + " prompt or the number of requested output tokens. (parameter=input_tokens,"
+                        + " value=4096)\",\"type\":\"BadRequestError\",\"param\":\"input_tokens\","
+                        + "\"code\":400}}")
+                : answer(
+                    422,
+                    "application/json",
+                    "{\"error\":\"Input validation error: `inputs` tokens + `max_new_tokens` must be <="
+                        + " 4096. Given: 4096 `inputs` tokens and 1 `max_new_tokens`\","
+                        + "\"error_type\":\"validation\"}"));
+
+    assertThat(sendPaths(engineName))
+        .isInstanceOfSatisfying(
+            RejectionOutcome.Inconclusive.class,
+            i ->
+                assertThat(i.cause())
+                    .contains(
+                        "-token prompt sized for the "
+                            + (engineName.equals("vllm") ? VllmRejection.V4 : TgiRejection.T3)
+                            + " with another check's refusal"));
   }
 
   private static void assertTokenIds(JsonNode ids, int count) {

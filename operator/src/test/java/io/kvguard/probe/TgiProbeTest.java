@@ -49,6 +49,18 @@ class TgiProbeTest {
     assertThat(judge(Engine.TGI, WINDOW, outcome).verdict()).isEqualTo(Verdict.Verified);
   }
 
+  @Test
+  void maxInputTokensIsReadForTheRejectionProbesInputCheck() {
+    // /info max_input_tokens (I) sizes the T3 prompt and is the limit its refusal must state.
+    assertThat(observed(probe(EngineShapes.tgi3(WINDOW, 250_000, "3.0.1"))).engineInputTokens())
+        .hasValue(WINDOW - 1);
+    Map<String, Answer> withoutInput =
+        new java.util.HashMap<>(EngineShapes.tgi3(WINDOW, 250_000, "3.0.1"));
+    withoutInput.put(
+        "/info", Answer.json("{\"max_total_tokens\":" + WINDOW + ",\"version\":\"1.4.5\"}"));
+    assertThat(observed(probe(withoutInput)).engineInputTokens()).isEmpty();
+  }
+
   /**
    * backends/v3/src/lib.rs at v3.3.7: a shard that reports no measured figure (no flash attention)
    * gets --max-batch-total-tokens, or max(16000, max_total_tokens, max_batch_prefill_tokens); with

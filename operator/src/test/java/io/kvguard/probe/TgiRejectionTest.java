@@ -84,9 +84,23 @@ class TgiRejectionTest {
         "{\"error\":\"Input validation error: `inputs` must have less than 3000 tokens. Given:"
             + " 3501\",\"error_type\":\"validation\"}";
 
-    assertThat(TGI.refusal(answer(422, "application/json", inputLength), band, POD))
+    PoolObservation withInput = POD.withEngineInputTokens(3_000);
+    assertThat(TGI.refusal(answer(422, "application/json", inputLength), band, withInput))
         .contains(TgiRejection.INPUT_LENGTH_CLASS);
-    assertThat(TGI.recognises(422, TgiRejection.INPUT_LENGTH_CLASS)).isTrue();
+  }
+
+  @Test
+  void anInputLengthRefusalStatingAnotherLimitThanInfoIsNotTgis() {
+    OverLimitPrompt band = prompt(3_500);
+    String inputLength =
+        "{\"error\":\"Input validation error: `inputs` must have less than 3000 tokens. Given:"
+            + " 3501\",\"error_type\":\"validation\"}";
+    PoolObservation otherInput = POD.withEngineInputTokens(3_200);
+
+    EngineResponse response = answer(422, "application/json", inputLength);
+    assertThat(TGI.refusal(response, band, otherInput)).isEmpty();
+    assertThat(TGI.fixFor(response, band, otherInput).orElseThrow())
+        .contains("the pod's /info reports max_input_tokens 3200");
   }
 
   @ParameterizedTest(name = "{0}")
@@ -203,7 +217,44 @@ class TgiRejectionTest {
   @Test
   void aRefusalRecordedByThePrefixMatcherIsNotCarriedOver() {
     assertThat(TGI.recognises(422, "validation")).isFalse();
-    assertThat(TGI.recognises(422, TgiRejection.MAX_TOTAL_TOKENS_CLASS)).isTrue();
-    assertThat(TGI.recognises(400, TgiRejection.MAX_TOTAL_TOKENS_CLASS)).isFalse();
+    assertThat(TGI.recognises(422, TgiRejection.MAX_TOTAL_TOKENS_CLASS))
+        .as("the class of kvguard's single prompt, before issue 26")
+        .isFalse();
+    String t2 = pathRecord(TgiRejection.T2, 4_097, TgiRejection.MAX_TOTAL_TOKENS_CLASS);
+    String t3 = pathRecord(TgiRejection.T3, 3_001, TgiRejection.INPUT_LENGTH_CLASS);
+    assertThat(TGI.recognises(422, paths(t2))).isTrue();
+    assertThat(TGI.recognises(422, paths(t2, t3))).isTrue();
+    assertThat(TGI.recognises(422, paths(t3))).as("T2 is always sent").isFalse();
+    assertThat(TGI.recognises(400, paths(t2))).isFalse();
+  }
+
+  static String pathRecord(String check, long tokens, String errorClass) {
+    return check + " refused " + tokens + " tokens with HTTP 422 as " + errorClass;
+  }
+
+  static String paths(String... refusals) {
+    return io.kvguard.verdict.RejectionOutcome.Refused.ofPaths(422, List.of(refusals), 4_097)
+        .errorClass();
+  }
+
+  @Test
+  void t3IsSentOnlyWhereAPromptAskingForATokenLandsBetweenTheTwoLimits() {
+    PoolObservation wide = POD.withEngineInputTokens(3_000);
+    PoolObservation tgiDefault = POD.withEngineInputTokens(4_095);
+
+    assertThat(checks(wide)).containsExactly(TgiRejection.T2 + "@4097", TgiRejection.T3 + "@3001");
+    assertThat(checks(tgiDefault))
+        .as("I = X - 1 (TGI's default): every prompt over I that asks for a token meets T2 first")
+        .containsExactly(TgiRejection.T2 + "@4097");
+    assertThat(TGI.paths(null, null, 4_097, POD, EngineRejection.Route.POD))
+        .isInstanceOfSatisfying(
+            io.kvguard.verdict.AdmissionPlan.Unprovable.class,
+            u -> assertThat(u.reason()).contains("no max_input_tokens"));
+  }
+
+  private static List<String> checks(PoolObservation seen) {
+    return ((io.kvguard.verdict.AdmissionPlan.Prompts)
+            TGI.paths(null, null, 4_097, seen, EngineRejection.Route.POD))
+        .prompts().stream().map(p -> p.check() + "@" + p.tokens()).toList();
   }
 }

@@ -204,7 +204,151 @@ class VllmRejectionTest {
   @Test
   void aRefusalRecordedByTheSubstringMatcherIsNotCarriedOver() {
     assertThat(VLLM.recognises(400, "BadRequestError: maximum context length")).isFalse();
-    assertThat(VLLM.recognises(400, VllmRejection.ERROR_CLASS)).isTrue();
-    assertThat(VLLM.recognises(200, VllmRejection.ERROR_CLASS)).isFalse();
+    assertThat(VLLM.recognises(400, VllmRejection.ERROR_CLASS))
+        .as("the whole-message class of kvguard's single prompt, before issue 26")
+        .isFalse();
+    String v2 =
+        VllmRejection.V2 + " refused 4097 tokens with HTTP 400 as " + VllmRejection.ERROR_CLASS;
+    String v4 =
+        VllmRejection.V4
+            + " refused 4096 tokens with HTTP 400 as "
+            + VllmRejection.DECODER_PROMPT_CLASS;
+    assertThat(VLLM.recognises(400, paths(v2, v4))).isTrue();
+    assertThat(VLLM.recognises(400, paths(v2))).as("V4 was never proven").isFalse();
+    assertThat(VLLM.recognises(200, paths(v2, v4))).isFalse();
+  }
+
+  private static String paths(String... refusals) {
+    return io.kvguard.verdict.RejectionOutcome.Refused.ofPaths(400, List.of(refusals), 4_097)
+        .errorClass();
+  }
+
+  /** V4's prompt: exactly max_model_len token IDs, max_tokens 0 and echo. */
+  private static final OverLimitPrompt AT_CONTEXT =
+      ((EngineRejection.Plan.Send)
+              VLLM.plan(
+                  new io.kvguard.verdict.ProbePrompt(
+                      VllmRejection.V4,
+                      4_096,
+                      java.util.Set.of(VllmRejection.DECODER_PROMPT_CLASS),
+                      "test"),
+                  "m",
+                  POD,
+                  EngineRejection.Route.POD))
+          .prompt();
+
+  /**
+   * ffd91ee17a vllm/v1/engine/input_processor.py:438-447 through create_error_response: a
+   * VLLMValidationError without a parameter, so param null and nothing appended.
+   */
+  static final String DECODER_PROMPT =
+      "{\"error\":{\"message\":\"The decoder prompt (length 4096) plus the number of requested"
+          + " output tokens (at least 1) is longer than the maximum model length of 4096. Make sure"
+          + " that `max_model_len` is no smaller than the number of text tokens (prompt + requested"
+          + " output tokens).\",\"type\":\"BadRequestError\",\"param\":null,\"code\":400}}";
+
+  @Test
+  void theV4PromptIsExactlyTheContextWithNoOutputTokenAtTheRenderer() {
+    String body = new String(AT_CONTEXT.body(), StandardCharsets.UTF_8);
+
+    assertThat(AT_CONTEXT.tokens()).isEqualTo(4_096);
+    assertThat(body).endsWith("],\"max_tokens\":0,\"echo\":true,\"stream\":false}");
+    assertThat(new String(PROMPT.body(), StandardCharsets.UTF_8))
+        .endsWith("],\"max_tokens\":1,\"stream\":false}");
+  }
+
+  @Test
+  void theDecoderPromptRefusalIsV4s() {
+    EngineResponse response = answer(400, "application/json", DECODER_PROMPT);
+
+    assertThat(VLLM.refusal(response, AT_CONTEXT, POD))
+        .contains(VllmRejection.DECODER_PROMPT_CLASS);
+    assertThat(VLLM.fixFor(response, AT_CONTEXT, POD)).isEmpty();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "another length|4095|4096|null|its prompt of 4095 tokens",
+        "another max_model_len|8192|8192|null|its prompt of 8192 tokens",
+        "a length other than the maximum|4096|8192|null|only for a prompt of exactly that length",
+        "a param|4096|4096|\"input_tokens\"|its param is not null",
+      })
+  void aDecoderPromptLookAlikeIsNotV4s(
+      String what, String length, String max, String param, String why) {
+    String body =
+        DECODER_PROMPT
+            .replace("(length 4096)", "(length " + length + ")")
+            .replace("length of 4096.", "length of " + max + ".")
+            .replace("\"param\":null", "\"param\":" + param);
+    EngineResponse response = answer(400, "application/json", body);
+
+    assertThat(VLLM.refusal(response, AT_CONTEXT, POD)).isEmpty();
+    assertThat(VLLM.fixFor(response, AT_CONTEXT, POD).orElseThrow())
+        .contains(why.replace("its prompt of", "a prompt of"));
+  }
+
+  @Test
+  void theDecoderPromptSentenceCutShortOrInTheFlatEnvelopeIsNotV4s() {
+    String cut =
+        DECODER_PROMPT.replace(
+            " Make sure that `max_model_len` is no smaller than the"
+                + " number of text tokens (prompt + requested output tokens).",
+            "");
+    String flat =
+        "{\"object\":\"error\",\"message\":\"The decoder prompt (length 4096) plus the number of"
+            + " requested output tokens (at least 1) is longer than the maximum model length of 4096."
+            + " Make sure that `max_model_len` is no smaller than the number of text tokens (prompt +"
+            + " requested output tokens).\",\"type\":\"BadRequestError\",\"param\":null,\"code\":400}";
+
+    assertThat(VLLM.refusal(answer(400, "application/json", cut), AT_CONTEXT, POD)).isEmpty();
+    assertThat(VLLM.refusal(answer(400, "application/json", flat), AT_CONTEXT, POD)).isEmpty();
+    assertThat(VLLM.fixFor(answer(400, "application/json", flat), AT_CONTEXT, POD).orElseThrow())
+        .contains("flat envelope");
+  }
+
+  @Test
+  void v2sRefusalOfTheV4PromptIsV2sAndNamesTheOutputTokensAsked() {
+    // A build whose renderer counts one output token for the V4 prompt refuses it at V2: the
+    // probe then names another check's refusal (RejectionProbe), never V4's.
+    String v2AtContext =
+        CURRENT
+            .replace("1 output tokens", "0 output tokens")
+            .replace(
+                "4097 input tokens, for a total of 4098", "4096 input tokens, for a total of 4096")
+            .replace("value=4097", "value=4096");
+
+    assertThat(VLLM.refusal(answer(400, "application/json", v2AtContext), AT_CONTEXT, POD))
+        .as("V2's sentence with the V4 request's own numbers (max_tokens 0) is V2's class")
+        .contains(VllmRejection.ERROR_CLASS);
+    assertThat(
+            VLLM.refusal(
+                answer(400, "application/json", CURRENT.replace("4097", "4096")), AT_CONTEXT, POD))
+        .as("with one output token it is not this request's")
+        .isEmpty();
+    assertThat(VLLM.refusal(answer(400, "application/json", CURRENT), PROMPT, POD))
+        .contains(VllmRejection.ERROR_CLASS);
+  }
+
+  @Test
+  void thePathsAreV2AboveTheContextAndV4AtIt() throws Exception {
+    var plan = VLLM.paths(null, null, 4_097, POD, EngineRejection.Route.POD);
+
+    assertThat(plan)
+        .isInstanceOfSatisfying(
+            io.kvguard.verdict.AdmissionPlan.Prompts.class,
+            prompts ->
+                assertThat(prompts.prompts())
+                    .extracting(p -> p.check() + "@" + p.tokens())
+                    .containsExactly(VllmRejection.V2 + "@4097", VllmRejection.V4 + "@4096"));
+    assertThat(
+            VLLM.paths(
+                null,
+                null,
+                1,
+                new PoolObservation(2_000_000, OptionalLong.empty(), "0.11.0", null, List.of()),
+                EngineRejection.Route.POD))
+        .isInstanceOf(io.kvguard.verdict.AdmissionPlan.Unprovable.class);
   }
 }

@@ -107,4 +107,44 @@ class CarryOverTest {
         .as("a refusal this engine's recogniser does not count")
         .isEmpty();
   }
+
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.CsvSource(
+      delimiter = '|',
+      value = {
+        // Before issue 26: one prompt of C + margin, its class alone; now V2 and V4.
+        "VLLM|400|BadRequestError: maximum context length, whole message matched|paths: V2 renderer"
+            + " input-length check (N > max_model_len - max_tokens) refused 1048577 tokens with HTTP"
+            + " 400 as BadRequestError: maximum context length, whole message matched; V4 engine"
+            + " prompt-length check (N = max_model_len) refused 1048576 tokens with HTTP 400 as"
+            + " BadRequestError: decoder prompt of max_model_len tokens, whole message matched",
+        // Before: X + margin, either sentence; now T2 (and T3 where its band holds the prompt).
+        "TGI|422|validation: MaxTotalTokens, whole answer matched|paths: T2 total check (N +"
+            + " max_new_tokens > max_total_tokens) refused 1048577 tokens with HTTP 422 as"
+            + " validation: MaxTotalTokens, whole answer matched",
+        // Before: S + margin; now L1 at N = S.
+        "LLAMACPP|400|exceed_context_size_error, whole answer matched|paths: L1 slot context check"
+            + " (N >= n_ctx) refused 1048576 tokens with HTTP 400 as exceed_context_size_error, whole"
+            + " answer matched",
+      })
+  void aSinglePromptsRecordNeverStandsInForThePerPathProof(
+      Engine engine, int status, String single, String paths) {
+    Optional<EngineRejection> rejection =
+        EngineProbes.standard(EngineHttp.createDefault()).forEngine(engine).rejection();
+
+    assertThat(
+            CarryOver.recordedRefusal(
+                refused("containerd://a", 2, 1_048_577, status, single),
+                PROCESS,
+                1_048_577,
+                rejection))
+        .isEmpty();
+    assertThat(
+            CarryOver.recordedRefusal(
+                refused("containerd://a", 2, 1_048_577, status, paths),
+                PROCESS,
+                1_048_577,
+                rejection))
+        .contains(new RejectionOutcome.Refused(status, paths, 1_048_577));
+  }
 }

@@ -183,13 +183,20 @@ class LlamaCppRealEngineIT extends RealLlamaCppTest {
     md.getSpec().setRejectionProbe(rejection);
     h.create(md);
 
+    // The L1 prompt is N = S = 8192 (issue 26): the real server refuses a prompt of exactly its
+    // slot context (N >= S, server-context.cpp:2500-2507), and the record lists that path.
+    String l1 =
+        "L1 slot context check (N >= n_ctx) refused 8192 tokens with HTTP 400 as"
+            + " exceed_context_size_error, whole answer matched";
     for (String pod : new String[] {"serve-0", "shift-0"}) {
       awaitGate(pod, "True", "PoolSufficient");
       assertThat(h.gate(pod).orElseThrow().getMessage())
-          .contains("a 8193-token prompt was refused with HTTP 400");
+          .contains(
+              "one prompt per admission path was refused, each by its own check (" + l1 + ")");
       PodVerdictStatus seen = verdict(pod);
-      assertThat(seen.rejectionPromptTokens).isEqualTo(8193L);
+      assertThat(seen.rejectionPromptTokens).as("the probe's key, S + margin").isEqualTo(8193L);
       assertThat(seen.rejectionRefusalStatus).isEqualTo(400);
+      assertThat(seen.rejectionRefusalError).isEqualTo("paths: " + l1);
     }
   }
 

@@ -31,7 +31,10 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   private static final long WINDOW = 1_048_576;
 
   /** TgiRejection.MAX_TOTAL_TOKENS_CLASS (package-private in io.kvguard.probe). */
-  private static final String TGI_REFUSAL = "validation: MaxTotalTokens, whole answer matched";
+  /** TGI's record: T2 alone, its default input limit (X - 1) leaving T3 no band. */
+  private static final String TGI_REFUSAL =
+      "paths: T2 total check (N + max_new_tokens > max_total_tokens) refused 1048577 tokens with"
+          + " HTTP 422 as validation: MaxTotalTokens, whole answer matched";
 
   private static final String LEAK = "CUSTOMER-B invoice 4471 for ACME Corp, card ending 0099";
   private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
@@ -135,7 +138,9 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     assertThat(h.gate("serve-0").orElseThrow().getMessage())
         .startsWith(
             "rejection probe: a 1048577-token prompt proved nothing: POST /generate answered HTTP 413")
-        .endsWith("raise the engine's --payload-limit above 2097201 bytes");
+        .endsWith(
+            "raise the engine's --payload-limit above 2097201 bytes (T2 total check (N +"
+                + " max_new_tokens > max_total_tokens))");
     assertThat(engine.lastBody("/generate")).hasSize(2_097_201);
     await()
         .untilAsserted(
@@ -171,7 +176,10 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     h.create(withRejectionProbe(Engine.TGI, 10));
     awaitGate("serve-0", "True", "PoolSufficient");
     assertThat(h.gate("serve-0").orElseThrow().getMessage())
-        .contains("was refused with HTTP 422 (" + TGI_REFUSAL + ")");
+        .contains(
+            "one prompt per admission path was refused, each by its own check ("
+                + TGI_REFUSAL.substring("paths: ".length())
+                + ")");
     await()
         .untilAsserted(
             () -> assertThat(h.status("glm").pods.get(0).rejectionRefusalStatus).isEqualTo(422));
@@ -190,7 +198,10 @@ class RejectionProbeIT extends EmbeddedClusterTest {
         .untilAsserted(
             () -> {
               assertThat(h.gate("serve-0").orElseThrow().getMessage())
-                  .contains("was refused with HTTP 422 (" + TGI_REFUSAL + ")")
+                  .contains(
+                      "one prompt per admission path was refused, each by its own check ("
+                          + TGI_REFUSAL.substring("paths: ".length())
+                          + ")")
                   .doesNotContain("HTTP 400");
               assertThat(h.status("glm").pods.get(0).rejectionRefusalError).isEqualTo(TGI_REFUSAL);
             });
@@ -239,7 +250,8 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     awaitGate("serve-0", "False", "RejectionPathUnsafe");
     assertThat(h.gate("serve-0").orElseThrow().getMessage())
         .contains(
-            "a 16385-token prompt, above the engine's admission limit, was answered with HTTP 200")
+            "a 16384-token prompt, sized to reach the engine's L1 slot context check (N >= n_ctx),"
+                + " was answered with HTTP 200")
         .contains("llama.cpp builds before PR #15416 (August 2025) shift the context by default");
   }
 
@@ -337,28 +349,42 @@ class RejectionProbeIT extends EmbeddedClusterTest {
   void vllmIsAskedWithATokenIdPromptOnTheCompletionsEndpoint() throws Exception {
     Map<String, FakeEngine.Answer> answers =
         new HashMap<>(EngineShapes.vllm(WINDOW, 40_000, 64, 2_000_000L));
-    answers.put(
-        "/v1/completions",
-        new FakeEngine.Answer(
-            400,
-            "application/json",
-            ("{\"object\":\"error\",\"message\":"
-                    + "\"This model's maximum context length is 1048576 tokens. However, you requested 1048578 tokens"
-                    + " (1048577 in the messages, 1 in the completion). Please reduce the length of the messages or"
-                    + " completion.\",\"type\":\"BadRequestError\",\"param\":null,\"code\":400}")
-                .getBytes(),
-            0));
     FakeEngine engine = h.engine(answers);
+    engine.answerBy(
+        "/v1/completions",
+        EngineShapes.vllmCompletions(WINDOW, EngineShapes::vllmRefusesAtContext));
     h.pod("serve-0", SERVE, engine);
     h.create(withRejectionProbe(Engine.VLLM, 10));
 
     awaitGate("serve-0", "True", "PoolSufficient");
-    assertThat(engine.hits("/v1/completions")).isEqualTo(1);
+    assertThat(h.gate("serve-0").orElseThrow().getMessage())
+        .contains("V2 renderer input-length check (N > max_model_len - max_tokens) refused 1048577")
+        .contains("V4 engine prompt-length check (N = max_model_len) refused 1048576");
+    assertThat(engine.hits("/v1/completions")).isEqualTo(2);
     JsonNode sent = JSON.readTree(engine.lastBody("/v1/completions"));
     assertThat(sent.get("model").asText()).isEqualTo(h.get("glm").getSpec().getModel());
-    assertThat(tokenIds(sent.get("prompt"))).isEqualTo(1_048_577);
-    assertThat(sent.get("max_tokens").asInt()).isEqualTo(1);
+    assertThat(tokenIds(sent.get("prompt"))).as("V4's prompt, sent last").isEqualTo(1_048_576);
+    assertThat(sent.get("max_tokens").asInt()).isZero();
+    assertThat(sent.get("echo").asBoolean()).isTrue();
     assertThat(sent.get("stream").asBoolean(true)).isFalse();
+  }
+
+  @Test
+  void aVllmThatRefusesAboveTheContextButAnswersAtItKeepsTheGateShutNamingV4() {
+    // A build without PR #27099's check: V2 refuses C + 1, the engine admits exactly C tokens.
+    FakeEngine engine = h.engine(EngineShapes.vllm(WINDOW, 40_000, 64, 2_000_000L));
+    engine.answerBy(
+        "/v1/completions",
+        EngineShapes.vllmCompletions(WINDOW, n -> EngineShapes.answersOverLong(LEAK)));
+    h.pod("serve-0", SERVE, engine);
+    h.create(withRejectionProbe(Engine.VLLM, 10));
+
+    awaitGate("serve-0", "False", "RejectionPathUnsafe");
+    assertThat(h.gate("serve-0").orElseThrow().getMessage())
+        .contains(
+            "a 1048576-token prompt, sized to reach the engine's V4 engine prompt-length check (N ="
+                + " max_model_len), was answered with HTTP 200")
+        .doesNotContain("CUSTOMER-B");
   }
 
   /**

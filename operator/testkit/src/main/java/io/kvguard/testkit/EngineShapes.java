@@ -371,14 +371,157 @@ public final class EngineShapes {
         0);
   }
 
+  /**
+   * vLLM at jsboige/vllm main ffd91ee17a on {@code POST /v1/completions}, by the prompt's length N
+   * in token IDs and its {@code max_tokens} T (16 when absent): N &gt; C − T is refused by the
+   * renderer (V2, {@code vllm/renderers/params.py:436-462}); N = C with T = 0 and echo reaches the
+   * engine's input processor (V4, {@code vllm/v1/engine/input_processor.py:438-447}), whose answer
+   * is {@code atContext} (the real engine's is {@link #vllmRefusesAtContext}); shorter prompts are
+   * served.
+   */
+  public static java.util.function.Function<byte[], Answer> vllmCompletions(
+      long maxModelLen, java.util.function.LongFunction<Answer> atContext) {
+    return body -> {
+      String text = new String(body, java.nio.charset.StandardCharsets.UTF_8);
+      long n = tokenIdsIn(body, "prompt");
+      java.util.regex.Matcher asked =
+          java.util.regex.Pattern.compile("\"max_tokens\":([0-9]+)").matcher(text);
+      long t = asked.find() ? Long.parseLong(asked.group(1)) : 16;
+      long maxInput = maxModelLen - t;
+      if (n > maxInput) {
+        String atLeast = n == maxInput + 1 ? "at least " : "";
+        return json(
+            400,
+            "{\"error\":{\"message\":\"This model's maximum context length is "
+                + maxModelLen
+                + " tokens. However, you requested "
+                + t
+                + " output tokens and your prompt contains "
+                + atLeast
+                + n
+                + " input tokens, for a total of "
+                + atLeast
+                + (n + t)
+                + " tokens. Please reduce the length of the input prompt or the number of requested"
+                + " output tokens. (parameter=input_tokens, value="
+                + n
+                + ")\",\"type\":\"BadRequestError\",\"param\":\"input_tokens\",\"code\":400}}");
+      }
+      if (n == maxModelLen) {
+        return atContext.apply(n);
+      }
+      return answersOverLong("ok");
+    };
+  }
+
+  /** vLLM's V4 refusal of a prompt of exactly max_model_len tokens (ffd91ee17a), HTTP 400. */
+  public static Answer vllmRefusesAtContext(long promptTokens) {
+    return json(
+        400,
+        "{\"error\":{\"message\":\"The decoder prompt (length "
+            + promptTokens
+            + ") plus the number of requested output tokens (at least 1) is longer than the maximum"
+            + " model length of "
+            + promptTokens
+            + ". Make sure that `max_model_len` is no smaller than the number of text tokens (prompt"
+            + " + requested output tokens).\",\"type\":\"BadRequestError\",\"param\":null,"
+            + "\"code\":400}}");
+  }
+
+  /**
+   * TGI v3.3.7's {@code POST /generate}, {@code validate_input} ({@code
+   * router/src/validation.rs:145-187}): a tokenizer that adds a BOS token to one token per " a"
+   * unit gives N' = units + 1; with {@code max_new_tokens} 1, N' + 1 &gt; X is refused by T2; I
+   * &lt; N' otherwise gets {@code input} (the real engine's is {@link #tgiRefusesInputLength});
+   * shorter prompts are served.
+   */
+  public static java.util.function.Function<byte[], Answer> tgiGenerate(
+      long maxTotalTokens, long maxInputTokens, java.util.function.LongFunction<Answer> input) {
+    return body -> {
+      String text = new String(body, java.nio.charset.StandardCharsets.UTF_8);
+      long units = (text.length() - text.replace(" a", "").length()) / 2;
+      long counted = units + 1;
+      if (counted + 1 > maxTotalTokens) {
+        return json(
+            422,
+            "{\"error\":\"Input validation error: `inputs` tokens + `max_new_tokens` must be <= "
+                + maxTotalTokens
+                + ". Given: "
+                + counted
+                + " `inputs` tokens and 1 `max_new_tokens`\",\"error_type\":\"validation\"}");
+      }
+      if (counted > maxInputTokens) {
+        return input.apply(counted);
+      }
+      return answersOverLong("ok");
+    };
+  }
+
+  /** TGI's T3 refusal of a prompt TGI counted as {@code counted} tokens, HTTP 422. */
+  public static Answer tgiRefusesInputLength(long counted, long maxInputTokens) {
+    return json(
+        422,
+        "{\"error\":\"Input validation error: `inputs` must have less than "
+            + maxInputTokens
+            + " tokens. Given: "
+            + counted
+            + "\",\"error_type\":\"validation\"}");
+  }
+
+  /**
+   * llama-server at d14ce3dab on {@code POST /completion}: N ≥ S gets {@code atContext} when N = S
+   * and the L1 refusal above ({@code tools/server/server-context.cpp:2500-2507}); the real server's
+   * answer to N = S is that refusal too ({@link #llamaRefusesContext}, recorded in
+   * llamacpp-d14ce3d/completion-np1-at-context-400.http); shorter prompts are served.
+   */
+  public static java.util.function.Function<byte[], Answer> llamaCompletion(
+      long slotContext, java.util.function.LongFunction<Answer> atContext) {
+    return body -> {
+      long n = tokenIdsIn(body, "prompt");
+      if (n == slotContext) {
+        return atContext.apply(n);
+      }
+      if (n > slotContext) {
+        return llamaRefusesContext(n, slotContext);
+      }
+      return answersOverLong("ok");
+    };
+  }
+
+  /** llama-server's L1 refusal (d14ce3dab), HTTP 400. */
+  public static Answer llamaRefusesContext(long promptTokens, long slotContext) {
+    return json(
+        400,
+        "{\"error\":{\"code\":400,\"message\":\"request ("
+            + promptTokens
+            + " tokens) exceeds the available context size ("
+            + slotContext
+            + " tokens), try increasing it\",\"type\":\"exceed_context_size_error\","
+            + "\"n_prompt_tokens\":"
+            + promptTokens
+            + ",\"n_ctx\":"
+            + slotContext
+            + "}}");
+  }
+
+  private static Answer json(int status, String body) {
+    return new Answer(
+        status, "application/json", body.getBytes(java.nio.charset.StandardCharsets.UTF_8), 0);
+  }
+
   /** The number of token IDs in a body's {@code "input_ids":[…]}; 0 without one. */
   static long tokenIds(byte[] body) {
+    return tokenIdsIn(body, "input_ids");
+  }
+
+  /** The number of token IDs in a body's {@code "<key>":[…]}; 0 without one. */
+  public static long tokenIdsIn(byte[] body, String key) {
     String text = new String(body, java.nio.charset.StandardCharsets.UTF_8);
-    int open = text.indexOf("\"input_ids\":[");
+    int open = text.indexOf("\"" + key + "\":[");
     if (open < 0) {
       return 0;
     }
-    int start = open + "\"input_ids\":[".length();
+    int start = open + ("\"" + key + "\":[").length();
     int end = text.indexOf(']', start);
     if (end == start) {
       return 0;

@@ -81,6 +81,8 @@ public final class LlamaServerRecorder {
       save(server, "np1", "slots", get(server, "/slots"));
       save(server, "np1", "metrics", get(server, "/metrics"));
       save(server, "np1", "completion", overLongPrompt(server, CONTEXT + 1));
+      // kvguard's L1 prompt: N = S, the shortest the slot context check (N >= S) refuses.
+      save(server, "np1-at-context", "completion", overLongPrompt(server, CONTEXT));
     }
     try (LlamaServer server =
         LlamaServer.start(model, work, CONTEXT, "-np", "1", "--context-shift")) {
@@ -143,7 +145,9 @@ public final class LlamaServerRecorder {
             + request.method()
             + " "
             + request.uri().getPath()
-            + (what.equals("completion") ? " (" + (CONTEXT + 1) + " token IDs)" : "")
+            + (what.equals("completion")
+                ? " (" + (setup.endsWith("at-context") ? CONTEXT : CONTEXT + 1) + " token IDs)"
+                : "")
             + " to `"
             + String.join(" ", command)
             + "`");
