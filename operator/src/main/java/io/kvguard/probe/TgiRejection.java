@@ -66,9 +66,10 @@ final class TgiRejection implements EngineRejection {
    * max_total_tokens}); and T3, checked after T2, reached only by I &lt; N' ≤ X − 1 (I = {@code
    * max_input_tokens}), so by N = I + 1 units where TGI's count of them (its own tokenizer: each "
    * a" at least one token, plus up to {@link TgiLengthSentence#SPECIAL_TOKENS_ALLOWED} special
-   * tokens) stays below X. Where that band is narrower (TGI's default, I = X − 1, leaves none for a
-   * request that asks for a token), no prompt asking for output reaches T3, and T2 alone is sent.
-   * T1 needs {@code truncate}, T4 is streaming, T5 start-up, T6 a queue wait.
+   * tokens) may exceed X − 1 where the band is narrow: that answer is T2's refusal, inconclusive.
+   * Where the band is empty (TGI's default, I = X − 1, for a request that asks for a token), no
+   * prompt asking for output reaches T3, and T2 alone is sent. T1 needs {@code truncate}, T4 is
+   * streaming, T5 start-up, T6 a queue wait.
    */
   @Override
   public AdmissionPlan paths(
@@ -98,7 +99,10 @@ final class TgiRejection implements EngineRejection {
                 + x
                 + " + 1 units with max_new_tokens 1: at least X + 1 tokens, over the total"));
     long t3 = Math.addExact(i, 1);
-    if (Math.addExact(t3, TgiLengthSentence.SPECIAL_TOKENS_ALLOWED) + OUTPUT_TOKENS <= x) {
+    // Sent wherever the band holds a prompt, even where the tokenizer's special tokens may push
+    // I + 1 units past it: T2's refusal of this prompt is then another check's (inconclusive, the
+    // gate stays shut), whereas not sending it would open the gate with T3 unproven.
+    if (Math.addExact(t3, OUTPUT_TOKENS) <= x) {
       prompts.add(
           new ProbePrompt(
               T3,

@@ -252,6 +252,17 @@ class TgiRejectionTest {
             u -> assertThat(u.reason()).contains("no max_input_tokens"));
   }
 
+  @Test
+  void t3IsSentWhereItsBandHoldsAPromptEvenIfTheSpecialTokensMayPushItIntoT2() {
+    // X - I = 6: prompts of 4091 to 4095 tokens with max_new_tokens 1 pass T2 and meet T3 alone.
+    // Not probing them opened the gate on T2 alone, for a build (or a proxy) that answers them;
+    // sent, a count the special tokens push past X - 1 is T2's refusal: inconclusive, shut.
+    PoolObservation narrow = POD.withEngineInputTokens(4_090);
+
+    assertThat(checks(narrow))
+        .containsExactly(TgiRejection.T2 + "@4097", TgiRejection.T3 + "@4091");
+  }
+
   private static List<String> checks(PoolObservation seen) {
     return ((io.kvguard.verdict.AdmissionPlan.Prompts)
             TGI.paths(null, null, 4_097, seen, EngineRejection.Route.POD))
