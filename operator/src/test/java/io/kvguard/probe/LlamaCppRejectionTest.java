@@ -137,35 +137,22 @@ class LlamaCppRejectionTest {
     assertThat(refused(answer(422, "application/json", CURRENT))).as("HTTP 422").isFalse();
     assertThat(LLAMA.fixFor(answer(413, "application/json", CURRENT), PROMPT, POD).orElseThrow())
         .contains("it came with HTTP 413, and llama.cpp sends its code, 400");
-    assertThat(refused(answer(400, "text/html", "<html><body>" + CURRENT + "</body></html>")))
-        .as("inside HTML")
-        .isFalse();
-    assertThat(refused(answer(400, "application/json", CURRENT + CURRENT)))
-        .as("two bodies")
-        .isFalse();
-    assertThat(
-            refused(
-                answer(
-                    400,
-                    "application/json",
-                    CURRENT.replace("{\"code\"", "{\"code\":500,\"code\""))))
-        .as("a duplicate key")
-        .isFalse();
-    assertThat(refused(answer(400, "application/json", CURRENT.substring(0, 90))))
-        .as("a cut body")
-        .isFalse();
+    RefusalLookAlikes.assertWrappedBodiesAreNotRefusals(
+        LlamaCppRejectionTest::refused,
+        (type, body) -> answer(400, type, body),
+        CURRENT,
+        CURRENT.replace("{\"code\"", "{\"code\":500,\"code\""),
+        90);
   }
 
   @Test
   void withoutThePodsSlotContextNothingIsAttributed() {
-    PoolObservation noContext =
-        new PoolObservation(8_192, OptionalLong.empty(), "b7062", null, List.of());
-    EngineResponse response = answer(400, "application/json", CURRENT);
-
-    assertThat(LLAMA.refusal(response, PROMPT, noContext)).isEmpty();
-    assertThat(LLAMA.fixFor(response, PROMPT, noContext).orElseThrow())
-        .contains("the pod reported no slot n_ctx");
-    assertThat(LLAMA.refusal(response)).as("no figures, no attribution").isEmpty();
+    RefusalLookAlikes.assertNothingIsAttributedWithoutThePodsLimit(
+        LLAMA,
+        answer(400, "application/json", CURRENT),
+        PROMPT,
+        new PoolObservation(8_192, OptionalLong.empty(), "b7062", null, List.of()),
+        "the pod reported no slot n_ctx");
   }
 
   @Test

@@ -185,33 +185,22 @@ class TgiRejectionTest {
     assertThat(refused(answer(400, "application/json", TOTAL))).as("HTTP 400").isFalse();
     assertThat(TGI.fixFor(answer(400, "application/json", TOTAL), PROMPT, POD).orElseThrow())
         .contains("it came with HTTP 400, and TGI answers validation errors with 422");
-    assertThat(refused(answer(422, "text/html", "<html><body>" + TOTAL + "</body></html>")))
-        .as("inside HTML")
-        .isFalse();
-    assertThat(refused(answer(422, "application/json", TOTAL + TOTAL))).as("two bodies").isFalse();
-    assertThat(
-            refused(
-                answer(
-                    422,
-                    "application/json",
-                    TOTAL.replace("{\"error\"", "{\"error_type\":\"x\",\"error\""))))
-        .as("a duplicate key")
-        .isFalse();
-    assertThat(refused(answer(422, "application/json", TOTAL.substring(0, 100))))
-        .as("a cut body")
-        .isFalse();
+    RefusalLookAlikes.assertWrappedBodiesAreNotRefusals(
+        TgiRejectionTest::refused,
+        (type, body) -> answer(422, type, body),
+        TOTAL,
+        TOTAL.replace("{\"error\"", "{\"error_type\":\"x\",\"error\""),
+        100);
   }
 
   @Test
   void withoutThePodsMaxTotalTokensNothingIsAttributed() {
-    PoolObservation noContext =
-        new PoolObservation(2_000_000, OptionalLong.empty(), "3.3.7", null, List.of());
-    EngineResponse response = answer(422, "application/json", TOTAL);
-
-    assertThat(TGI.refusal(response, PROMPT, noContext)).isEmpty();
-    assertThat(TGI.fixFor(response, PROMPT, noContext).orElseThrow())
-        .contains("the pod reported no max_total_tokens");
-    assertThat(TGI.refusal(response)).as("no figures, no attribution").isEmpty();
+    RefusalLookAlikes.assertNothingIsAttributedWithoutThePodsLimit(
+        TGI,
+        answer(422, "application/json", TOTAL),
+        PROMPT,
+        new PoolObservation(2_000_000, OptionalLong.empty(), "3.3.7", null, List.of()),
+        "the pod reported no max_total_tokens");
   }
 
   @Test

@@ -170,35 +170,22 @@ class VllmRejectionTest {
   void theRightBodyWithTheWrongStatusOrWrappingIsNotVllmsRefusal() {
     assertThat(refused(answer(200, "application/json", CURRENT))).as("HTTP 200").isFalse();
     assertThat(refused(answer(422, "application/json", CURRENT))).as("HTTP 422").isFalse();
-    assertThat(refused(answer(400, "text/html", "<html><body>" + CURRENT + "</body></html>")))
-        .as("inside HTML")
-        .isFalse();
-    assertThat(refused(answer(400, "application/json", CURRENT + CURRENT)))
-        .as("two bodies")
-        .isFalse();
-    assertThat(
-            refused(
-                answer(
-                    400,
-                    "application/json",
-                    CURRENT.replace("{\"message\"", "{\"message\":\"x\",\"message\""))))
-        .as("a duplicate key")
-        .isFalse();
-    assertThat(refused(answer(400, "application/json", CURRENT.substring(0, 120))))
-        .as("a cut body")
-        .isFalse();
+    RefusalLookAlikes.assertWrappedBodiesAreNotRefusals(
+        VllmRejectionTest::refused,
+        (type, body) -> answer(400, type, body),
+        CURRENT,
+        CURRENT.replace("{\"message\"", "{\"message\":\"x\",\"message\""),
+        120);
   }
 
   @Test
   void withoutThePodsContextLengthNothingIsAttributed() {
-    PoolObservation noContext =
-        new PoolObservation(2_000_000, OptionalLong.empty(), "0.11.0", null, List.of());
-    EngineResponse response = answer(400, "application/json", CURRENT);
-
-    assertThat(VLLM.refusal(response, PROMPT, noContext)).isEmpty();
-    assertThat(VLLM.fixFor(response, PROMPT, noContext).orElseThrow())
-        .contains("the pod reported no max_model_len");
-    assertThat(VLLM.refusal(response)).as("no figures, no attribution").isEmpty();
+    RefusalLookAlikes.assertNothingIsAttributedWithoutThePodsLimit(
+        VLLM,
+        answer(400, "application/json", CURRENT),
+        PROMPT,
+        new PoolObservation(2_000_000, OptionalLong.empty(), "0.11.0", null, List.of()),
+        "the pod reported no max_model_len");
   }
 
   @Test
