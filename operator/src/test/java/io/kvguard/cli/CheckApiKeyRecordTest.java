@@ -184,24 +184,19 @@ class CheckApiKeyRecordTest {
 
   @Test
   void aModelDeploymentWhoseProbeSendsASecretSaysHowToWriteItToAFile() throws IOException {
-    Path file = dir.resolve("md.yaml");
-    Files.writeString(
-        file,
-        """
-        apiVersion: kvguard.io/v1alpha1
-        kind: ModelDeployment
-        metadata: {name: glm, namespace: inference}
-        spec:
-          model: zai-org/GLM-5.3
-          contextWindow: 1048576
-          probe:
-            authSecretRef: {name: sglang-api, key: api.key}
-          roles:
-            - name: prefill
-              selector: {matchLabels: {role: prefill}}
-              engine: sglang
-              port: http
-        """);
+    Path file =
+        GlmModelDeployment.write(
+            dir.resolve("md.yaml"),
+            "inference",
+            """
+            probe:
+              authSecretRef: {name: sglang-api, key: api.key}
+            roles:
+              - name: prefill
+                selector: {matchLabels: {role: prefill}}
+                engine: sglang
+                port: http
+            """);
 
     int exit = check("--model-deployment", file.toString(), "--url", "http://127.0.0.1:1");
 
@@ -225,25 +220,20 @@ class CheckApiKeyRecordTest {
       })
   void aSecretRefNoClusterAcceptsIsRefusedRatherThanPrintedIntoAShellCommand(
       String field, String ref, String namespace) throws IOException {
-    Path file = dir.resolve("md.yaml");
-    Files.writeString(
-        file,
-        """
-        apiVersion: kvguard.io/v1alpha1
-        kind: ModelDeployment
-        metadata: {name: glm, namespace: %s}
-        spec:
-          model: zai-org/GLM-5.3
-          contextWindow: 1048576
-          probe:
-            authSecretRef: %s
-          roles:
-            - name: prefill
-              selector: {matchLabels: {role: prefill}}
-              engine: sglang
-              port: http
-        """
-            .formatted(namespace, ref));
+    Path file =
+        GlmModelDeployment.write(
+            dir.resolve("md.yaml"),
+            namespace,
+            """
+            probe:
+              authSecretRef: %s
+            roles:
+              - name: prefill
+                selector: {matchLabels: {role: prefill}}
+                engine: sglang
+                port: http
+            """
+                .formatted(ref));
 
     int exit = check("--model-deployment", file.toString(), "--url", "http://127.0.0.1:1");
 
@@ -258,24 +248,19 @@ class CheckApiKeyRecordTest {
   @Test
   void aRefusedKeyOfAModelDeploymentNamesTheSecretItShouldComeFrom() throws IOException {
     String url = url(sglang(), KEY);
-    Path file = dir.resolve("md.yaml");
-    Files.writeString(
-        file,
-        """
-        apiVersion: kvguard.io/v1alpha1
-        kind: ModelDeployment
-        metadata: {name: glm, namespace: inference}
-        spec:
-          model: zai-org/GLM-5.3
-          contextWindow: 1048576
-          probe:
-            authSecretRef: {name: sglang-api}
-          roles:
-            - name: decode
-              selector: {matchLabels: {role: decode}}
-              engine: sglang
-              port: http
-        """);
+    Path file =
+        GlmModelDeployment.write(
+            dir.resolve("md.yaml"),
+            "inference",
+            """
+            probe:
+              authSecretRef: {name: sglang-api}
+            roles:
+              - name: decode
+                selector: {matchLabels: {role: decode}}
+                engine: sglang
+                port: http
+            """);
 
     int exit =
         check(

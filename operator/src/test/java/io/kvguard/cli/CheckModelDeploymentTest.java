@@ -93,22 +93,17 @@ class CheckModelDeploymentTest {
 
   @Test
   void aSpecTheOperatorCannotApplyIsRefusedWithTheOperatorsWords() throws IOException {
-    Path file = dir.resolve("md.yaml");
-    Files.writeString(
-        file,
-        """
-        apiVersion: kvguard.io/v1alpha1
-        kind: ModelDeployment
-        metadata: {name: glm, namespace: inference}
-        spec:
-          model: zai-org/GLM-5.3
-          contextWindow: 1048576
-          roles:
-            - name: prefill
-              selector: {matchExpressions: [{key: role, operator: in, values: [prefill]}]}
-              engine: sglang
-              port: http
-        """);
+    Path file =
+        GlmModelDeployment.write(
+            dir.resolve("md.yaml"),
+            "inference",
+            """
+            roles:
+              - name: prefill
+                selector: {matchExpressions: [{key: role, operator: in, values: [prefill]}]}
+                engine: sglang
+                port: http
+            """);
 
     assertUsageError(
         "--model-deployment "
@@ -146,26 +141,20 @@ class CheckModelDeploymentTest {
    * its role.
    */
   private String spec(String extra, String role) throws IOException {
-    Path file = dir.resolve("md-" + Integer.toHexString((extra + role).hashCode()) + ".yaml");
-    Files.writeString(
-        file,
-        """
-        apiVersion: kvguard.io/v1alpha1
-        kind: ModelDeployment
-        metadata: {name: glm, namespace: inference}
-        spec:
-          model: zai-org/GLM-5.3
-          contextWindow: 1048576
-        %s
-          roles:
-            - name: prefill
-              selector: {matchLabels: {role: prefill}}
-              engine: sglang
-              port: http
-        %s
-        """
-            .formatted(extra.indent(2).stripTrailing(), role.indent(6).stripTrailing()));
-    return file.toString();
+    return GlmModelDeployment.write(
+            dir.resolve("md-" + Integer.toHexString((extra + role).hashCode()) + ".yaml"),
+            "inference",
+            """
+            %s
+            roles:
+              - name: prefill
+                selector: {matchLabels: {role: prefill}}
+                engine: sglang
+                port: http
+            %s
+            """
+                .formatted(extra.stripTrailing(), role.indent(4).stripTrailing()))
+        .toString();
   }
 
   @Test
