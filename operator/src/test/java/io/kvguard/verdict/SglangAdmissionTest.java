@@ -12,6 +12,25 @@ import org.junit.jupiter.params.provider.CsvSource;
 /** SGLang's admission paths and the prompt lengths that reach them, as its source computes them. */
 class SglangAdmissionTest {
 
+  /**
+   * 0.5.18 with C 1,048,576, M 1,048,570 and a non-adaptive EAGLE of {@code topk}, {@code steps}
+   * and {@code draftTokens}.
+   */
+  private static SglangAdmission eagle(long topk, long steps, long draftTokens) {
+    return new SglangAdmission(
+        1_048_576,
+        "0.5.18",
+        OptionalLong.of(1_048_570),
+        Optional.of(false),
+        "EAGLE",
+        Optional.of(false),
+        OptionalLong.of(topk),
+        OptionalLong.of(steps),
+        OptionalLong.of(draftTokens),
+        OptionalLong.of(1),
+        OptionalLong.of(2_040_000));
+  }
+
   private static SglangAdmission seen(String version, long context, long m, long pool, long dcp) {
     return new SglangAdmission(
         context,
@@ -74,19 +93,7 @@ class SglangAdmissionTest {
 
   @Test
   void eagleReservedTokensLowerTheOverContextPrompt() {
-    SglangAdmission eagle =
-        new SglangAdmission(
-            1_048_576,
-            "0.5.18",
-            OptionalLong.of(1_048_570),
-            Optional.of(false),
-            "EAGLE",
-            Optional.of(false),
-            OptionalLong.of(4),
-            OptionalLong.of(3),
-            OptionalLong.of(8),
-            OptionalLong.of(1),
-            OptionalLong.of(2_040_000));
+    SglangAdmission eagle = eagle(4, 3, 8);
 
     // R = max(topk × steps, draft tokens) = max(12, 8) = 12 (managers/utils.py:380-399): C − R is
     // below M, so the tokenizer refuses every prompt the scheduler would and the band is empty.
@@ -97,19 +104,7 @@ class SglangAdmissionTest {
 
   @Test
   void aSmallReservationLeavesABand() {
-    SglangAdmission eagle =
-        new SglangAdmission(
-            1_048_576,
-            "0.5.18",
-            OptionalLong.of(1_048_570),
-            Optional.of(false),
-            "EAGLE",
-            Optional.of(false),
-            OptionalLong.of(1),
-            OptionalLong.of(3),
-            OptionalLong.of(3),
-            OptionalLong.of(1),
-            OptionalLong.of(2_040_000));
+    SglangAdmission eagle = eagle(1, 3, 3);
 
     // R = 3: S1 at C − 3, S4 at M (M ≤ N < C − R).
     assertThat(((AdmissionPlan.Prompts) eagle.paths()).prompts())
