@@ -18,8 +18,17 @@ import java.util.concurrent.ConcurrentMap;
  */
 public final class GateArbiter {
 
-  /** The decision to write and, when other policies are involved, what to say about them. */
-  public record Arbitration(GateDecision decision, List<String> conflicts, boolean changedMine) {}
+  /**
+   * The decision to write and, when other policies are involved, what to say about them. {@code
+   * shutOnlyByStandIns}: no policy decided to keep the gate shut; it is shut only by the "awaiting
+   * its verdict" put in for policies with no decision here (not decided yet, or let go of the pod
+   * while the caller's view of who concerns the pod is older than that).
+   */
+  public record Arbitration(
+      GateDecision decision,
+      List<String> conflicts,
+      boolean changedMine,
+      boolean shutOnlyByStandIns) {}
 
   private static final int STRIPES = 4096;
 
@@ -50,7 +59,7 @@ public final class GateArbiter {
     GateDecision before = decisions.put(self, mine);
     boolean changed = !mine.equals(before);
     if (otherSelectors.isEmpty()) {
-      return new Arbitration(mine, List.of(), changed);
+      return new Arbitration(mine, List.of(), changed, false);
     }
     // Every policy computes the same answer from the same inputs, in name order, so two policies
     // never
@@ -61,10 +70,14 @@ public final class GateArbiter {
     List<String> conflicts = new ArrayList<>();
     ResourceID winner = null;
     GateDecision winning = null;
+    boolean decidedShut = false;
     for (ResourceID policy : all) {
       GateDecision theirs = policy.equals(self) ? mine : decisions.get(policy);
-      if (theirs == null) {
+      boolean undecided = theirs == null;
+      if (undecided) {
         theirs = new GateDecision(false, GateReason.AwaitingProbe, "awaiting its verdict");
+      } else if (!theirs.open()) {
+        decidedShut = true;
       }
       if (!policy.equals(self)) {
         conflicts.add(
@@ -84,7 +97,7 @@ public final class GateArbiter {
             winning.open(),
             winning.reason(),
             "ModelDeployment " + winner.getName() + ": " + winning.message());
-    return new Arbitration(decision, conflicts, changed);
+    return new Arbitration(decision, conflicts, changed, !decision.open() && !decidedShut);
   }
 
   public void forget(String podUid, ResourceID self) {

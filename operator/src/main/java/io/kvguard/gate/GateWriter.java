@@ -79,10 +79,18 @@ public final class GateWriter {
       GateArbiter.Arbitration arbitration =
           arbiter.arbitrate(pod.getMetadata().getUid(), self, mine, others);
       GateDecision decision = arbitration.decision();
-      if (decision.reason() == GateReason.Audit && GateState.letGoShut(pod)) {
+      if (GateState.letGoShut(pod)
+          && (decision.reason() == GateReason.Audit || arbitration.shutOnlyByStandIns())) {
         // An Audit policy never held this gate shut, so it may not open it either: an Enforce
         // policy let the pod go shut when its labels changed, and a label edit must not open a gate
-        // by moving the pod under an Audit policy. Only the record is written.
+        // by moving the pod under an Audit policy. Nor is the let-go gate replaced by a gate shut
+        // only
+        // by "awaiting" put in for a policy with no decision here: that is often the very policy
+        // that let the pod
+        // go, still named by a cache older than its release (its status listing the pod); written,
+        // it would hide why the gate is shut and leave no NoLongerSelected for the check above, so
+        // the next Audit pass would open the gate. Only the record is written; a policy that does
+        // decide for the pod writes its own decision.
         decision = null;
       }
       return write(pod, decision, record, hooks, true).arbitrated(arbitration);

@@ -41,6 +41,19 @@ class GateArbiterTest {
   }
 
   @Test
+  void aGateShutOnlyForAPolicyWithNoDecisionSaysSoAndOneAPolicyShutDoesNot() {
+    GateArbiter.Arbitration standIn = arbiter.arbitrate("uid-1", SERVE, OPEN, Set.of(BATCH));
+    assertThat(standIn.decision().reason()).isEqualTo(GateReason.AwaitingProbe);
+    assertThat(standIn.shutOnlyByStandIns()).isTrue();
+
+    assertThat(arbiter.arbitrate("uid-2", SERVE, SHUT, Set.of(BATCH)).shutOnlyByStandIns())
+        .isFalse();
+    arbiter.arbitrate("uid-3", BATCH, OPEN, Set.of());
+    assertThat(arbiter.arbitrate("uid-3", SERVE, OPEN, Set.of(BATCH)).shutOnlyByStandIns())
+        .isFalse();
+  }
+
+  @Test
   void onePodAlwaysMapsToOneLock() {
     assertThat(arbiter.lockFor("uid-1")).isSameAs(arbiter.lockFor("uid-1"));
   }
