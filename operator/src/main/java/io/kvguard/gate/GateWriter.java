@@ -83,14 +83,11 @@ public final class GateWriter {
           && (decision.reason() == GateReason.Audit || arbitration.shutOnlyByStandIns())) {
         // An Audit policy never held this gate shut, so it may not open it either: an Enforce
         // policy let the pod go shut when its labels changed, and a label edit must not open a gate
-        // by moving the pod under an Audit policy. Nor is the let-go gate replaced by a gate shut
-        // only
-        // by "awaiting" put in for a policy with no decision here: that is often the very policy
-        // that let the pod
-        // go, still named by a cache older than its release (its status listing the pod); written,
-        // it would hide why the gate is shut and leave no NoLongerSelected for the check above, so
-        // the next Audit pass would open the gate. Only the record is written; a policy that does
-        // decide for the pod writes its own decision.
+        // by moving the pod under an Audit policy. Nor may a gate shut only by "awaiting" put in
+        // for a policy with no decision replace it: that is often the very policy that let the pod
+        // go, still named by a cache older than its release (its status listing the pod). Written,
+        // it would hide why the gate is shut and, no longer NoLongerSelected, let the next Audit
+        // pass open it. Only the record is written; a policy that decides writes its decision.
         decision = null;
       }
       return write(pod, decision, record, hooks, true).arbitrated(arbitration);
