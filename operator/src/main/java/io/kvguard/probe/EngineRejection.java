@@ -90,19 +90,12 @@ public interface EngineRejection {
   }
 
   /**
-   * The engine's own admission refusal, recognised by status and error shape; its error class in
-   * kvguard's words (never the engine's payload). Empty for every other answer.
+   * The engine's own admission refusal, recognised by status and its whole error shape, with
+   * numbers that are this probe's (the prompt sent, the figures the pod reported); its error class
+   * in kvguard's words (never the engine's payload). Empty for every other answer.
    */
-  Optional<String> refusal(EngineResponse response);
-
-  /**
-   * As {@link #refusal(EngineResponse)}, for engines whose refusal states numbers that must be
-   * those of this probe: the prompt sent and the context length the pod reported.
-   */
-  default Optional<String> refusal(
-      EngineResponse response, OverLimitPrompt sent, PoolObservation observation) {
-    return refusal(response);
-  }
+  Optional<String> refusal(
+      EngineResponse response, OverLimitPrompt sent, PoolObservation observation);
 
   /**
    * Whether a refusal recorded earlier (on the pod, before an operator restart) is one this
@@ -115,21 +108,12 @@ public interface EngineRejection {
   String refusalShape();
 
   /**
-   * A fix specific to this engine for a 4xx that is not its refusal (e.g. TGI's body limit); empty
-   * if none.
+   * For a 4xx that is not the engine's refusal of this probe: a fix specific to this engine (e.g.
+   * TGI's body limit), or what in the answer did not match the pod's own figures (never quoting the
+   * body); empty if none.
    */
-  default Optional<String> fixFor(EngineResponse response, OverLimitPrompt prompt) {
-    return Optional.empty();
-  }
-
-  /**
-   * As {@link #fixFor(EngineResponse, OverLimitPrompt)}, for engines that say what in the answer
-   * did not match the pod's own figures (never quoting the body).
-   */
-  default Optional<String> fixFor(
-      EngineResponse response, OverLimitPrompt prompt, PoolObservation observation) {
-    return fixFor(response, prompt);
-  }
+  Optional<String> fixFor(
+      EngineResponse response, OverLimitPrompt prompt, PoolObservation observation);
 
   /**
    * What an answer (2xx) to the over-long prompt is known to mean for this engine; "" when nothing

@@ -87,12 +87,6 @@ final class LlamaCppRejection implements EngineRejection {
             COMPLETION, "{\"prompt\":", promptTokens, ",\"n_predict\":1,\"stream\":false}"));
   }
 
-  /** Without the probe's figures nothing can be attributed to llama.cpp. */
-  @Override
-  public Optional<String> refusal(EngineResponse response) {
-    return Optional.empty();
-  }
-
   @Override
   public Optional<String> refusal(
       EngineResponse response, OverLimitPrompt sent, PoolObservation observation) {

@@ -100,12 +100,6 @@ final class SglangRejection implements EngineRejection {
             ",\"sampling_params\":{\"max_new_tokens\":" + OUTPUT_TOKENS + "},\"stream\":false}"));
   }
 
-  /** Without the probe's figures nothing can be attributed to SGLang. */
-  @Override
-  public Optional<String> refusal(EngineResponse response) {
-    return Optional.empty();
-  }
-
   /**
    * HTTP 400 with exactly the body SGLang writes ({@code {"error": {"message": …}}} from the Python
    * server, {@code {"error": {"message": …, "code": 400}}} from the Rust front end, read strictly),

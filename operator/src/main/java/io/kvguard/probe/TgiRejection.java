@@ -122,12 +122,6 @@ final class TgiRejection implements EngineRejection {
     return new Plan.Send(OverLimitPrompt.text(GENERATE, BEFORE, UNIT, promptTokens, AFTER));
   }
 
-  /** Without the probe's figures nothing can be attributed to TGI. */
-  @Override
-  public Optional<String> refusal(EngineResponse response) {
-    return Optional.empty();
-  }
-
   @Override
   public Optional<String> refusal(
       EngineResponse response, OverLimitPrompt sent, PoolObservation observation) {

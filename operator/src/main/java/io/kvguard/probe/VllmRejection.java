@@ -131,12 +131,6 @@ final class VllmRejection implements EngineRejection {
         outputFields + ",\"stream\":false}");
   }
 
-  /** Without the probe's figures nothing can be attributed to vLLM. */
-  @Override
-  public Optional<String> refusal(EngineResponse response) {
-    return Optional.empty();
-  }
-
   @Override
   public Optional<String> refusal(
       EngineResponse response, OverLimitPrompt sent, PoolObservation observation) {
