@@ -99,10 +99,13 @@ public interface EngineRejection {
 
   /**
    * Whether a refusal recorded earlier (on the pod, before an operator restart) is one this
-   * recogniser gives today: a record from a kvguard build that recognised more must not stand in
-   * for a refusal.
+   * recogniser gives today: a record from a kvguard build that recognised more, or that sent fewer
+   * prompts than the pod's figures now call for, must not stand in for a refusal.
+   *
+   * @param observation what the engine reports now (from a fresh pool probe, or the figures carried
+   *     over from the record until one comes)
    */
-  boolean recognises(int status, String errorClass);
+  boolean recognises(int status, String errorClass, PoolObservation observation);
 
   /** The refusal's shape, as messages describe what was expected instead. */
   String refusalShape();

@@ -96,7 +96,7 @@ final class LlamaCppRejection implements EngineRejection {
   }
 
   @Override
-  public boolean recognises(int status, String errorClass) {
+  public boolean recognises(int status, String errorClass, PoolObservation observation) {
     // Only a per-path record: kvguard before issue 26 sent S + margin tokens, which never showed
     // that a prompt of exactly S tokens is refused.
     return RejectionOutcome.Refused.perPathRecord(

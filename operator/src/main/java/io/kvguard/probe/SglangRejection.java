@@ -181,7 +181,7 @@ final class SglangRejection implements EngineRejection {
   }
 
   @Override
-  public boolean recognises(int status, String errorClass) {
+  public boolean recognises(int status, String errorClass, PoolObservation observation) {
     // A record of one refusal only (kvguard before issue 26 sent SGLang a single prompt, which
     // never reached the scheduler's check) no longer stands in: only a per-path record counts.
     var record = new io.kvguard.verdict.RejectionOutcome.Refused(status, errorClass, 0);

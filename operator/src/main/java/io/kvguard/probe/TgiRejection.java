@@ -102,7 +102,7 @@ final class TgiRejection implements EngineRejection {
     // Sent wherever the band holds a prompt, even where the tokenizer's special tokens may push
     // I + 1 units past it: T2's refusal of this prompt is then another check's (inconclusive, the
     // gate stays shut), whereas not sending it would open the gate with T3 unproven.
-    if (Math.addExact(t3, OUTPUT_TOKENS) <= x) {
+    if (t3Band(i, x)) {
       prompts.add(
           new ProbePrompt(
               T3,
@@ -129,15 +129,33 @@ final class TgiRejection implements EngineRejection {
   }
 
   @Override
-  public boolean recognises(int status, String errorClass) {
+  public boolean recognises(int status, String errorClass, PoolObservation observation) {
     // Only a per-path record: kvguard before issue 26 sent one prompt, which never reached T3 and
-    // whose InputLength refusal was not checked against /info max_input_tokens.
+    // whose InputLength refusal was not checked against /info max_input_tokens. And T3 must be in
+    // it wherever the pod's figures give T3 a band today: builds before the second review of issue
+    // 26 sent T2 alone when X - I was 2 to 9, and such a record proves nothing about T3. Figures
+    // carried over from the record hold no max_input_tokens; the pod's next pool probe, a period
+    // later, brings them and decides.
+    boolean t3Owed =
+        observation.engineContextTokens().isPresent()
+            && observation.engineInputTokens().isPresent()
+            && t3Band(
+                observation.engineInputTokens().getAsLong(),
+                observation.engineContextTokens().getAsLong());
     return RejectionOutcome.Refused.perPathRecord(
         status,
         errorClass,
         422,
         Set.of(MAX_TOTAL_TOKENS_CLASS, INPUT_LENGTH_CLASS),
-        Set.of(MAX_TOTAL_TOKENS_CLASS));
+        t3Owed
+            ? Set.of(MAX_TOTAL_TOKENS_CLASS, INPUT_LENGTH_CLASS)
+            : Set.of(MAX_TOTAL_TOKENS_CLASS));
+  }
+
+  /** Whether T3 has a band a prompt asking for one token can land in: I + 1 + 1 <= X. */
+  private static boolean t3Band(long maxInputTokens, long maxTotalTokens) {
+    return maxInputTokens < Long.MAX_VALUE - OUTPUT_TOKENS
+        && maxInputTokens + 1 + OUTPUT_TOKENS <= maxTotalTokens;
   }
 
   @Override

@@ -138,7 +138,7 @@ final class VllmRejection implements EngineRejection {
   }
 
   @Override
-  public boolean recognises(int status, String errorClass) {
+  public boolean recognises(int status, String errorClass, PoolObservation observation) {
     // Only a per-path record with both paths: kvguard before issue 26 sent one prompt above the
     // limit, which never reached V4.
     return RejectionOutcome.Refused.perPathRecord(

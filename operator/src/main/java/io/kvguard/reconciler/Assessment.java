@@ -356,7 +356,7 @@ final class Assessment {
     if (vouched) {
       Optional<EngineRejection> recogniser = known.probes().forRole(in.role()).rejection();
       Optional<RejectionOutcome.Refused> recorded =
-          CarryOver.recordedRefusal(in.record(), process, promptTokens, recogniser);
+          CarryOver.recordedRefusal(in.record(), process, promptTokens, observation, recogniser);
       if (recorded.isPresent()) {
         return refusedOrNot(poolVerdict, recorded.get(), null);
       }

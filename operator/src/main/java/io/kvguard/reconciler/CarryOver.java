@@ -97,6 +97,7 @@ final class CarryOver {
       VerdictRecord before,
       EngineProcess process,
       long promptTokens,
+      PoolObservation observation,
       Optional<EngineRejection> recogniser) {
     boolean holds =
         process.containerID().equals(before.rejectionRefusedBy())
@@ -108,7 +109,9 @@ final class CarryOver {
                 .filter(
                     r ->
                         r.recognises(
-                            before.rejectionRefusalStatus(), before.rejectionRefusalError()))
+                            before.rejectionRefusalStatus(),
+                            before.rejectionRefusalError(),
+                            observation))
                 .isPresent();
     return holds
         ? Optional.of(

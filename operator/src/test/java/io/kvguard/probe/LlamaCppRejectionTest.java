@@ -157,8 +157,8 @@ class LlamaCppRejectionTest {
 
   @Test
   void aRefusalRecordedByTheTypeMatcherIsNotCarriedOver() {
-    assertThat(LLAMA.recognises(400, "exceed_context_size_error")).isFalse();
-    assertThat(LLAMA.recognises(400, LlamaCppRejection.ERROR_CLASS))
+    assertThat(LLAMA.recognises(400, "exceed_context_size_error", POD)).isFalse();
+    assertThat(LLAMA.recognises(400, LlamaCppRejection.ERROR_CLASS, POD))
         .as("the whole-answer class of kvguard's single S + margin prompt, before issue 26")
         .isFalse();
     String l1 =
@@ -170,8 +170,8 @@ class LlamaCppRejectionTest {
                         + LlamaCppRejection.ERROR_CLASS),
                 8_193)
             .errorClass();
-    assertThat(LLAMA.recognises(400, l1)).isTrue();
-    assertThat(LLAMA.recognises(500, l1)).isFalse();
+    assertThat(LLAMA.recognises(400, l1, POD)).isTrue();
+    assertThat(LLAMA.recognises(500, l1, POD)).isFalse();
   }
 
   @Test

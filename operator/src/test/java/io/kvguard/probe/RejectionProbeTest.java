@@ -467,11 +467,12 @@ class RejectionProbeTest {
 
   /** vLLM V2 and V4, TGI T2 and T3 (input limit 3000 under a total of 4096), llama.cpp L1. */
   private RejectionOutcome sendPaths(String engineName) {
+    return send(engineName, 4_097, pathsSeen(engineName), EngineRejection.Route.POD);
+  }
+
+  private static PoolObservation pathsSeen(String engineName) {
     PoolObservation seen = unified(2_000_000, 4_096);
-    if (engineName.equals("tgi")) {
-      seen = seen.withEngineInputTokens(3_000);
-    }
-    return send(engineName, 4_097, seen, EngineRejection.Route.POD);
+    return engineName.equals("tgi") ? seen.withEngineInputTokens(3_000) : seen;
   }
 
   private void serve(String engineName, java.util.function.LongFunction<FakeEngine.Answer> second) {
@@ -514,7 +515,9 @@ class RejectionProbeTest {
                         default -> List.of(LlamaCppRejection.ERROR_CLASS);
                       });
               assertThat(
-                      rejectionOf(engineName).orElseThrow().recognises(r.status(), r.errorClass()))
+                      rejectionOf(engineName)
+                          .orElseThrow()
+                          .recognises(r.status(), r.errorClass(), pathsSeen(engineName)))
                   .as("this build's record is carried over")
                   .isTrue();
             });

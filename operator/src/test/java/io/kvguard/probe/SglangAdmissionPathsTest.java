@@ -27,6 +27,9 @@ class SglangAdmissionPathsTest {
   private static final long POOL = 2_040_000;
   private static final long LIMIT = CONTEXT - 6; // min(C − 1, P − 1) − 5
   private static final EngineHttp HTTP = EngineHttp.createDefault();
+  private static final PoolObservation OBSERVED =
+      new PoolObservation(POOL, OptionalLong.of(CONTEXT), "0.5.18", null, List.of());
+
   private static final PoolVerdict POOL_OK =
       new PoolVerdict(Verdict.Verified, GateReason.PoolSufficient, "pool ok");
   private final FakeEngine engine;
@@ -49,7 +52,7 @@ class SglangAdmissionPathsTest {
             EngineEndpoint.of("http", "127.0.0.1", engine.port(), Duration.ofSeconds(10)),
             CONTEXT + 1,
             "m",
-            new PoolObservation(POOL, OptionalLong.of(CONTEXT), "0.5.18", null, List.of()),
+            OBSERVED,
             EngineRejection.Route.POD);
   }
 
@@ -95,8 +98,8 @@ class SglangAdmissionPathsTest {
     // The record of it carries over an operator restart; one from a single-prompt kvguard does not.
     RejectionOutcome.Refused refused = (RejectionOutcome.Refused) outcome;
     EngineRejection sglang = new SglangProbe(HTTP).rejection().orElseThrow();
-    assertThat(sglang.recognises(refused.status(), refused.errorClass())).isTrue();
-    assertThat(sglang.recognises(400, "context-length check")).isFalse();
+    assertThat(sglang.recognises(refused.status(), refused.errorClass(), OBSERVED)).isTrue();
+    assertThat(sglang.recognises(400, "context-length check", OBSERVED)).isFalse();
   }
 
   @Test

@@ -205,16 +205,34 @@ class TgiRejectionTest {
 
   @Test
   void aRefusalRecordedByThePrefixMatcherIsNotCarriedOver() {
-    assertThat(TGI.recognises(422, "validation")).isFalse();
-    assertThat(TGI.recognises(422, TgiRejection.MAX_TOTAL_TOKENS_CLASS))
+    PoolObservation tgiDefault = POD.withEngineInputTokens(4_095);
+    assertThat(TGI.recognises(422, "validation", tgiDefault)).isFalse();
+    assertThat(TGI.recognises(422, TgiRejection.MAX_TOTAL_TOKENS_CLASS, tgiDefault))
         .as("the class of kvguard's single prompt, before issue 26")
         .isFalse();
     String t2 = pathRecord(TgiRejection.T2, 4_097, TgiRejection.MAX_TOTAL_TOKENS_CLASS);
     String t3 = pathRecord(TgiRejection.T3, 3_001, TgiRejection.INPUT_LENGTH_CLASS);
-    assertThat(TGI.recognises(422, paths(t2))).isTrue();
-    assertThat(TGI.recognises(422, paths(t2, t3))).isTrue();
-    assertThat(TGI.recognises(422, paths(t3))).as("T2 is always sent").isFalse();
-    assertThat(TGI.recognises(400, paths(t2))).isFalse();
+    assertThat(TGI.recognises(422, paths(t2), tgiDefault))
+        .as("I = X - 1: T3 has no band, T2 alone is sent")
+        .isTrue();
+    assertThat(TGI.recognises(422, paths(t2, t3), tgiDefault)).isTrue();
+    assertThat(TGI.recognises(422, paths(t3), tgiDefault)).as("T2 is always sent").isFalse();
+    assertThat(TGI.recognises(400, paths(t2), tgiDefault)).isFalse();
+  }
+
+  @Test
+  void aT2OnlyRecordDoesNotStandInWhereThePodsFiguresGiveT3ABand() {
+    String t2 = pathRecord(TgiRejection.T2, 4_097, TgiRejection.MAX_TOTAL_TOKENS_CLASS);
+    String t3 = pathRecord(TgiRejection.T3, 4_088, TgiRejection.INPUT_LENGTH_CLASS);
+    // X - I = 9: builds before the second review of issue 26 sent T2 alone here.
+    PoolObservation narrow = POD.withEngineInputTokens(4_087);
+    assertThat(TGI.recognises(422, paths(t2), narrow))
+        .as("T3 was never proven: the prompts are sent again")
+        .isFalse();
+    assertThat(TGI.recognises(422, paths(t2, t3), narrow)).isTrue();
+    assertThat(TGI.recognises(422, paths(t2), POD))
+        .as("figures carried over from the record (no max_input_tokens) until the next pool probe")
+        .isTrue();
   }
 
   static String pathRecord(String check, long tokens, String errorClass) {

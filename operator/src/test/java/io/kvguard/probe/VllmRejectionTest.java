@@ -190,8 +190,8 @@ class VllmRejectionTest {
 
   @Test
   void aRefusalRecordedByTheSubstringMatcherIsNotCarriedOver() {
-    assertThat(VLLM.recognises(400, "BadRequestError: maximum context length")).isFalse();
-    assertThat(VLLM.recognises(400, VllmRejection.ERROR_CLASS))
+    assertThat(VLLM.recognises(400, "BadRequestError: maximum context length", POD)).isFalse();
+    assertThat(VLLM.recognises(400, VllmRejection.ERROR_CLASS, POD))
         .as("the whole-message class of kvguard's single prompt, before issue 26")
         .isFalse();
     String v2 =
@@ -200,9 +200,9 @@ class VllmRejectionTest {
         VllmRejection.V4
             + " refused 4096 tokens with HTTP 400 as "
             + VllmRejection.DECODER_PROMPT_CLASS;
-    assertThat(VLLM.recognises(400, paths(v2, v4))).isTrue();
-    assertThat(VLLM.recognises(400, paths(v2))).as("V4 was never proven").isFalse();
-    assertThat(VLLM.recognises(200, paths(v2, v4))).isFalse();
+    assertThat(VLLM.recognises(400, paths(v2, v4), POD)).isTrue();
+    assertThat(VLLM.recognises(400, paths(v2), POD)).as("V4 was never proven").isFalse();
+    assertThat(VLLM.recognises(200, paths(v2, v4), POD)).isFalse();
   }
 
   private static String paths(String... refusals) {

@@ -7,8 +7,11 @@ import io.kvguard.gate.VerdictRecord;
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.EngineProbes;
 import io.kvguard.probe.EngineRejection;
+import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.RejectionOutcome;
+import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +23,10 @@ class CarryOverTest {
       EngineProbes.standard(EngineHttp.createDefault()).forEngine(Engine.SGLANG).rejection();
   private static final EngineProcess PROCESS =
       new EngineProcess("engine", "containerd://a", 2, "10.0.0.7", 30000, 30000);
+
+  /** The pod's figures now: as carried over from its record (no TGI max_input_tokens). */
+  private static final PoolObservation SEEN =
+      new PoolObservation(2_040_000, OptionalLong.of(1_048_576), "0.5.22", null, List.of());
 
   private static VerdictRecord refused(
       String container, int restarts, long prompt, Integer status, String error) {
@@ -49,7 +56,11 @@ class CarryOverTest {
             + " 1048570 tokens with HTTP 400 as validate_input_length";
     assertThat(
             CarryOver.recordedRefusal(
-                refused("containerd://a", 2, 2_100_000, 400, paths), PROCESS, 2_100_000, SGLANG))
+                refused("containerd://a", 2, 2_100_000, 400, paths),
+                PROCESS,
+                2_100_000,
+                SEEN,
+                SGLANG))
         .contains(new RejectionOutcome.Refused(400, paths, 2_100_000));
     // A single refusal, as kvguard recorded before issue 26, never reached SGLang's scheduler
     // check.
@@ -58,6 +69,7 @@ class CarryOverTest {
                 refused("containerd://a", 2, 2_100_000, 400, "context-length check"),
                 PROCESS,
                 2_100_000,
+                SEEN,
                 SGLANG))
         .isEmpty();
   }
@@ -69,6 +81,7 @@ class CarryOverTest {
                 refused("containerd://b", 2, 2_100_000, 400, "context-length check"),
                 PROCESS,
                 2_100_000,
+                SEEN,
                 SGLANG))
         .as("another container")
         .isEmpty();
@@ -77,6 +90,7 @@ class CarryOverTest {
                 refused("containerd://a", 1, 2_100_000, 400, "context-length check"),
                 PROCESS,
                 2_100_000,
+                SEEN,
                 SGLANG))
         .as("before a restart")
         .isEmpty();
@@ -85,12 +99,17 @@ class CarryOverTest {
                 refused("containerd://a", 2, 2_000_000, 400, "context-length check"),
                 PROCESS,
                 2_100_000,
+                SEEN,
                 SGLANG))
         .as("another prompt")
         .isEmpty();
     assertThat(
             CarryOver.recordedRefusal(
-                refused("containerd://a", 2, 2_100_000, null, null), PROCESS, 2_100_000, SGLANG))
+                refused("containerd://a", 2, 2_100_000, null, null),
+                PROCESS,
+                2_100_000,
+                SEEN,
+                SGLANG))
         .as("no status recorded (older kvguard)")
         .isEmpty();
     assertThat(
@@ -103,6 +122,7 @@ class CarryOverTest {
                     "invalid_request_error: maximum context length"),
                 PROCESS,
                 2_100_000,
+                SEEN,
                 SGLANG))
         .as("a refusal this engine's recogniser does not count")
         .isEmpty();
@@ -137,6 +157,7 @@ class CarryOverTest {
                 refused("containerd://a", 2, 1_048_577, status, single),
                 PROCESS,
                 1_048_577,
+                SEEN,
                 rejection))
         .isEmpty();
     assertThat(
@@ -144,7 +165,32 @@ class CarryOverTest {
                 refused("containerd://a", 2, 1_048_577, status, paths),
                 PROCESS,
                 1_048_577,
+                SEEN,
                 rejection))
         .contains(new RejectionOutcome.Refused(status, paths, 1_048_577));
+  }
+
+  @Test
+  void aTgiRecordWithoutT3DoesNotStandInOnceTheFreshFiguresGiveT3ABand() {
+    Optional<EngineRejection> tgi =
+        EngineProbes.standard(EngineHttp.createDefault()).forEngine(Engine.TGI).rejection();
+    String t2Only =
+        "paths: T2 total check (N + max_new_tokens > max_total_tokens) refused 1048577 tokens with"
+            + " HTTP 422 as validation: MaxTotalTokens, whole answer matched";
+    // max_input_tokens 1,048,570 under a total of 1,048,576: T3's band holds I + 1, and builds
+    // before the second review of issue 26 did not send it there.
+    PoolObservation fresh =
+        new PoolObservation(2_040_000, OptionalLong.of(1_048_576), "3.3.7", null, List.of())
+            .withEngineInputTokens(1_048_570);
+
+    assertThat(
+            CarryOver.recordedRefusal(
+                refused("containerd://a", 2, 1_048_577, 422, t2Only),
+                PROCESS,
+                1_048_577,
+                fresh,
+                tgi))
+        .as("T3 was never proven on this pod: the prompts are sent again")
+        .isEmpty();
   }
 }
