@@ -186,10 +186,10 @@ final class SglangRejection implements EngineRejection {
   /**
    * The token IDs of SGLang's answer: {@code output_ids} (the generated tokens), and {@code
    * prompt_token_ids} where the request asked for them (kvguard does not). SGLang v0.5.18 {@code
-   * python/sglang/srt/managers/tokenizer_manager.py:2382-2386,2389-2390} (a finished non-streamed
-   * request answers {@code {"text", "output_ids", "meta_info"}}; {@code :2419-2423} without the
-   * tokenizer). A prompt S4 stubbed out is run as one token, so its answer cannot echo its own
-   * marker; another request's marker in it is evidence of that request's KV.
+   * python/sglang/srt/managers/tokenizer_manager.py:2382-2391} (a finished non-streamed request
+   * answers {@code {"text", "output_ids", "meta_info"}}; {@code :2422-2426} without the tokenizer).
+   * A prompt S4 stubbed out is run as one token, so its answer cannot echo its own marker; another
+   * request's marker in it is evidence of that request's KV.
    */
   @Override
   public AnswerContent answerContent(EngineResponse response) {

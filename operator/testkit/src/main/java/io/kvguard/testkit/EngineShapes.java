@@ -561,7 +561,7 @@ public final class EngineShapes {
 
   /**
    * SGLang's answer to a served {@code /generate} request (v0.5.18 {@code
-   * tokenizer_manager.py:2382-2386}): its text, the generated token IDs and meta_info.
+   * tokenizer_manager.py:2382-2391}): its text, the generated token IDs and meta_info.
    */
   public static Answer sglangAnswers(String text, long... outputIds) {
     return json(
