@@ -168,7 +168,10 @@ public final class CheckCommand {
     RejectionProbe rejectionProbe =
         http == null
             ? this.rejectionProbe
-            : new RejectionProbe(http.tapped(capture), this.rejectionProbe.maxPromptTokens());
+            : new RejectionProbe(
+                http.tapped(capture),
+                this.rejectionProbe.maxPromptTokens(),
+                this.rejectionProbe.markers());
     EngineProbe probe;
     try {
       probe =

@@ -1,6 +1,7 @@
 package io.kvguard.probe;
 
 import io.kvguard.verdict.AdmissionPlan;
+import io.kvguard.verdict.AnswerContent;
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.ProbePrompt;
 import java.util.List;
@@ -124,5 +125,16 @@ public interface EngineRejection {
    */
   default String answerMeaning() {
     return "";
+  }
+
+  /**
+   * What of an answer (2xx or 5xx, not streamed) can carry probe markers (issue 26 §4), in the form
+   * this engine's answer has them: token IDs where it returns them, text for an engine sent text.
+   * Read once, in memory; the caller drops the answer after the scan. Unreadable, with why, where
+   * the answer carries neither.
+   */
+  default AnswerContent answerContent(EngineResponse response) {
+    return new AnswerContent.Unreadable(
+        "kvguard has not read where " + engineName() + "'s answer carries tokens");
   }
 }

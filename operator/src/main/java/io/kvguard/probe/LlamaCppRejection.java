@@ -2,6 +2,7 @@ package io.kvguard.probe;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvguard.verdict.AdmissionPlan;
+import io.kvguard.verdict.AnswerContent;
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.ProbePrompt;
 import io.kvguard.verdict.RejectionOutcome;
@@ -84,7 +85,33 @@ final class LlamaCppRejection implements EngineRejection {
   public Plan plan(long promptTokens, String model, PoolObservation observation, Route route) {
     return new Plan.Send(
         OverLimitPrompt.tokenIds(
-            COMPLETION, "{\"prompt\":", promptTokens, ",\"n_predict\":1,\"stream\":false}"));
+            COMPLETION,
+            "{\"prompt\":",
+            promptTokens,
+            // return_tokens: an answer lists the token IDs it generated, for the marker scan.
+            ",\"n_predict\":1,\"return_tokens\":true,\"stream\":false}"));
+  }
+
+  /**
+   * The generated token IDs of llama-server's answer: {@code tokens}, filled only when the request
+   * asks {@code return_tokens} (kvguard does), d14ce3dab {@code tools/server/server-task.cpp:265}
+   * (the flag), {@code :747-751} (the answer), {@code server-context.cpp:1393-1394} (filled per
+   * token). A build that ignores the flag answers an empty list: nothing to scan.
+   */
+  @Override
+  public AnswerContent answerContent(EngineResponse response) {
+    return AnswerContents.ofJsonObject(
+        response,
+        engineName(),
+        body -> {
+          Optional<long[]> tokens = AnswerContents.tokenIds(body, "tokens");
+          if (tokens.isEmpty() || tokens.get().length == 0) {
+            return new AnswerContent.Unreadable(
+                "the answer lists no token IDs in tokens, which llama-server fills when asked with"
+                    + " return_tokens");
+          }
+          return new AnswerContent.TokenIds(List.of(tokens.get()));
+        });
   }
 
   @Override

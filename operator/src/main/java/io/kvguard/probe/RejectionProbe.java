@@ -1,7 +1,10 @@
 package io.kvguard.probe;
 
 import io.kvguard.verdict.AdmissionPlan;
+import io.kvguard.verdict.MarkerFinding;
+import io.kvguard.verdict.MarkerScan;
 import io.kvguard.verdict.PoolObservation;
+import io.kvguard.verdict.ProbeMarker;
 import io.kvguard.verdict.ProbePrompt;
 import io.kvguard.verdict.RejectionOutcome;
 import java.util.ArrayList;
@@ -15,8 +18,10 @@ import java.util.Optional;
  * EngineRejection} recognises it, and from the check each prompt was sized for, counts as a
  * refusal; any other 4xx is inconclusive. The gate may open only when every prompt was refused. The
  * body of an answer is hashed as it arrives and only its head is looked at: it may carry another
- * tenant's data, so it is never logged or kept. The prompt is produced while it is sent and never
- * built in memory, and it is capped.
+ * tenant's data, so it is never logged or kept. Each prompt starts with a marker unique to it
+ * ({@link SentMarkers}); an answer where a refusal was due is scanned once for the markers of other
+ * prompts (evidence of another request's KV), and only the finding is kept. The prompt is produced
+ * while it is sent and never built in memory, and it is capped.
  */
 public final class RejectionProbe {
   /**
@@ -29,18 +34,33 @@ public final class RejectionProbe {
 
   private final EngineHttp http;
   private final long maxPromptTokens;
+  private final SentMarkers markers;
 
   public RejectionProbe(EngineHttp http) {
     this(http, DEFAULT_MAX_PROMPT_TOKENS);
   }
 
   public RejectionProbe(EngineHttp http, long maxPromptTokens) {
+    this(http, maxPromptTokens, new SentMarkers());
+  }
+
+  /**
+   * @param markers the markers of the prompts sent recently, shared by every probe of this process
+   *     (all pods, all ModelDeployments), so an answer holding another probe's marker is seen
+   */
+  public RejectionProbe(EngineHttp http, long maxPromptTokens, SentMarkers markers) {
     this.http = http;
     this.maxPromptTokens = maxPromptTokens;
+    this.markers = markers;
   }
 
   public long maxPromptTokens() {
     return maxPromptTokens;
+  }
+
+  /** The markers this probe registers its prompts in. */
+  public SentMarkers markers() {
+    return markers;
   }
 
   /**
@@ -141,7 +161,8 @@ public final class RejectionProbe {
     if (plan instanceof EngineRejection.Plan.Skip skip) {
       return new RejectionOutcome.Inconclusive("not sent: " + skip.reason(), promptTokens);
     }
-    OverLimitPrompt prompt = ((EngineRejection.Plan.Send) plan).prompt();
+    ProbeMarker marker = markers.next();
+    OverLimitPrompt prompt = ((EngineRejection.Plan.Send) plan).prompt().marked(marker);
     EngineResponse response;
     try {
       response = http.postJson(endpoint, prompt.path(), prompt.publisher());
@@ -184,6 +205,12 @@ public final class RejectionProbe {
       return new RejectionOutcome.Failed(
           "POST " + prompt.path() + " answered HTTP " + status + " (redirects are not followed)");
     }
+    // The one look at an answer's content: scanned in memory for markers, then dropped with the
+    // response (issue 26 §4).
+    MarkerFinding found =
+        streamed
+            ? new MarkerFinding.Unchecked("the answer was streamed, and kvguard reads no streams")
+            : MarkerScan.scan(marker, markers.recent(), engine.answerContent(response));
     return new RejectionOutcome.Answered(
         status,
         response.length(),
@@ -191,7 +218,8 @@ public final class RejectionProbe {
         promptTokens,
         streamed,
         engine.answerMeaning(),
-        probePrompt.refusals().isEmpty() ? "" : probePrompt.check());
+        probePrompt.refusals().isEmpty() ? "" : probePrompt.check(),
+        found);
   }
 
   private static String notARefusal(

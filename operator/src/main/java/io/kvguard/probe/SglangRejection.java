@@ -2,7 +2,10 @@ package io.kvguard.probe;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvguard.verdict.AdmissionPlan;
+import io.kvguard.verdict.AnswerContent;
 import io.kvguard.verdict.PoolObservation;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -178,6 +181,31 @@ final class SglangRejection implements EngineRejection {
     return (python || rust) && SglangLengthSentence.of(sentence).isPresent()
         ? Optional.of(sentence)
         : Optional.empty();
+  }
+
+  /**
+   * The token IDs of SGLang's answer: {@code output_ids} (the generated tokens), and {@code
+   * prompt_token_ids} where the request asked for them (kvguard does not). SGLang v0.5.18 {@code
+   * python/sglang/srt/managers/tokenizer_manager.py:2382-2391} (a finished non-streamed request
+   * answers {@code {"text", "output_ids", "meta_info"}}; {@code :2422-2426} without the tokenizer).
+   * A prompt S4 stubbed out is run as one token, so its answer cannot echo its own marker; another
+   * request's marker in it is evidence of that request's KV.
+   */
+  @Override
+  public AnswerContent answerContent(EngineResponse response) {
+    return AnswerContents.ofJsonObject(
+        response,
+        engineName(),
+        body -> {
+          Optional<long[]> output = AnswerContents.tokenIds(body, "output_ids");
+          if (output.isEmpty()) {
+            return new AnswerContent.Unreadable(
+                "the answer has no output_ids list, which SGLang's /generate answers carry");
+          }
+          List<long[]> lists = new ArrayList<>(List.of(output.get()));
+          AnswerContents.tokenIds(body, "prompt_token_ids").ifPresent(lists::add);
+          return new AnswerContent.TokenIds(lists);
+        });
   }
 
   @Override

@@ -2,6 +2,7 @@ package io.kvguard.probe;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvguard.verdict.AdmissionPlan;
+import io.kvguard.verdict.AnswerContent;
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.ProbePrompt;
 import io.kvguard.verdict.RejectionOutcome;
@@ -120,6 +121,24 @@ final class TgiRejection implements EngineRejection {
   public Plan plan(long promptTokens, String model, PoolObservation observation, Route route) {
     // One " a" per token: at least one token each with every common tokenizer.
     return new Plan.Send(OverLimitPrompt.text(GENERATE, BEFORE, UNIT, promptTokens, AFTER));
+  }
+
+  /**
+   * TGI answers text only: {@code generated_text} of {@code GenerateResponse} (v3.3.7 {@code
+   * router/src/lib.rs:1474-1479}), scanned for a marker's words.
+   */
+  @Override
+  public AnswerContent answerContent(EngineResponse response) {
+    return AnswerContents.ofJsonObject(
+        response,
+        engineName(),
+        body ->
+            ErrorBodies.text(body, "generated_text")
+                .<AnswerContent>map(AnswerContent.Text::new)
+                .orElseGet(
+                    () ->
+                        new AnswerContent.Unreadable(
+                            "the answer has no generated_text, which TGI's /generate answers carry")));
   }
 
   @Override

@@ -2,6 +2,7 @@ package io.kvguard.probe;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvguard.verdict.AdmissionPlan;
+import io.kvguard.verdict.AnswerContent;
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.ProbePrompt;
 import io.kvguard.verdict.RejectionOutcome;
@@ -129,6 +130,36 @@ final class VllmRejection implements EngineRejection {
         "{\"model\":" + OverLimitPrompt.quote(model) + ",\"prompt\":",
         tokens,
         outputFields + ",\"stream\":false}");
+  }
+
+  /**
+   * vLLM's completion answers carry text; token IDs ({@code choices[].token_ids}, {@code
+   * prompt_token_ids}, ffd91ee17a {@code vllm/entrypoints/openai/completion/protocol.py:615-617})
+   * only when the request asks {@code return_token_ids}, which kvguard does not: the flag also
+   * turns off the detokenization V4's prompt goes through, and builds before it have not been read.
+   * Token IDs in an answer are scanned; text alone cannot be (which text a model makes of a
+   * marker's IDs depends on its tokenizer).
+   */
+  @Override
+  public AnswerContent answerContent(EngineResponse response) {
+    return AnswerContents.ofJsonObject(
+        response,
+        engineName(),
+        body -> {
+          JsonNode choices = body.get("choices");
+          List<long[]> lists = new java.util.ArrayList<>();
+          if (choices != null && choices.isArray()) {
+            for (JsonNode choice : choices) {
+              AnswerContents.tokenIds(choice, "token_ids").ifPresent(lists::add);
+              AnswerContents.tokenIds(choice, "prompt_token_ids").ifPresent(lists::add);
+            }
+          }
+          return lists.isEmpty()
+              ? new AnswerContent.Unreadable(
+                  "vLLM's answer carries text and no token IDs unless asked for return_token_ids,"
+                      + " which kvguard does not ask")
+              : new AnswerContent.TokenIds(lists);
+        });
   }
 
   @Override

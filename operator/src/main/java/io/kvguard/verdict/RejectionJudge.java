@@ -91,7 +91,9 @@ public final class RejectionJudge {
           GateReason.RejectionPathUnsafe,
           what
               + "; an over-long prompt must be refused, never answered"
-              + (answered.meaning().isEmpty() ? "" : " (" + answered.meaning() + ")"));
+              + (answered.meaning().isEmpty() ? "" : " (" + answered.meaning() + ")")
+              + "; "
+              + answered.markers().phrase());
     }
     return new PoolVerdict(
         Verdict.Unknown,

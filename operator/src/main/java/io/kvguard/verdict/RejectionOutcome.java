@@ -4,7 +4,8 @@ import java.util.List;
 
 /**
  * What an engine did with a prompt just above its admission limit. An answer's body is never kept:
- * it may hold another tenant's data. Only its length and a hash survive, for correlation.
+ * it may hold another tenant's data. Only its length, a hash (for correlation) and what a scan for
+ * probe markers found survive.
  */
 public sealed interface RejectionOutcome {
 
@@ -94,6 +95,7 @@ public sealed interface RejectionOutcome {
    *     known)
    * @param check the admission check ({@link ProbePrompt#check}) the prompt was sized for, "" where
    *     the engine's paths are not told apart
+   * @param markers what the scan of the answer's content for probe markers found (issue 26 §4)
    */
   record Answered(
       int status,
@@ -102,10 +104,27 @@ public sealed interface RejectionOutcome {
       long promptTokens,
       boolean streamed,
       String meaning,
-      String check)
+      String check,
+      MarkerFinding markers)
       implements RejectionOutcome {
+    /** For an answer nobody scanned (built outside the probe). */
+    static final MarkerFinding NOT_SCANNED =
+        new MarkerFinding.Unchecked("the answer was not scanned");
+
     public Answered {
       java.util.Objects.requireNonNull(check, "check");
+      java.util.Objects.requireNonNull(markers, "markers");
+    }
+
+    public Answered(
+        int status,
+        long bodyBytes,
+        String bodySha256,
+        long promptTokens,
+        boolean streamed,
+        String meaning,
+        String check) {
+      this(status, bodyBytes, bodySha256, promptTokens, streamed, meaning, check, NOT_SCANNED);
     }
 
     public Answered(

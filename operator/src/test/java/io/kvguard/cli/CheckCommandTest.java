@@ -408,7 +408,52 @@ class CheckCommandTest {
 
     assertThat(exit).isEqualTo(1);
     assertThat(out())
-        .contains("RejectionPathUnsafe", "S4 scheduler validate_input_length")
+        .contains(
+            "RejectionPathUnsafe",
+            "S4 scheduler validate_input_length",
+            "the answer's content could not be checked for markers (the answer has no output_ids"
+                + " list, which SGLang's /generate answers carry)")
+        .doesNotContain("CUSTOMER-B");
+  }
+
+  /**
+   * Issue 26 §4, as the operator reports it: the band prompt answered from the KV of the S1 prompt
+   * sent just before (its marker in output_ids).
+   */
+  @Test
+  void aBandAnswerHoldingTheOtherPromptsMarkerIsNamedAsEvidenceOfAnotherRequestsKv()
+      throws IOException {
+    String url = url(EngineShapes.sglang(WINDOW, null, "0.5.18", 2_040_000));
+    java.util.concurrent.atomic.AtomicReference<byte[]> overContext =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    var sglang =
+        EngineShapes.sglangGenerate(
+            WINDOW,
+            WINDOW - 6,
+            n ->
+                EngineShapes.sglangAnswers(
+                    "CUSTOMER-B",
+                    EngineShapes.leadTokenIds(
+                        overContext.get(), "input_ids", io.kvguard.verdict.ProbeMarker.SYMBOLS)));
+    last()
+        .answerBy(
+            "/generate",
+            body -> {
+              if (EngineShapes.tokenIdsIn(body, "input_ids") >= WINDOW) {
+                overContext.set(body);
+              }
+              return sglang.apply(body);
+            });
+
+    int exit =
+        check(
+            "--engine", "sglang", "--url", url, "--context-window", "1048576", "--rejection-probe");
+
+    assertThat(exit).isEqualTo(1);
+    assertThat(out())
+        .contains(
+            "RejectionPathUnsafe",
+            "the answer held another probe's marker (evidence of another request's KV)")
         .doesNotContain("CUSTOMER-B");
   }
 
@@ -458,7 +503,8 @@ class CheckCommandTest {
                 + " matched");
     assertThat(new ObjectMapper().readTree(last().lastBody("/generate")).get("inputs").asText())
         .as("T2 at X + 1, whatever the margin; TGI's default input limit X - 1 leaves T3 no band")
-        .isEqualTo(" a".repeat(1_048_577));
+        .hasSize(2 * 1_048_577)
+        .endsWith(" a".repeat(1_048_577 - io.kvguard.verdict.ProbeMarker.SYMBOLS));
   }
 
   @Test

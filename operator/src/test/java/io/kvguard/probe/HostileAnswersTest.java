@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testkit.FakeEngine;
+import io.kvguard.verdict.ProbeMarker;
 import io.kvguard.verdict.ProbeOutcome;
 import io.kvguard.verdict.RejectionOutcome;
 import java.nio.charset.StandardCharsets;
@@ -238,7 +239,47 @@ class HostileAnswersTest {
       assertThat(sent.get("input_ids").size()).isEqualTo(1_999_995);
       assertThat(engine.hits("/generate")).isEqualTo(2);
       Iterator<JsonNode> ids = sent.get("input_ids").elements();
+      for (int i = 0; i < ProbeMarker.SYMBOLS; i++) {
+        assertThat(ids.next().asLong())
+            .as("the marker's token IDs first")
+            .isBetween(
+                ProbeMarker.FIRST_TOKEN_ID, ProbeMarker.FIRST_TOKEN_ID + ProbeMarker.ALPHABET - 1);
+      }
       assertThat(ids.next().asInt()).isEqualTo(OverLimitPrompt.TOKEN_ID);
+    }
+  }
+
+  @Test
+  void theMarkerReplacesFillerUnitsAndChangesNoLength() {
+    ProbeMarker marker = new ProbeMarker(ProbeMarker.CODES - 1); // every symbol the last: "z", 125
+    OverLimitPrompt sglang =
+        prompt(new SglangProbe(EngineHttp.createDefault()).rejection(), 10).marked(marker);
+    assertThat(new String(sglang.body(), StandardCharsets.UTF_8))
+        .isEqualTo(
+            "{\"input_ids\":[125,125,125,125,125,125,125,125,100,100],"
+                + "\"sampling_params\":{\"max_new_tokens\":1},\"stream\":false}");
+    OverLimitPrompt tgi =
+        prompt(new TgiProbe(EngineHttp.createDefault()).rejection(), 10).marked(marker);
+    assertThat(new String(tgi.body(), StandardCharsets.UTF_8))
+        .isEqualTo("{\"inputs\":\" z z z z z z z z a a\",\"parameters\":{\"max_new_tokens\":1}}");
+    OverLimitPrompt shortOne =
+        prompt(new SglangProbe(EngineHttp.createDefault()).rejection(), 3).marked(marker);
+    assertThat(new String(shortOne.body(), StandardCharsets.UTF_8))
+        .as("a prompt shorter than a marker carries its first symbols only")
+        .startsWith("{\"input_ids\":[125,125,125],");
+    for (String engine : List.of("sglang", "vllm", "tgi", "llamacpp")) {
+      java.util.Optional<EngineRejection> rejection =
+          switch (engine) {
+            case "sglang" -> new SglangProbe(EngineHttp.createDefault()).rejection();
+            case "vllm" -> new VllmProbe(EngineHttp.createDefault()).rejection();
+            case "tgi" -> new TgiProbe(EngineHttp.createDefault()).rejection();
+            default -> new LlamaCppProbe(EngineHttp.createDefault()).rejection();
+          };
+      OverLimitPrompt plain = prompt(rejection, 1_000);
+      OverLimitPrompt marked = plain.marked(new ProbeMarker(12_345_678_901L));
+      assertThat(marked.tokens()).as(engine).isEqualTo(plain.tokens());
+      assertThat(marked.contentLength()).as(engine).isEqualTo(plain.contentLength());
+      assertThat(marked.body().length).as(engine).isEqualTo(plain.body().length);
     }
   }
 }

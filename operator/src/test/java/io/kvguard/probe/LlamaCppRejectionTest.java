@@ -202,4 +202,27 @@ class LlamaCppRejectionTest {
                 EngineRejection.Route.POD))
         .isInstanceOf(io.kvguard.verdict.AdmissionPlan.Unprovable.class);
   }
+
+  /** Issue 26 §4: the probe asks for the generated token IDs, and the answer's are scanned. */
+  @Test
+  void anAnswersTokenIdsAreWhatIsScannedForMarkers() throws Exception {
+    assertThat(new String(PROMPT.body(), StandardCharsets.UTF_8))
+        .endsWith(",\"n_predict\":1,\"return_tokens\":true,\"stream\":false}");
+    assertThat(
+            LLAMA.answerContent(
+                answer(200, "application/json", "{\"content\":\" the\",\"tokens\":[101,7]}")))
+        .isInstanceOfSatisfying(
+            io.kvguard.verdict.AnswerContent.TokenIds.class,
+            ids -> assertThat(ids.sequences()).singleElement().isEqualTo(new long[] {101, 7}));
+    // A build that ignores return_tokens (b4735, recorded truncating an over-long prompt).
+    var recorded = EngineFixtures.answer("llamacpp-b4735/completion-200-truncated.http");
+    assertThat(
+            LLAMA.answerContent(
+                new EngineResponse(
+                    "/completion", recorded.status(), recorded.contentType(), recorded.body())))
+        .isEqualTo(
+            new io.kvguard.verdict.AnswerContent.Unreadable(
+                "the answer lists no token IDs in tokens, which llama-server fills when asked with"
+                    + " return_tokens"));
+  }
 }

@@ -8,6 +8,7 @@ import io.kvguard.testing.EngineFixtures;
 import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testkit.FakeEngine;
 import io.kvguard.verdict.PoolObservation;
+import io.kvguard.verdict.ProbeMarker;
 import io.kvguard.verdict.RejectionOutcome;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -148,7 +149,13 @@ class RejectionProbeTest {
     JsonNode sent = new ObjectMapper().readTree(engine.lastBody(path));
     switch (engineName) {
       case "tgi" -> {
-        assertThat(sent.get("inputs").asText()).isEqualTo(" a".repeat((int) tokens));
+        String inputs = sent.get("inputs").asText();
+        assertThat(inputs).hasSize(2 * (int) tokens);
+        assertThat(inputs.substring(2 * ProbeMarker.SYMBOLS))
+            .isEqualTo(" a".repeat((int) tokens - ProbeMarker.SYMBOLS));
+        assertThat(inputs.substring(0, 2 * ProbeMarker.SYMBOLS))
+            .as("the marker's words first")
+            .matches("( [b-z]){" + ProbeMarker.SYMBOLS + "}");
         assertThat(sent.at("/parameters/max_new_tokens").asInt()).isEqualTo(1);
       }
       default -> {
@@ -484,6 +491,120 @@ class RejectionProbeTest {
     }
   }
 
+  /**
+   * Probes another pod (an SGLang that refuses both paths) with the same probe, as the operator
+   * probes every pod: the marker of that probe's last prompt, as the pod received it.
+   */
+  private long[] markerSentToAnotherPod() throws java.io.IOException {
+    try (FakeEngine other = new FakeEngine()) {
+      other.serve(EngineShapes.sglang(4_096, null, "0.5.18", 4_097));
+      other.answerBy(
+          "/generate",
+          EngineShapes.sglangGenerate(4_096, 4_090, n -> EngineShapes.refusesBand(n, 4_090)));
+      RejectionOutcome refused =
+          probe.send(
+              rejectionOf("sglang"),
+              "sglang",
+              EngineEndpoint.of("http", "127.0.0.1", other.port(), Duration.ofSeconds(5)),
+              4_097,
+              "m",
+              unified(2_000_000, 4_096),
+              EngineRejection.Route.POD);
+      assertThat(refused).isInstanceOf(RejectionOutcome.Refused.class);
+      return EngineShapes.leadTokenIds(
+          other.lastBody("/generate"), "input_ids", ProbeMarker.SYMBOLS);
+    }
+  }
+
+  /** The answer of a build that admitted the band, per engine and kind of content. */
+  private static FakeEngine.Answer bandAnswer(String engineName, String content, long[] marker) {
+    if (content.equals("garbage")) {
+      return answer(200, "text/html", "<html>upstream says hi</html>");
+    }
+    boolean leak = content.equals("another probe's marker");
+    long[] ids = leak ? marker : new long[] {104};
+    StringBuilder words = new StringBuilder();
+    for (long id : marker) {
+      words.append(' ').append((char) ('b' + (id - ProbeMarker.FIRST_TOKEN_ID)));
+    }
+    return switch (engineName) {
+      case "sglang" -> EngineShapes.sglangAnswers("someone else's data", ids);
+      case "llamacpp" -> EngineShapes.llamaAnswers("someone else's data", ids);
+      case "tgi" -> EngineShapes.tgiAnswers(leak ? "Sure:" + words : "someone else's data");
+      default ->
+          leak
+              ? answer(
+                  200,
+                  "application/json",
+                  "{\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,"
+                      + "\"text\":\"someone else's data\",\"token_ids\":"
+                      + java.util.Arrays.toString(ids).replace(" ", "")
+                      + "}]}")
+              : EngineShapes.answersOverLong("someone else's data");
+    };
+  }
+
+  /**
+   * Issue 26 §4: a build that answers a band prompt with 200 is RejectionPathUnsafe, and the
+   * message says what its answer's content held: another probe's marker (sent to another pod),
+   * none, or that it could not be checked and why. Never the answer or the marker.
+   */
+  @ParameterizedTest(name = "{0} answering the band with {1}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "sglang | another probe's marker | the answer held another probe's marker (evidence of"
+            + " another request's KV)",
+        "sglang | no marker | the answer held no other probe's marker",
+        "sglang | garbage | the answer's content could not be checked for markers (the answer is"
+            + " not the JSON object SGLang answers (content type text/html))",
+        "llamacpp | another probe's marker | the answer held another probe's marker (evidence of"
+            + " another request's KV)",
+        "llamacpp | no marker | the answer held no other probe's marker",
+        "llamacpp | garbage | the answer's content could not be checked for markers (the answer is"
+            + " not the JSON object llama.cpp answers (content type text/html))",
+        "tgi | another probe's marker | the answer held another probe's marker (evidence of another"
+            + " request's KV)",
+        "tgi | no marker | the answer held no other probe's marker",
+        "tgi | garbage | the answer's content could not be checked for markers (the answer is not"
+            + " the JSON object TGI answers (content type text/html))",
+        "vllm | another probe's marker | the answer held another probe's marker (evidence of another"
+            + " request's KV)",
+        "vllm | no marker | the answer's content could not be checked for markers (vLLM's answer"
+            + " carries text and no token IDs unless asked for return_token_ids, which kvguard does"
+            + " not ask)",
+        "vllm | garbage | the answer's content could not be checked for markers (the answer is not"
+            + " the JSON object vLLM answers (content type text/html))"
+      })
+  void anAnswerToABandPromptSaysWhetherItHeldAnotherProbesMarker(
+      String engineName, String content, String finding) throws Exception {
+    long[] marker = markerSentToAnotherPod();
+    java.util.function.LongFunction<FakeEngine.Answer> band =
+        n -> bandAnswer(engineName, content, marker);
+    if (engineName.equals("sglang")) {
+      engine.answerBy("/generate", EngineShapes.sglangGenerate(4_096, 4_090, band));
+    } else {
+      serve(engineName, band);
+    }
+
+    RejectionOutcome outcome = sendPaths(engineName);
+
+    var verdict =
+        io.kvguard.verdict.RejectionJudge.judge(
+            new io.kvguard.verdict.PoolVerdict(
+                io.kvguard.verdict.Verdict.Verified,
+                io.kvguard.verdict.GateReason.PoolSufficient,
+                "pool holds the context"),
+            outcome);
+    assertThat(verdict.reason()).isEqualTo(io.kvguard.verdict.GateReason.RejectionPathUnsafe);
+    assertThat(verdict.message()).endsWith("; " + finding);
+    String ids = java.util.Arrays.toString(marker).replace(" ", "");
+    assertThat(verdict.message())
+        .doesNotContain("someone else")
+        .doesNotContain("upstream says hi")
+        .doesNotContain(ids.substring(1, ids.length() - 1));
+  }
+
   @ParameterizedTest(name = "{0}")
   @CsvSource({"vllm", "tgi", "llamacpp"})
   void anEngineThatRefusesEveryPathWithItsOwnCheckIsRefusedPerPath(String engineName) {
@@ -604,7 +725,16 @@ class RejectionProbeTest {
   private static void assertTokenIds(JsonNode ids, int count) {
     assertThat(ids.isArray()).isTrue();
     assertThat(ids.size()).isEqualTo(count);
-    ids.forEach(id -> assertThat(id.asInt()).isEqualTo(100));
+    for (int i = 0; i < count; i++) {
+      if (i < ProbeMarker.SYMBOLS) {
+        assertThat(ids.get(i).asLong())
+            .as("the marker's token IDs first")
+            .isBetween(
+                ProbeMarker.FIRST_TOKEN_ID, ProbeMarker.FIRST_TOKEN_ID + ProbeMarker.ALPHABET - 1);
+      } else {
+        assertThat(ids.get(i).asInt()).isEqualTo(100);
+      }
+    }
   }
 
   private static String sha256(String text) {

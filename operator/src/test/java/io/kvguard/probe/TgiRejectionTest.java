@@ -275,4 +275,28 @@ class TgiRejectionTest {
             TGI.paths(null, null, 4_097, seen, EngineRejection.Route.POD))
         .prompts().stream().map(p -> p.check() + "@" + p.tokens()).toList();
   }
+
+  /** Issue 26 §4: TGI answers text, scanned for the marker's words. */
+  @Test
+  void anAnswersGeneratedTextIsWhatIsScannedForMarkers() {
+    assertThat(
+            TGI.answerContent(
+                new EngineResponse(
+                    "/generate",
+                    200,
+                    "application/json",
+                    "{\"generated_text\":\" b c\"}".getBytes(StandardCharsets.UTF_8))))
+        .isEqualTo(new io.kvguard.verdict.AnswerContent.Text(" b c"));
+    assertThat(
+            TGI.answerContent(
+                new EngineResponse(
+                    "/generate",
+                    500,
+                    "application/json",
+                    "{\"error\":\"shard died\",\"error_type\":\"generation\"}"
+                        .getBytes(StandardCharsets.UTF_8))))
+        .isEqualTo(
+            new io.kvguard.verdict.AnswerContent.Unreadable(
+                "the answer has no generated_text, which TGI's /generate answers carry"));
+  }
 }

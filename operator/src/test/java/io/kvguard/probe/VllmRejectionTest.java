@@ -338,4 +338,29 @@ class VllmRejectionTest {
                 EngineRejection.Route.POD))
         .isInstanceOf(io.kvguard.verdict.AdmissionPlan.Unprovable.class);
   }
+
+  /**
+   * Issue 26 §4: vLLM's token IDs are scanned where an answer has them; its text alone cannot be.
+   */
+  @Test
+  void anAnswersTokenIdsAreScannedAndItsTextAloneIsNamedUncheckable() {
+    assertThat(
+            VLLM.answerContent(
+                answer(
+                    200,
+                    "application/json",
+                    "{\"choices\":[{\"index\":0,\"text\":\"x\",\"token_ids\":[5],"
+                        + "\"prompt_token_ids\":[101,100]}]}")))
+        .isInstanceOfSatisfying(
+            io.kvguard.verdict.AnswerContent.TokenIds.class,
+            ids ->
+                assertThat(ids.sequences()).containsExactly(new long[] {5}, new long[] {101, 100}));
+    assertThat(
+            VLLM.answerContent(
+                answer(200, "application/json", "{\"choices\":[{\"index\":0,\"text\":\"x\"}]}")))
+        .isInstanceOf(io.kvguard.verdict.AnswerContent.Unreadable.class);
+    assertThat(new String(PROMPT.body(), StandardCharsets.UTF_8))
+        .as("kvguard does not ask for return_token_ids (it would skip V4's detokenization)")
+        .doesNotContain("return_token_ids");
+  }
 }

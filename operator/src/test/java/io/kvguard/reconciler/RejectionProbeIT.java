@@ -314,6 +314,48 @@ class RejectionProbeIT extends EmbeddedClusterTest {
     assertThat(written).doesNotContain("CUSTOMER-B").doesNotContain("ACME");
   }
 
+  /**
+   * Issue 26 §4 across pods: the operator's registry holds the markers of every pod's prompts, so a
+   * pod whose band answer holds the marker of a prompt sent to another pod is named as holding
+   * another request's KV; the answer, the marker and the other pod are written nowhere.
+   */
+  @Test
+  void aBandAnswerHoldingAnotherPodsPromptMarkerIsNamedAsEvidenceOfAnotherRequestsKv() {
+    FakeEngine first =
+        h.engine(sglang(2_040_000, EngineShapes.refusesOverLong(WINDOW + 1, WINDOW)))
+            .answerBy("/generate", REFUSES_BOTH_PATHS);
+    h.pod("serve-0", SERVE, first);
+    h.create(withRejectionProbe(Engine.SGLANG, 10));
+    awaitGate("serve-0", "True", "PoolSufficient");
+    long[] firstMarker =
+        EngineShapes.leadTokenIds(
+            first.lastBody("/generate"), "input_ids", io.kvguard.verdict.ProbeMarker.SYMBOLS);
+    FakeEngine second =
+        h.engine(sglang(2_040_000, EngineShapes.refusesOverLong(WINDOW + 1, WINDOW)))
+            .answerBy(
+                "/generate",
+                EngineShapes.sglangGenerate(
+                    WINDOW, WINDOW - 6, n -> EngineShapes.sglangAnswers(LEAK, firstMarker)));
+
+    h.pod("serve-1", SERVE, second);
+
+    awaitGate("serve-1", "False", "RejectionPathUnsafe");
+    assertThat(h.gate("serve-1").orElseThrow().getMessage())
+        .contains("sized to reach the engine's S4 scheduler validate_input_length")
+        .endsWith("; the answer held another probe's marker (evidence of another request's KV)");
+    assertThat(h.gate("serve-0").orElseThrow().getStatus()).isEqualTo("True");
+    String ids = java.util.Arrays.toString(firstMarker).replace(" ", "");
+    String written =
+        h.client.getKubernetesSerialization().asJson(h.get("glm"))
+            + h.client.getKubernetesSerialization().asJson(h.events())
+            + h.client.getKubernetesSerialization().asJson(h.getPod("serve-1"))
+            + String.join(
+                "\n", logs.list.stream().map(ILoggingEvent::getFormattedMessage).toList());
+    assertThat(written)
+        .doesNotContain("CUSTOMER-B")
+        .doesNotContain(ids.substring(1, ids.length() - 1));
+  }
+
   @Test
   void anEngineThatHangsOnTheOverLimitPromptFailsClosedInBoundedTime() {
     FakeEngine.Answer hang =

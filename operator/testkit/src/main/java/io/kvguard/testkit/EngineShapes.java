@@ -439,7 +439,8 @@ public final class EngineShapes {
       long maxTotalTokens, long maxInputTokens, java.util.function.LongFunction<Answer> input) {
     return body -> {
       String text = new String(body, java.nio.charset.StandardCharsets.UTF_8);
-      long units = (text.length() - text.replace(" a", "").length()) / 2;
+      // One unit per space: the filler " a" and the probe's marker words (" b" … " z").
+      long units = words(body).length;
       long counted = units + 1;
       if (counted + 1 > maxTotalTokens) {
         return json(
@@ -533,6 +534,68 @@ public final class EngineShapes {
       }
     }
     return commas + 1;
+  }
+
+  /**
+   * The first {@code count} token IDs of a body's {@code "<key>":[…]}: where kvguard's probe prompt
+   * carries its marker (issue 26 §4), for a fake engine that leaks it into another answer.
+   */
+  public static long[] leadTokenIds(byte[] body, String key, int count) {
+    String text = new String(body, java.nio.charset.StandardCharsets.UTF_8);
+    int start = text.indexOf("\"" + key + "\":[") + ("\"" + key + "\":[").length();
+    String[] ids = text.substring(start, text.indexOf(']', start)).split(",", count + 1);
+    long[] lead = new long[Math.min(count, ids.length)];
+    for (int i = 0; i < lead.length; i++) {
+      lead[i] = Long.parseLong(ids[i]);
+    }
+    return lead;
+  }
+
+  /** The words of TGI's {@code inputs} (each unit is a space and a word). */
+  public static String[] words(byte[] body) {
+    String text = new String(body, java.nio.charset.StandardCharsets.UTF_8);
+    int start = text.indexOf("\"inputs\":\"") + "\"inputs\":\"".length();
+    String inputs = text.substring(start, text.indexOf('"', start)).strip();
+    return inputs.isEmpty() ? new String[0] : inputs.split(" ");
+  }
+
+  /**
+   * SGLang's answer to a served {@code /generate} request (v0.5.18 {@code
+   * tokenizer_manager.py:2382-2391}): its text, the generated token IDs and meta_info.
+   */
+  public static Answer sglangAnswers(String text, long... outputIds) {
+    return json(
+        200,
+        "{\"text\":\""
+            + text
+            + "\",\"output_ids\":"
+            + java.util.Arrays.toString(outputIds).replace(" ", "")
+            + ",\"meta_info\":{\"prompt_tokens\":1,\"completion_tokens\":"
+            + outputIds.length
+            + ",\"finish_reason\":{\"type\":\"length\",\"length\":"
+            + outputIds.length
+            + "}}}");
+  }
+
+  /**
+   * llama-server's answer on {@code /completion} with {@code return_tokens} (d14ce3dab {@code
+   * tools/server/server-task.cpp:747-751}, abridged).
+   */
+  public static Answer llamaAnswers(String content, long... tokens) {
+    return json(
+        200,
+        "{\"index\":0,\"content\":\""
+            + content
+            + "\",\"tokens\":"
+            + java.util.Arrays.toString(tokens).replace(" ", "")
+            + ",\"id_slot\":0,\"stop\":true,\"tokens_predicted\":"
+            + tokens.length
+            + ",\"truncated\":false}");
+  }
+
+  /** TGI's answer on {@code /generate} (v3.3.7 {@code router/src/lib.rs:1474-1479}). */
+  public static Answer tgiAnswers(String generatedText) {
+    return json(200, "{\"generated_text\":\"" + generatedText + "\"}");
   }
 
   /**
