@@ -13,7 +13,9 @@ import io.kvguard.observe.KvguardMetrics;
 import io.kvguard.observe.Observer;
 import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.EngineProbes;
+import io.kvguard.probe.PdRouterProbe;
 import io.kvguard.probe.RejectionProbe;
+import io.kvguard.probe.RouterAddress;
 import io.kvguard.reconciler.ModelDeploymentReconciler;
 import io.kvguard.reconciler.ProbeCredentials;
 import io.kvguard.reconciler.ProbeLimits;
@@ -91,6 +93,20 @@ public final class KvguardOperator implements AutoCloseable {
       MeterRegistry registry,
       Clock clock,
       Runnable onLeaseLost) {
+    return create(client, config, registry, clock, onLeaseLost, RouterAddress.CLUSTER_DNS);
+  }
+
+  /**
+   * @param routerAddress where a prefill/decode router's Service answers (the cluster's DNS in
+   *     production; tests point it at fake routers on loopback)
+   */
+  public static KvguardOperator create(
+      KubernetesClient client,
+      KvguardConfig config,
+      MeterRegistry registry,
+      Clock clock,
+      Runnable onLeaseLost,
+      RouterAddress routerAddress) {
     AtomicBoolean stopping = new AtomicBoolean();
     String ownNamespace =
         config.leaseNamespace() != null ? config.leaseNamespace() : client.getNamespace();
@@ -136,10 +152,14 @@ public final class KvguardOperator implements AutoCloseable {
     EngineProbes probes = EngineProbes.standard(engineHttp);
     KvguardMetrics metrics = new KvguardMetrics(registry);
     RecordSigner signer = verdictKey.signer();
+    RejectionProbe rejectionProbe =
+        new RejectionProbe(engineHttp, config.rejectionMaxPromptTokens());
     ModelDeploymentReconciler reconciler =
         new ModelDeploymentReconciler(
             probes,
-            new RejectionProbe(engineHttp, config.rejectionMaxPromptTokens()),
+            rejectionProbe,
+            new PdRouterProbe(engineHttp, rejectionProbe),
+            routerAddress,
             new ProbeLimits(
                 config.probeConcurrency(),
                 config.probeConcurrencyPerNamespace(),

@@ -73,4 +73,9 @@ public class ModelDeploymentStatus {
           + " recreates them with the gate where the webhook is on.")
   @Max(SchemaBounds.INT)
   public Integer labelOnlyPods;
+
+  @JsonPropertyDescription(
+      "The proof of the prefill/decode pods through spec.rejectionProbe.router (absent without a"
+          + " router, or before any prefill/decode pod passed its pool check).")
+  public RouterProofStatus routerProof;
 }

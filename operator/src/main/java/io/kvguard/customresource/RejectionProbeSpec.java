@@ -30,6 +30,12 @@ public class RejectionProbeSpec {
       "Seconds the engine has to refuse; no answer in time fails the probe (ProbeFailed).")
   private Integer timeoutSeconds = 30;
 
+  @JsonPropertyDescription(
+      "The Service in front of a prefill/decode model's roles: its prefill and decode pods are"
+          + " proven through it (their own ports refuse any prompt without the router's bootstrap"
+          + " fields). Without it, prefill and decode pods stay unproven.")
+  private RejectionRouterSpec router;
+
   public Boolean getEnabled() {
     return enabled;
   }
@@ -52,6 +58,14 @@ public class RejectionProbeSpec {
 
   public void setTimeoutSeconds(Integer timeoutSeconds) {
     this.timeoutSeconds = timeoutSeconds;
+  }
+
+  public RejectionRouterSpec getRouter() {
+    return router;
+  }
+
+  public void setRouter(RejectionRouterSpec router) {
+    this.router = router;
   }
 
   public boolean effectiveEnabled() {

@@ -54,6 +54,9 @@ final class SchemaBounds {
   /** A DNS name a certificate is verified against. */
   static final int SERVER_NAME = 253;
 
+  /** A Service name: a DNS-1035 label (Kubernetes ValidateServiceName). */
+  static final int SERVICE_NAME = 63;
+
   /**
    * A role's label selector: as many labels and expressions as a pod could ever carry in practice.
    */

@@ -102,6 +102,36 @@ public final class RejectionProbe {
       return new RejectionOutcome.Failed(
           "the engine's admission limits could not be read: " + e.getMessage());
     }
+    return sendPlanned(engine.get(), endpoint, paths, promptTokens, model, observation, route);
+  }
+
+  /**
+   * Sends prompts computed elsewhere (through a prefill/decode router, from every worker's own
+   * figures: {@link io.kvguard.verdict.SglangRouterPaths}), judged as {@link #send} judges them.
+   */
+  public RejectionOutcome sendPlan(
+      EngineRejection engine,
+      EngineEndpoint endpoint,
+      AdmissionPlan paths,
+      long promptTokens,
+      String model,
+      PoolObservation observation,
+      EngineRejection.Route route) {
+    try {
+      return sendPlanned(engine, endpoint, paths, promptTokens, model, observation, route);
+    } catch (RuntimeException e) {
+      return new RejectionOutcome.Failed(EngineProbe.unexpected(e));
+    }
+  }
+
+  private RejectionOutcome sendPlanned(
+      EngineRejection engine,
+      EngineEndpoint endpoint,
+      AdmissionPlan paths,
+      long promptTokens,
+      String model,
+      PoolObservation observation,
+      EngineRejection.Route route) {
     if (paths instanceof AdmissionPlan.Unprovable unprovable) {
       return new RejectionOutcome.Inconclusive("not sent: " + unprovable.reason(), promptTokens);
     }
@@ -111,8 +141,7 @@ public final class RejectionProbe {
     // In order, and no further once one is not its check's own refusal: the gate stays shut then,
     // and the answer names that check.
     for (ProbePrompt probePrompt : prompts) {
-      RejectionOutcome outcome =
-          sendOne(engine.get(), endpoint, probePrompt, model, observation, route);
+      RejectionOutcome outcome = sendOne(engine, endpoint, probePrompt, model, observation, route);
       if (!(outcome instanceof RejectionOutcome.Refused refused)) {
         return outcome;
       }

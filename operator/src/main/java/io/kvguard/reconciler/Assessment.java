@@ -66,6 +66,16 @@ final class Assessment {
     ProbeTrust.Lookup tls();
 
     EngineProbes probes();
+
+    /** The proof through the prefill/decode router for this key, if one finished. */
+    default Optional<ProbeScheduler.Result<RejectionOutcome>> routerProof(ProbeScheduler.Key key) {
+      return Optional.empty();
+    }
+
+    /** The policy's last passing proof through its router, from any key. */
+    default Optional<RouterProofs.Passed> passedRouterProof() {
+      return Optional.empty();
+    }
   }
 
   /** A probe of the pod's engine process this pass wants sent. */
@@ -106,9 +116,41 @@ final class Assessment {
       ProbeScheduler.Key probeKey,
       ProbeScheduler.Key rejectionKey,
       Optional<ProbeRequest> probe,
-      Optional<RejectionRequest> rejection) {
+      Optional<RejectionRequest> rejection,
+      RouterProofs.Member routerMember) {
+    Assessed(
+        PodAssessment assessment,
+        ProbeScheduler.Key probeKey,
+        ProbeScheduler.Key rejectionKey,
+        Optional<ProbeRequest> probe,
+        Optional<RejectionRequest> rejection) {
+      this(assessment, probeKey, rejectionKey, probe, rejection, null);
+    }
+
     static Assessed unprobed(PodAssessment assessment) {
       return new Assessed(assessment, null, null, Optional.empty(), Optional.empty());
+    }
+
+    /** The same, with the verdict the router's proof gives. */
+    Assessed withVerdict(PoolVerdict verdict) {
+      PodAssessment a = assessment;
+      return new Assessed(
+          new PodAssessment(
+              a.pod(),
+              a.role(),
+              a.labelOnly(),
+              a.containerID(),
+              a.restartCount(),
+              verdict,
+              a.observation(),
+              a.notes(),
+              a.nextProbeAt(),
+              a.refusal()),
+          probeKey,
+          rejectionKey,
+          probe,
+          rejection,
+          routerMember);
     }
   }
 
@@ -197,7 +239,10 @@ final class Assessment {
     // Policies that ask this pod the same way share one probe and its answer.
     ProbeScheduler.Key key =
         new ProbeScheduler.Key(pod.getMetadata().getUid(), how(md, role, process));
-    PoolPolicy policy = RolePolicies.of(md.getSpec(), role);
+    PoolPolicy policy =
+        RouterProofs.active(md.getSpec())
+            ? RolePolicies.of(md.getSpec(), role).decidedByRouterProbe()
+            : RolePolicies.of(md.getSpec(), role);
     ProbeScheduler.Result<ProbeOutcome> result =
         known.probe(key).filter(r -> r.isFor(process.identity())).orElse(null);
     Duration period = Duration.ofSeconds(md.getSpec().effectiveProbe().effectivePeriodSeconds());
@@ -243,7 +288,8 @@ final class Assessment {
           key,
           checked.rejectionKey(),
           probe,
-          checked.request());
+          checked.request(),
+          checked.routerMember());
     }
     // No probe of this process yet in this operator's memory. If the pod carries this policy's
     // verdict for this very container (the operator restarted), re-judge those figures instead of
@@ -280,14 +326,16 @@ final class Assessment {
             key,
             checked.rejectionKey(),
             probe,
-            checked.request());
+            checked.request(),
+            checked.routerMember());
       }
       return new Assessed(
           subject.judged(checked.verdict(), recorded, null, checked.refusal()),
           key,
           checked.rejectionKey(),
           probe,
-          checked.request());
+          checked.request(),
+          checked.routerMember());
     }
     return new Assessed(
         subject.judged(
@@ -316,9 +364,18 @@ final class Assessment {
       PoolVerdict verdict,
       RejectionOutcome.Refused refusal,
       ProbeScheduler.Key rejectionKey,
-      Optional<RejectionRequest> request) {
+      Optional<RejectionRequest> request,
+      RouterProofs.Member routerMember) {
     Checked(PoolVerdict verdict) {
-      this(verdict, null, null, Optional.empty());
+      this(verdict, null, null, Optional.empty(), null);
+    }
+
+    Checked(
+        PoolVerdict verdict,
+        RejectionOutcome.Refused refusal,
+        ProbeScheduler.Key rejectionKey,
+        Optional<RejectionRequest> request) {
+      this(verdict, refusal, rejectionKey, request, null);
     }
   }
 
@@ -352,6 +409,26 @@ final class Assessment {
               Verdict.Unknown,
               GateReason.ProbeFailed,
               "rejection probe: the engine's figures leave no prompt size above its admission limit"));
+    }
+    if (RouterProofs.active(md.getSpec()) && observation.disaggregationMode() != null) {
+      // A prefill or decode server refuses any prompt sent to it without the router's bootstrap
+      // fields: its proof is the router's, for every such pod of the policy at once
+      // (RouterProofs). The pool verdict stands until then.
+      return new Checked(
+          poolVerdict,
+          null,
+          null,
+          Optional.empty(),
+          new RouterProofs.Member(
+              in.pod().getMetadata().getName(),
+              in.pod().getMetadata().getUid(),
+              observation.disaggregationMode(),
+              imageID(in.pod(), process),
+              observation.engineVersion(),
+              process.identity(),
+              endpoint,
+              observation,
+              promptTokens));
     }
     if (vouched) {
       Optional<EngineRejection> recogniser = known.probes().forRole(in.role()).rejection();
@@ -449,6 +526,18 @@ final class Assessment {
             ? ""
             : tls.getCaConfigMapRef().getName() + "/" + tls.getCaConfigMapRef().effectiveKey();
     return "secret=" + secret + ",configmap=" + configMap + ",serverName=" + tls.getServerName();
+  }
+
+  /** The engine container's image as the kubelet ran it (its digest), "" when not reported. */
+  static String imageID(Pod pod, EngineProcess process) {
+    if (pod.getStatus() == null || pod.getStatus().getContainerStatuses() == null) {
+      return "";
+    }
+    return pod.getStatus().getContainerStatuses().stream()
+        .filter(c -> process.containerName().equals(c.getName()))
+        .map(c -> c.getImageID() == null ? "" : c.getImageID())
+        .findFirst()
+        .orElse("");
   }
 
   static boolean declaresGate(Pod pod) {

@@ -92,6 +92,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   public ModelDeploymentReconciler(
       EngineProbes engines,
       RejectionProbe rejectionProbe,
+      io.kvguard.probe.PdRouterProbe routerProbe,
+      io.kvguard.probe.RouterAddress routerAddress,
       ProbeLimits limits,
       PodGate gate,
       Observer observer,
@@ -122,6 +124,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
             clock,
             engines,
             rejectionProbe,
+            routerProbe,
+            routerAddress,
             credentials,
             trust,
             observer,
@@ -207,14 +211,15 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     // treated as absent and rewritten by this pass.
     observer.readability(md);
     PassStart start = start(md);
-    List<PodAssessment> assessed =
+    AssessedPods pass =
         start.invalid().isPresent()
-            ? held(md, start)
+            ? new AssessedPods(held(md, start), null)
             : assess(
                 md,
                 PodSelection.firstRoleWins(md.getSpec().getRoles(), role -> selectedPods(md, role)),
                 start,
                 now);
+    List<PodAssessment> assessed = pass.pods();
     GateStage.Written written = gates.write(md, hooks(md, context), assessed, start.before(), now);
     List<AdvisoryWarnings.Found> advisories = AdvisoryWarnings.of(md, written.kept());
     List<PodVerdictStatus> entries = StatusFactory.entries(written.kept(), start.before(), now);
@@ -226,6 +231,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
             start.invalid(),
             written.conflicts(),
             now);
+    status.routerProof = pass.routerProof();
     // Announced before the status is written: the pods' records already hold this pass's verdicts,
     // so a transition not announced now (the status write failing) would never be.
     observer.report(report(md, start, entries, written, advisories));
@@ -272,7 +278,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    * Assesses each selected pod from what is known (an error of kvguard's own shuts that pod and the
    * others go on), then sends the probes the assessments want.
    */
-  private List<PodAssessment> assess(
+  /** A pass's assessments, and the proof through the router it showed (null: none). */
+  private record AssessedPods(
+      List<PodAssessment> pods, io.kvguard.customresource.RouterProofStatus routerProof) {}
+
+  private AssessedPods assess(
       ModelDeployment md, List<PodSelection.Selected> selected, PassStart start, Instant now) {
     Assessment.Known known = probes.known(md);
     List<Assessment.Assessed> assessed = new ArrayList<>();
@@ -294,8 +304,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
             Assessment.Assessed.unprobed(ShutAssessments.failed(pod, one.role().getName(), e)));
       }
     }
-    probes.settle(md, assessed);
-    return assessed.stream().map(Assessment.Assessed::assessment).toList();
+    RouterProofs.Outcome router =
+        RouterProofs.apply(md, md.getMetadata().getUid(), assessed, known, now);
+    probes.settle(md, router.assessed(), router);
+    return new AssessedPods(
+        router.assessed().stream().map(Assessment.Assessed::assessment).toList(), router.status());
   }
 
   /**

@@ -4,10 +4,13 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.observe.Observer;
+import io.kvguard.probe.EngineEndpoint;
 import io.kvguard.probe.EngineProbe;
 import io.kvguard.probe.EngineProbes;
 import io.kvguard.probe.EngineRejection;
+import io.kvguard.probe.PdRouterProbe;
 import io.kvguard.probe.RejectionProbe;
+import io.kvguard.probe.RouterAddress;
 import io.kvguard.verdict.ProbeOutcome;
 import io.kvguard.verdict.RejectionOutcome;
 import java.time.Clock;
@@ -29,6 +32,13 @@ final class ProbeBook implements AutoCloseable {
   private final ProbeScheduler<RejectionOutcome> rejections;
   private final EngineProbes engines;
   private final RejectionProbe rejectionProbe;
+  private final PdRouterProbe routerProbe;
+  private final RouterAddress routerAddress;
+
+  /** Each policy's last passing proof through its router (memory only: RouterProofs). */
+  private final java.util.concurrent.ConcurrentMap<ResourceID, RouterProofs.Passed> passedProofs =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
   private final ProbeCredentials credentials;
   private final ProbeTrust trust;
   private final Observer observer;
@@ -53,6 +63,8 @@ final class ProbeBook implements AutoCloseable {
       Clock clock,
       EngineProbes engines,
       RejectionProbe rejectionProbe,
+      PdRouterProbe routerProbe,
+      RouterAddress routerAddress,
       ProbeCredentials credentials,
       ProbeTrust trust,
       Observer observer,
@@ -80,6 +92,8 @@ final class ProbeBook implements AutoCloseable {
             changed);
     this.engines = engines;
     this.rejectionProbe = rejectionProbe;
+    this.routerProbe = routerProbe;
+    this.routerAddress = routerAddress;
     this.credentials = credentials;
     this.trust = trust;
     this.observer = observer;
@@ -130,6 +144,17 @@ final class ProbeBook implements AutoCloseable {
       public EngineProbes probes() {
         return engines;
       }
+
+      @Override
+      public Optional<ProbeScheduler.Result<RejectionOutcome>> routerProof(ProbeScheduler.Key key) {
+        // Shares the rejection probes' scheduler and threads: one per namespace at once.
+        return rejections.result(key, self);
+      }
+
+      @Override
+      public Optional<RouterProofs.Passed> passedRouterProof() {
+        return Optional.ofNullable(passedProofs.get(self));
+      }
     };
   }
 
@@ -138,11 +163,20 @@ final class ProbeBook implements AutoCloseable {
    * fresh), and lets go of the policy's other keys for the pods it assessed: a spec edit changed
    * how it asks, a restarted engine needs another prompt.
    */
-  void settle(ModelDeployment md, List<Assessment.Assessed> assessed) {
+  void settle(ModelDeployment md, List<Assessment.Assessed> assessed, RouterProofs.Outcome router) {
     ResourceID self = ResourceID.fromResource(md);
     String namespace = md.getMetadata().getNamespace();
     Set<ProbeScheduler.Key> usedProbes = new HashSet<>();
     Set<ProbeScheduler.Key> usedRejections = new HashSet<>();
+    router.remember().ifPresent(passed -> passedProofs.put(self, passed));
+    if (router.forget()) {
+      passedProofs.remove(self);
+    }
+    if (router.status() != null) {
+      // The proof the pass used: other keys of the policy's router proofs go.
+      usedRejections.add(router.usedKey());
+      router.request().ifPresent(wanted -> prove(md, self, namespace, wanted));
+    }
     for (Assessment.Assessed one : assessed) {
       if (one.probeKey() != null) {
         usedProbes.add(one.probeKey());
@@ -191,6 +225,37 @@ final class ProbeBook implements AutoCloseable {
     rejections.retain(self, usedRejections);
   }
 
+  /** Sends the proof through the router, on the rejection probes' threads. */
+  private void prove(
+      ModelDeployment md, ResourceID self, String namespace, RouterProofs.Request wanted) {
+    Optional<EngineRejection> engine =
+        engines.forEngine(io.kvguard.customresource.Engine.SGLANG).rejection();
+    String host = routerAddress.host(wanted.service(), namespace);
+    rejections.request(
+        wanted.key(),
+        self,
+        namespace,
+        wanted.keyHash(),
+        wanted::fresh,
+        Optional::empty,
+        () ->
+            engine.isEmpty()
+                ? new RejectionOutcome.Failed("kvguard has no rejection probe for engine sglang")
+                : routerProbe.prove(
+                    engine.get(),
+                    wanted.members().stream()
+                        .map(
+                            m ->
+                                new PdRouterProbe.Member(
+                                    m.pod(), m.mode(), m.endpoint(), m.observation()))
+                        .toList(),
+                    EngineEndpoint.of("http", host, wanted.port(), wanted.timeout())
+                        .withBearerToken(wanted.members().get(0).endpoint().bearerToken()),
+                    wanted.model(),
+                    wanted.promptTokens()),
+        (outcome, took) -> {});
+  }
+
   /** The policy no longer has the pod: what nobody else uses goes, in flight first. */
   void forget(String podUid, ResourceID self) {
     probes.forget(podUid, self);
@@ -199,6 +264,7 @@ final class ProbeBook implements AutoCloseable {
 
   /** The policy is gone: its results, and the credentials it held. */
   void forgetAll(ResourceID self) {
+    passedProofs.remove(self);
     probes.forgetAll(self);
     rejections.forgetAll(self);
     credentials.forget(self);

@@ -40,6 +40,11 @@ final class SpecProblems {
         || spec.effectiveProbe().effectiveTimeoutSeconds() < 1) {
       return Optional.of("spec.probe.periodSeconds and timeoutSeconds must be >= 1");
     }
+    io.kvguard.customresource.RejectionRouterSpec router =
+        spec.effectiveRejectionProbe().getRouter();
+    if (router != null && router.problem().isPresent()) {
+      return router.problem();
+    }
     if (spec.getRoles() == null || spec.getRoles().isEmpty()) {
       return Optional.of("spec.roles must list at least one role");
     }
