@@ -87,9 +87,10 @@ final class SglangRejection implements EngineRejection {
           + " context-length check is refused at once with HTTP 400 \"Disaggregated request received"
           + " without bootstrap room id\" (SGLang since v0.4.6.post5, PR #6504; v0.5.18"
           + " managers/scheduler.py:2443-2460), before the scheduler's length check, so the path that"
-          + " failed in the incident is reached only through the prefill/decode router. kvguard does not"
-          + " probe through the router yet (issue 26), so this pod stays unproven whatever its version:"
-          + " give prefill and decode pools of at least the context length (then both report the same"
+          + " failed in the incident is reached only through the prefill/decode router. This"
+          + " ModelDeployment names no router (spec.rejectionProbe.router), so this pod stays unproven"
+          + " whatever its version: name the Service in front of the roles there (kvguard then proves"
+          + " prefill and decode pods through it), or give prefill and decode pools of at least the context length (then both report the same"
           + " max_req_input_len and decode's own scheduler check refuses what prefill's lets through),"
           + " and test the route with `check --rejection-probe --pd-router` against the router";
 

@@ -139,6 +139,21 @@ public record SglangAdmission(
    * anything. A pure function of what the engine reported.
    */
   public AdmissionPlan paths() {
+    return paths(true);
+  }
+
+  /**
+   * As {@link #paths()}, for one worker behind a prefill/decode router: where kvguard has not read
+   * this version's {@code max_req_input_len} formula, a reported M below C − R is taken as it is,
+   * because the band prompt sized from it is then sent and only the scheduler's own refusal (whose
+   * sentence carries the engine's M, at most the prompt sent) opens anything; a reported M that
+   * leaves no band, which nothing sent can check, stays unprovable.
+   */
+  AdmissionPlan pathsOnReportedLimit() {
+    return paths(false);
+  }
+
+  private AdmissionPlan paths(boolean formulaRequired) {
     if (allowAutoTruncate.isEmpty()) {
       return new AdmissionPlan.Unprovable(
           "/server_info reports no allow_auto_truncate: whether SGLang truncates over-long prompts"
@@ -189,7 +204,7 @@ public record SglangAdmission(
         poolTokens.isPresent()
             ? formula(version, contextTokens, poolTokens.getAsLong(), dcp)
             : OptionalLong.empty();
-    if (allowed.isEmpty()) {
+    if (allowed.isEmpty() && (formulaRequired || m >= overContext)) {
       return new AdmissionPlan.Unprovable(
           "kvguard has read SGLang's max_req_input_len formula for releases "
               + String.join(", ", new java.util.TreeSet<>(FORMULA_USES_DCP.keySet()))
@@ -202,7 +217,7 @@ public record SglangAdmission(
               + ") cannot be checked against what the version allows; run one of those releases, or"
               + " add this version's formula (tp_worker.py get_worker_info) to kvguard");
     }
-    if (m > allowed.getAsLong()) {
+    if (allowed.isPresent() && m > allowed.getAsLong()) {
       return new AdmissionPlan.Unprovable(
           "/server_info reports max_req_input_len "
               + m

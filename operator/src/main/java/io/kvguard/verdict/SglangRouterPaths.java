@@ -54,9 +54,10 @@ public final class SglangRouterPaths {
     boolean everyBandEmpty = true;
     boolean someBandEmpty = false;
     for (Worker worker : workers) {
-      // Each worker's own paths first: auto-truncation, an unknown formula or figures the version
-      // cannot produce make that worker unprovable, and so the route through it.
-      AdmissionPlan own = worker.admission().paths();
+      // Each worker's own paths first: auto-truncation, a reported M its version cannot produce or
+      // a
+      // band that cannot be checked make that worker unprovable, and so the route through it.
+      AdmissionPlan own = worker.admission().pathsOnReportedLimit();
       if (own instanceof AdmissionPlan.Unprovable unprovable) {
         return new AdmissionPlan.Unprovable(
             worker.role() + " pod " + worker.pod() + ": " + unprovable.reason());

@@ -415,7 +415,7 @@ class RejectionProbeTest {
                     .contains(
                         "refused at once with HTTP 400 \"Disaggregated request received without"
                             + " bootstrap room id\" (SGLang since v0.4.6.post5, PR #6504")
-                    .contains("kvguard does not probe through the router yet")
+                    .contains("names no router")
                     .contains("--pd-router")
                     .doesNotContain("300")
                     .doesNotContain("500"));

@@ -60,6 +60,8 @@ class ProbeBookTest {
           clock,
           EngineProbes.standard(http),
           new RejectionProbe(http),
+          new io.kvguard.probe.PdRouterProbe(http, new RejectionProbe(http)),
+          io.kvguard.probe.RouterAddress.CLUSTER_DNS,
           new ProbeCredentials(null, clock),
           new ProbeTrust(null, clock),
           new Observer(
@@ -85,7 +87,7 @@ class ProbeBookTest {
     Assessment.Assessed assessed =
         Assessment.of(
             new Assessment.Input(md, serve, pod, null, false, clock.instant()), book.known(md));
-    book.settle(md, List.of(assessed));
+    book.settle(md, List.of(assessed), RouterProofs.Outcome.none(List.of(assessed)));
     return assessed;
   }
 

@@ -234,7 +234,7 @@ class RejectionProbeIT extends EmbeddedClusterTest {
             "rejection probe: a 681281-token prompt proved"
                 + " nothing: not sent: the engine runs in disaggregation mode prefill: sent to this"
                 + " server without bootstrap_room")
-        .contains("kvguard does not probe through the router yet");
+        .contains("names no router");
     assertThat(engine.hits("/generate")).isZero();
   }
 

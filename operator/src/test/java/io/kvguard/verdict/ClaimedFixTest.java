@@ -76,7 +76,7 @@ class ClaimedFixTest {
                   "reaching release 0.5.22 does not clear advisory sglang-pd-abort-before-0.5.22")
               .contains("named as fixed by the incident's post-mortem alone; no tag read carries")
               .contains("#33508", "#33507")
-              .contains("kvguard does not probe through the router yet");
+              .contains("names no router");
       case "UNKNOWN" ->
           assertThat(verdict.message())
               .contains(
