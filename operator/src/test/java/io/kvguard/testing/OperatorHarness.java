@@ -103,7 +103,16 @@ public final class OperatorHarness implements AutoCloseable {
   }
 
   public OperatorHarness start(KvguardConfig config) {
-    operator = KvguardOperator.create(operatorClient, config, registry, Clock.systemUTC(), false);
+    // A router named by spec.rejectionProbe.router is a fake engine on loopback here, at the port
+    // the spec names.
+    operator =
+        KvguardOperator.create(
+            operatorClient,
+            config,
+            registry,
+            Clock.systemUTC(),
+            () -> {},
+            (service, namespace) -> "127.0.0.1");
     operator.start();
     return this;
   }
