@@ -18,7 +18,10 @@ import java.util.TreeSet;
  *   <li>S4 at N = max over prefill workers of M: at least every prefill worker's M, so each
  *       scheduler refuses it; below C − R, so no tokenizer does. It is sent once per prefill worker
  *       (at most {@value #MAX_BAND_PROMPTS} times), so a router that takes turns meets several
- *       workers; a router that picks by load or by prompt may send every copy to the same one.
+ *       workers; a router that picks by load or by prompt may send every copy to the same one. The
+ *       router answers with the decode worker's response, and a decode worker refuses N ≥ M_d
+ *       itself: each decode worker's M_d must be above N, or at most every prefill M (then none of
+ *       its pairs has a band; the review of 2026-12-04 §1b).
  * </ul>
  *
  * Where no length lands in every prefill worker's band, or a worker's own paths cannot be computed,
@@ -109,6 +112,35 @@ public final class SglangRouterPaths {
               + "): no prompt length reaches the scheduler's check on every prefill pod, and the"
               + " router's choice of worker cannot be forced; give every prefill pod the same pool"
               + " (then all report the same max_req_input_len)");
+    }
+    // The router answers with the decode worker's response, and decode runs its own S4 with its own
+    // M_D: a pair (prefill p, decode d) answers from stale KV for M_p ≤ N < min(M_d, C − R) (the
+    // review of 2026-12-04 §1b). A decode worker with M_d ≤ every prefill M refuses each of its
+    // pairs' prompts itself (its pairs have no band); any other must have M_d above the band
+    // prompt,
+    // or that prompt proves nothing of the lengths its pairs expose below it.
+    long smallestPrefill =
+        prefill.stream()
+            .mapToLong(w -> w.admission().maxReqInputLen().getAsLong())
+            .min()
+            .getAsLong();
+    for (Worker decode : workers) {
+      long md = decode.admission().maxReqInputLen().getAsLong();
+      if (!decode.prefill() && md > smallestPrefill && md <= bandTokens) {
+        return new AdmissionPlan.Unprovable(
+            "decode pod "
+                + decode.pod()
+                + " refuses prompts from "
+                + md
+                + " tokens (its max_req_input_len) but a prefill pod's scheduler lets through prompts"
+                + " from "
+                + smallestPrefill
+                + ": lengths in between reach the path that failed in the incident on that pair, and no"
+                + " single prompt reaches every prefill pod's scheduler (from "
+                + bandTokens
+                + ") below this decode pod's own check; the router's choice of worker cannot be forced;"
+                + " give every prefill pod the same pool");
+      }
     }
     int copies = Math.min(prefill.size(), MAX_BAND_PROMPTS);
     List<ProbePrompt> prompts = new ArrayList<>(List.of(s1));

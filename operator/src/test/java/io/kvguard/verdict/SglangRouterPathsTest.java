@@ -53,10 +53,12 @@ class SglangRouterPathsTest {
     "2040000, 2040000, 2040000, 1048570, 1048570",
     // A prefill pool just above the context: M 1,048,567; the band prompt is the other's M.
     "2040000, 1048573, 2040000, 1048570, 1048567",
-    // The incident's prefill pool beside the fixed one: 1,048,570 is in both bands.
-    "681280, 2040000, 2040000, 1048570, 681274",
-    // The incident's pool on both: its own band [681,274, C).
-    "681280, 681280, 681280, 681274, 681274",
+    // Both prefill pools above the context, decode's at the incident's size: decode refuses every
+    // band prompt itself (M_D 681,274 is at most every prefill M), so its pairs have no band.
+    "2040000, 1048573, 681280, 1048570, 1048567",
+    // The incident's pool on prefill, decode's above the context: the band [681,274, 1,048,569]
+    // that answered 200 in the incident, reached at its first length.
+    "681280, 681280, 2040000, 681274, 681274",
   })
   void theBandPromptLandsInEveryPrefillWorkersBand(
       long pool1, long pool2, long decodePool, long band, long otherM) {
@@ -79,6 +81,30 @@ class SglangRouterPathsTest {
     // Every prefill pod's M is at most the band prompt, and the band prompt below C − R.
     assertThat(otherM).isLessThanOrEqualTo(band);
     assertThat(band).isLessThan(C);
+  }
+
+  /**
+   * The router answers with the decode worker's response, and decode refuses N ≥ M_D itself: the
+   * incident's prefill (M 681,274) beside a fixed one (M 1,048,570) exposes [681,274, M_D − 1] with
+   * a decode of M_D 1,048,570, which the band prompt (1,048,570, the largest prefill M) cannot
+   * reach.
+   */
+  @Test
+  void aDecodePodRefusingTheBandPromptItselfLeavesAnotherPairsBandUnprovable() {
+    AdmissionPlan plan =
+        SglangRouterPaths.plan(
+            List.of(
+                worker("prefill-0", "prefill", seen("0.5.18", C, 681_274, 681_280)),
+                worker("prefill-1", "prefill", seen("0.5.18", C, 1_048_570, 2_040_000)),
+                worker("decode-0", "decode", seen("0.5.18", C, 1_048_570, 2_040_000))));
+
+    assertThat(plan)
+        .isInstanceOfSatisfying(
+            AdmissionPlan.Unprovable.class,
+            u ->
+                assertThat(u.reason())
+                    .startsWith("decode pod decode-0 refuses prompts from 1048570 tokens")
+                    .contains("lets through prompts from 681274"));
   }
 
   @Test
