@@ -169,7 +169,9 @@ final class ProbeBook implements AutoCloseable {
     Set<ProbeScheduler.Key> usedProbes = new HashSet<>();
     Set<ProbeScheduler.Key> usedRejections = new HashSet<>();
     router.remember().ifPresent(passed -> passedProofs.put(self, passed));
-    if (router.forget()) {
+    if (router.forget() || router.status() == null) {
+      // A proof that did not pass, or no router (or no prefill/decode pod to prove) this pass: a
+      // router named again later proves before anything opens.
       passedProofs.remove(self);
     }
     if (router.status() != null) {

@@ -51,8 +51,9 @@ class SglangRouterPathsTest {
   @CsvSource({
     // The fixed pool on both prefill pods: M = C − 6.
     "2040000, 2040000, 2040000, 1048570, 1048570",
-    // A prefill pool just above the context: M 1,048,567; the band prompt is the other's M.
-    "2040000, 1048573, 2040000, 1048570, 1048567",
+    // A prefill pool just above the context: M 1,048,567; the band prompt is the other's M, and
+    // decode (M_D 1,048,567) refuses what either prefill pod lets through.
+    "2040000, 1048573, 1048573, 1048570, 1048567",
     // Both prefill pools above the context, decode's at the incident's size: decode refuses every
     // band prompt itself (M_D 681,274 is at most every prefill M), so its pairs have no band.
     "2040000, 1048573, 681280, 1048570, 1048567",
