@@ -169,8 +169,21 @@ final class RouterProofs {
             members.stream().mapToLong(Member::promptTokens).max().orElseThrow(),
             Duration.ofSeconds(spec.effectiveProbe().effectivePeriodSeconds()),
             now);
+    // Sent once no selected pod is still waiting for its first pool probe: otherwise the pods that
+    // answer first would be proven, and again with each one that follows.
+    long firstProbesPending =
+        assessed.stream()
+            .filter(
+                a ->
+                    a.probeKey() != null
+                        && a.assessment().observation() == null
+                        && a.assessment().verdict().reason() == GateReason.AwaitingProbe)
+            .count();
     Optional<Request> wanted =
-        result.isPresent() && request.fresh(result.get()) ? Optional.empty() : Optional.of(request);
+        (result.isPresent() && request.fresh(result.get()))
+                || (result.isEmpty() && firstProbesPending > 0)
+            ? Optional.empty()
+            : Optional.of(request);
     if (result.isPresent()) {
       RejectionOutcome outcome = result.get().outcome();
       status.time = result.get().completedAt().truncatedTo(ChronoUnit.SECONDS).toString();
@@ -246,7 +259,11 @@ final class RouterProofs {
     status.result = "Pending";
     status.message =
         bounded(
-            "proving "
+            (wanted.isPresent()
+                    ? "proving "
+                    : "waiting for the first pool probe of "
+                        + firstProbesPending
+                        + " selected pods before proving ")
                 + members.size()
                 + " prefill/decode pods "
                 + where

@@ -181,8 +181,17 @@ class RouterProofIT extends EmbeddedClusterTest {
             });
   }
 
-  /** The kubelet ran a new image in the pod's engine container: a new container and image ID. */
+  /**
+   * The kubelet ran a new image in the pod's engine container: a new container and image ID. The
+   * operator writes the pod's status too; a write that met its write (409) is made again.
+   */
   private void newImage(String pod, String imageID) {
+    await()
+        .ignoreExceptionsInstanceOf(io.fabric8.kubernetes.client.KubernetesClientException.class)
+        .untilAsserted(() -> replaceImage(pod, imageID));
+  }
+
+  private void replaceImage(String pod, String imageID) {
     h.client
         .pods()
         .inNamespace(OperatorHarness.NAMESPACE)
