@@ -108,6 +108,14 @@ public interface EngineRejection {
    */
   boolean recognises(int status, String errorClass, PoolObservation observation);
 
+  /**
+   * The limit the engine's refusal states (SGLang's scheduler sentence: its max_req_input_len),
+   * parsed as digits; empty when the answer states none.
+   */
+  default Optional<Long> statedLimit(EngineResponse response) {
+    return Optional.empty();
+  }
+
   /** The refusal's shape, as messages describe what was expected instead. */
   String refusalShape();
 

@@ -208,6 +208,32 @@ public final class RejectionProbe {
     if (status >= 400 && status < 500 && !streamed) {
       Optional<String> refusal = engine.refusal(response, prompt, observation);
       if (refusal.isPresent() && probePrompt.refusedBy(refusal.get())) {
+        Optional<Long> limit = engine.statedLimit(response);
+        if (!probePrompt.statedLimits().isEmpty()
+            && (limit.isEmpty() || !probePrompt.statedLimits().contains(limit.get()))) {
+          // Through a router the refusing worker cannot be chosen: a check whose limit no worker
+          // reported (a decode worker below the prompt refusing it for the prefill worker, a
+          // /server_info that is not its scheduler's) refused it, and the path sized for is
+          // unproven.
+          return new RejectionOutcome.Inconclusive(
+              "POST "
+                  + prompt.path()
+                  + " refused the "
+                  + promptTokens
+                  + "-token prompt sized for the "
+                  + probePrompt.check()
+                  + " as "
+                  + refusal.get()
+                  + ", but its sentence states a limit of "
+                  + limit.map(String::valueOf).orElse("(no number)")
+                  + " tokens, none of the max_req_input_len values the pods behind the route reported "
+                  + new java.util.TreeSet<>(probePrompt.statedLimits())
+                  + ": the check that refused is not one whose figures sized the prompt (a decode"
+                  + " worker whose own limit is below it, answering for the prefill worker; a"
+                  + " /server_info that is not its scheduler's), so that path was not proven; compare"
+                  + " each prefill and decode pod's /server_info with its launch arguments",
+              promptTokens);
+        }
         return new RejectionOutcome.Refused(status, refusal.get(), promptTokens);
       }
       if (refusal.isPresent()) {

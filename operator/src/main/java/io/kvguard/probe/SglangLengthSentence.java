@@ -58,6 +58,12 @@ enum SglangLengthSentence {
     return List.of(values()).stream().filter(f -> f.pattern.matcher(message).matches()).findFirst();
   }
 
+  /** The limit (max_req_input_len) a whole scheduler sentence (S4) states; empty for any other. */
+  static Optional<Long> schedulerLimit(String message) {
+    Matcher m = SCHEDULER.pattern.matcher(message);
+    return m.matches() ? number(m, "limit") : Optional.empty();
+  }
+
   /**
    * Why the numbers {@code message} states are not those of SGLang's refusal of this probe, or
    * empty when they are. Every number is the engine's, parsed as digits, so it is safe to show.

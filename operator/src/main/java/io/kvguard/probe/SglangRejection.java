@@ -118,6 +118,12 @@ final class SglangRejection implements EngineRejection {
         .map(SglangLengthSentence::errorClass);
   }
 
+  /** The max_req_input_len the scheduler's refusal (S4) states. */
+  @Override
+  public Optional<Long> statedLimit(EngineResponse response) {
+    return sentence(response).flatMap(SglangLengthSentence::schedulerLimit);
+  }
+
   /** For SGLang's own sentence with numbers that are not this probe's: which ones. */
   @Override
   public Optional<String> fixFor(

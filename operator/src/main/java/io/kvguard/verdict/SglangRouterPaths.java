@@ -142,6 +142,15 @@ public final class SglangRouterPaths {
                 + " give every prefill pod the same pool");
       }
     }
+    // The refusal must state a limit some worker reported and the prompt reaches: a prefill
+    // worker's, or a decode worker's at most every prefill M (those pairs have no band).
+    Set<Long> statedLimits = new TreeSet<>();
+    for (Worker worker : workers) {
+      long m = worker.admission().maxReqInputLen().getAsLong();
+      if (m <= bandTokens) {
+        statedLimits.add(m);
+      }
+    }
     int copies = Math.min(prefill.size(), MAX_BAND_PROMPTS);
     List<ProbePrompt> prompts = new ArrayList<>(List.of(s1));
     for (int i = 1; i <= copies; i++) {
@@ -154,7 +163,8 @@ public final class SglangRouterPaths {
                   + bandTokens
                   + ": at least every prefill pod's M and below C − R = "
                   + (c - r)
-                  + ", so whichever prefill pod the router picks, only its scheduler refuses it"));
+                  + ", so whichever prefill pod the router picks, only its scheduler refuses it",
+              statedLimits));
     }
     return new AdmissionPlan.Prompts(prompts);
   }

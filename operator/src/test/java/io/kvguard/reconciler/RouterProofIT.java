@@ -138,6 +138,29 @@ class RouterProofIT extends EmbeddedClusterTest {
     engines.values().forEach(e -> assertThat(e.hits("/generate")).isZero());
   }
 
+  /**
+   * Behind the router the refusing scheduler states a limit that no prefill or decode pod reported
+   * (a decode worker whose real max_req_input_len is below the band prompt refusing it for the
+   * prefill worker, or a /server_info that is not the scheduler's): the refusal is not the one the
+   * prompt was sized for, so nothing opens.
+   */
+  @Test
+  void aBandRefusalStatingALimitNoPodReportedOpensNothing() {
+    fleet(
+        "0.5.22",
+        EngineShapes.sglangGenerate(WINDOW, M, n -> EngineShapes.refusesBand(n, M - 1000)));
+
+    awaitEveryGate("False", "RejectionProbeInconclusive");
+    assertThat(h.gate("prefill-0").orElseThrow().getMessage())
+        .contains("states a limit of " + (M - 1000) + " tokens")
+        .contains("none of the max_req_input_len values the pods behind the route reported");
+    await()
+        .untilAsserted(
+            () ->
+                assertThat(h.status("glm").routerProof.result)
+                    .isEqualTo("RejectionProbeInconclusive"));
+  }
+
   @Test
   void belowTheClaimedFixedReleaseAPassingRouterOpensNothing() {
     fleet("0.5.21", REFUSES_BOTH);
