@@ -4,7 +4,6 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.observe.Observer;
-import io.kvguard.probe.EngineEndpoint;
 import io.kvguard.probe.EngineProbe;
 import io.kvguard.probe.EngineProbes;
 import io.kvguard.probe.EngineRejection;
@@ -251,8 +250,7 @@ final class ProbeBook implements AutoCloseable {
                                 new PdRouterProbe.Member(
                                     m.pod(), m.mode(), m.endpoint(), m.observation()))
                         .toList(),
-                    EngineEndpoint.of("http", host, wanted.port(), wanted.timeout())
-                        .withBearerToken(wanted.members().get(0).endpoint().bearerToken()),
+                    wanted.routerEndpoint(host),
                     wanted.model(),
                     wanted.promptTokens()),
         (outcome, took) -> {});

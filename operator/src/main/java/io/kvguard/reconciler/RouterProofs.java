@@ -90,6 +90,19 @@ final class RouterProofs {
       long promptTokens,
       Duration retryAfter,
       Instant now) {
+    /**
+     * Where the proof is sent: the router's Service over plain HTTP. The engines' bearer token goes
+     * along only if every pod is itself probed over plain HTTP: a token the pods are asked for over
+     * TLS is not sent in the clear (a router that then wants it answers 401: inconclusive).
+     */
+    EngineEndpoint routerEndpoint(String host) {
+      boolean plain =
+          members.stream().allMatch(m -> "http".equals(m.endpoint().baseUri().getScheme()));
+      return EngineEndpoint.of("http", host, port, timeout)
+          .withBearerToken(
+              plain ? members.get(0).endpoint().bearerToken() : java.util.Optional.empty());
+    }
+
     /** A proof that did not fail stands for its key; a failed one is tried again a period later. */
     boolean fresh(ProbeScheduler.Result<RejectionOutcome> result) {
       return !(result.outcome() instanceof RejectionOutcome.Failed)

@@ -170,4 +170,38 @@ class RouterProofsTest {
     assertThat(outcome.request()).isEmpty();
     assertThat(outcome.status().result).isEqualTo("RejectionPathUnsafe");
   }
+
+  private static RouterProofs.Request requestTo(String scheme) {
+    io.kvguard.probe.EngineEndpoint pod =
+        io.kvguard.probe.EngineEndpoint.of(
+                scheme, "10.0.0.7", 30000, java.time.Duration.ofSeconds(5))
+            .withBearerToken(Optional.of("engine-api-key"));
+    RouterProofs.Member member =
+        new RouterProofs.Member(
+            "prefill-0", "uid-prefill-0", "prefill", "sha256:a", "0.5.22", "c@0", pod, null, 1);
+    return new RouterProofs.Request(
+        new ProbeScheduler.Key("router-proof/md-uid", "k"),
+        "0123456789abcdef",
+        List.of(member),
+        "glm-router",
+        30000,
+        java.time.Duration.ofSeconds(5),
+        "glm",
+        1,
+        java.time.Duration.ofSeconds(30),
+        NOW);
+  }
+
+  /**
+   * The router is reached over plain HTTP: the engines' bearer token goes with the proof only where
+   * the pods themselves are probed over plain HTTP, never where they are probed over TLS.
+   */
+  @Test
+  void theEnginesTokenIsNotSentInTheClearWhenThePodsAreProbedOverTls() {
+    assertThat(requestTo("https").routerEndpoint("glm-router.ns.svc").bearerToken()).isEmpty();
+    assertThat(requestTo("http").routerEndpoint("glm-router.ns.svc").bearerToken())
+        .contains("engine-api-key");
+    assertThat(requestTo("https").routerEndpoint("glm-router.ns.svc").baseUri().toString())
+        .isEqualTo("http://glm-router.ns.svc:30000");
+  }
 }
