@@ -145,8 +145,9 @@ public record SglangAdmission(
   /**
    * As {@link #paths()}, for one worker behind a prefill/decode router: where kvguard has not read
    * this version's {@code max_req_input_len} formula, a reported M below C − R is taken as it is,
-   * because the band prompt sized from it is then sent and only the scheduler's own refusal (whose
-   * sentence carries the engine's M, at most the prompt sent) opens anything; a reported M that
+   * because the band prompt sized from it is then sent and only the scheduler's own refusal opens
+   * anything, whose sentence states the refusing scheduler's M, which must be at most the prompt
+   * and one of the M the workers reported (SglangRouterPaths, RejectionProbe); a reported M that
    * leaves no band, which nothing sent can check, stays unprovable.
    */
   AdmissionPlan pathsOnReportedLimit() {
