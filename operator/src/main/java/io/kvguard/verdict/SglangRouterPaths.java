@@ -57,6 +57,16 @@ public final class SglangRouterPaths {
     boolean everyBandEmpty = true;
     boolean someBandEmpty = false;
     for (Worker worker : workers) {
+      if (!worker.role().equals("prefill") && !worker.role().equals("decode")) {
+        // Neither sized as a prefill worker nor checked as a decode one: SGLang v0.5.18 knows
+        // null, prefill and decode (disaggregation/utils.py:100-103); anything else is unread.
+        return new AdmissionPlan.Unprovable(
+            "pod "
+                + worker.pod()
+                + " reports disaggregation_mode "
+                + worker.role()
+                + ", which kvguard does not size prompts through a router for (prefill or decode)");
+      }
       // Each worker's own paths first: auto-truncation, a reported M its version cannot produce or
       // a
       // band that cannot be checked make that worker unprovable, and so the route through it.

@@ -219,4 +219,21 @@ class SglangRouterPathsTest {
                     .startsWith("decode pod decode-1: ")
                     .contains("--allow-auto-truncate"));
   }
+
+  /**
+   * A worker reporting a disaggregation mode other than prefill or decode (a later release's
+   * "encode", another spelling) is neither sized as a prefill worker nor checked as a decode one:
+   * the route through it is unprovable, named.
+   */
+  @Test
+  void aWorkerInAModeKvguardDoesNotSizeForIsInconclusiveAndSaysWhich() {
+    assertThat(
+            SglangRouterPaths.plan(
+                List.of(
+                    worker("prefill-0", "prefill", seen("0.5.18", C, 1_048_570, 2_040_000)),
+                    worker("odd-0", "encode", seen("0.5.18", C, 1_048_570, 2_040_000)))))
+        .isInstanceOfSatisfying(
+            AdmissionPlan.Unprovable.class,
+            u -> assertThat(u.reason()).startsWith("pod odd-0 reports disaggregation_mode encode"));
+  }
 }
