@@ -15,7 +15,7 @@ public class RouterProofStatus {
 
   @JsonPropertyDescription(
       "SHA-256 (first 16 hex digits) of what the proof is for: the router Service and port,"
-          + " marginTokens, and each prefill/decode pod's role, container image ID, engine version"
+          + " marginTokens, the probe's timeout, the model, and each prefill/decode pod's role, container image ID, engine version"
           + " and engine container. Another value than the pods' current one means a re-proof is due.")
   @Size(max = 16)
   public String key;
