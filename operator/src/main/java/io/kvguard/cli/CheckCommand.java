@@ -11,6 +11,7 @@ import io.kvguard.probe.EngineProbe;
 import io.kvguard.probe.EngineProbes;
 import io.kvguard.probe.EngineRejection;
 import io.kvguard.probe.RejectionProbe;
+import io.kvguard.probe.SentMarkers;
 import io.kvguard.probe.WireCapture;
 import io.kvguard.reconciler.RolePolicies;
 import io.kvguard.verdict.GateReason;
@@ -165,13 +166,14 @@ public final class CheckCommand {
     // refused the credentials (or asked for some) why.
     WireCapture capture = new WireCapture();
     EngineProbes probes = http == null ? this.probes : EngineProbes.standard(http.tapped(capture));
+    // A run knows its own prompts' markers only (preflight.md): a command run again, against
+    // another engine, must not take the first run's marker for another probe's in this one.
+    SentMarkers runMarkers = new SentMarkers();
     RejectionProbe rejectionProbe =
         http == null
-            ? this.rejectionProbe
+            ? this.rejectionProbe.withMarkers(runMarkers)
             : new RejectionProbe(
-                http.tapped(capture),
-                this.rejectionProbe.maxPromptTokens(),
-                this.rejectionProbe.markers());
+                http.tapped(capture), this.rejectionProbe.maxPromptTokens(), runMarkers);
     EngineProbe probe;
     try {
       probe =

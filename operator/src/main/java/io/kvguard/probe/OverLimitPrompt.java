@@ -82,6 +82,25 @@ public record OverLimitPrompt(
     return new OverLimitPrompt(path, prefix, unit, separator, tokens, suffix, form, marked);
   }
 
+  /**
+   * The prompt without its marker units: {@link ProbeMarker} hides its value, and a record's
+   * generated toString would print them (issue 26 §4: no message or log carries a marker).
+   */
+  @Override
+  public String toString() {
+    return "OverLimitPrompt[path="
+        + path
+        + ", unit="
+        + unit
+        + ", tokens="
+        + tokens
+        + ", form="
+        + form
+        + ", "
+        + lead.size()
+        + " marker units hidden]";
+  }
+
   /** Bytes of the whole body. */
   public long contentLength() {
     long units =

@@ -58,9 +58,9 @@ public final class RejectionProbe {
     return maxPromptTokens;
   }
 
-  /** The markers this probe registers its prompts in. */
-  public SentMarkers markers() {
-    return markers;
+  /** This probe, its prompts' markers registered in {@code markers} instead. */
+  public RejectionProbe withMarkers(SentMarkers markers) {
+    return new RejectionProbe(http, maxPromptTokens, markers);
   }
 
   /**

@@ -26,12 +26,24 @@ public sealed interface MarkerFinding {
    * No other prompt's marker was in what could be scanned.
    *
    * @param own whether the prompt's own marker was there (an engine that echoes the prompt)
+   * @param longest the most units (token IDs, or words) in any one list or text scanned; fewer than
+   *     {@link ProbeMarker#SYMBOLS} could never hold a marker, and the phrase says so rather than
+   *     let "no marker" read as evidence (the probe asks for one output token)
    */
-  record HeldNoOther(boolean own) implements MarkerFinding {
+  record HeldNoOther(boolean own, int longest) implements MarkerFinding {
     @Override
     public String phrase() {
-      return "the answer held no other probe's marker"
-          + (own ? " (it held its own prompt's marker)" : "");
+      String base = "the answer held no other probe's marker";
+      if (own) {
+        return base + " (it held its own prompt's marker)";
+      }
+      return longest < ProbeMarker.SYMBOLS
+          ? base
+              + " (it carried "
+              + longest
+              + (longest == 1 ? " token or word" : " tokens or words")
+              + ", too few to hold one: this is no evidence either way)"
+          : base;
     }
   }
 

@@ -25,7 +25,13 @@ public final class MarkerScan {
       return new MarkerFinding.Unchecked(unreadable.why());
     }
     Set<Long> found = new HashSet<>();
-    for (int[] run : runs(content)) {
+    List<int[]> symbolLists = symbols(content);
+    int longest = symbolLists.stream().mapToInt(list -> list.length).max().orElse(0);
+    List<int[]> runs = new ArrayList<>();
+    for (int[] symbols : symbolLists) {
+      split(symbols, runs);
+    }
+    for (int[] run : runs) {
       for (int from = 0; from + ProbeMarker.SYMBOLS <= run.length; from++) {
         found.add(ProbeMarker.codeOf(run, from));
       }
@@ -35,19 +41,19 @@ public final class MarkerScan {
         sent.stream().anyMatch(m -> m.code() != own.code() && found.contains(m.code()));
     return otherFound
         ? new MarkerFinding.HeldOther(ownFound)
-        : new MarkerFinding.HeldNoOther(ownFound);
+        : new MarkerFinding.HeldNoOther(ownFound, longest);
   }
 
-  /** The runs of consecutive marker symbols in the content. */
-  private static List<int[]> runs(AnswerContent content) {
-    List<int[]> runs = new ArrayList<>();
+  /** Each token ID list, or the text's words, as symbols (-1 where a unit carries none). */
+  private static List<int[]> symbols(AnswerContent content) {
+    List<int[]> lists = new ArrayList<>();
     if (content instanceof AnswerContent.TokenIds ids) {
       for (long[] sequence : ids.sequences()) {
         int[] symbols = new int[sequence.length];
         for (int i = 0; i < sequence.length; i++) {
           symbols[i] = ProbeMarker.symbolOfTokenId(sequence[i]);
         }
-        split(symbols, runs);
+        lists.add(symbols);
       }
     } else {
       String text = ((AnswerContent.Text) content).text().strip();
@@ -56,9 +62,9 @@ public final class MarkerScan {
       for (int i = 0; i < words.length; i++) {
         symbols[i] = ProbeMarker.symbolOfWord(words[i]);
       }
-      split(symbols, runs);
+      lists.add(symbols);
     }
-    return runs;
+    return lists;
   }
 
   /** Adds the runs of {@code symbols} between the -1s (no symbol) that are long enough. */

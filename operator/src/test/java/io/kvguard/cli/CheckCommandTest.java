@@ -417,6 +417,53 @@ class CheckCommandTest {
   }
 
   /**
+   * preflight.md: check knows only the markers of its own run. A command run twice (one process,
+   * two engines) must not count the first run's marker as another probe's in the second.
+   */
+  @Test
+  void aSecondRunKnowsOnlyItsOwnMarkers() throws IOException {
+    String url = url(EngineShapes.sglang(WINDOW, null, "0.5.18", 2_040_000));
+    java.util.concurrent.atomic.AtomicReference<byte[]> firstOverContext =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    var sglang =
+        EngineShapes.sglangGenerate(
+            WINDOW,
+            WINDOW - 6,
+            n ->
+                EngineShapes.sglangAnswers(
+                    "CUSTOMER-B",
+                    EngineShapes.leadTokenIds(
+                        firstOverContext.get(),
+                        "input_ids",
+                        io.kvguard.verdict.ProbeMarker.SYMBOLS)));
+    last()
+        .answerBy(
+            "/generate",
+            body -> {
+              if (EngineShapes.tokenIdsIn(body, "input_ids") >= WINDOW) {
+                firstOverContext.compareAndSet(null, body);
+              }
+              return sglang.apply(body);
+            });
+    CheckCommand command =
+        new CheckCommand(
+            io.kvguard.probe.EngineProbes.standard(io.kvguard.probe.EngineHttp.createDefault()));
+    String[] args = {
+      "--engine", "sglang", "--url", url, "--context-window", "1048576", "--rejection-probe"
+    };
+    PrintStream errors = new PrintStream(err, true, StandardCharsets.UTF_8);
+
+    command.run(
+        args, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8), errors);
+    int exit = command.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), errors);
+
+    assertThat(exit).isEqualTo(1);
+    assertThat(out())
+        .contains("RejectionPathUnsafe", "the answer held no other probe's marker")
+        .doesNotContain("another probe's marker (evidence");
+  }
+
+  /**
    * Issue 26 §4, as the operator reports it: the band prompt answered from the KV of the S1 prompt
    * sent just before (its marker in output_ids).
    */

@@ -282,4 +282,18 @@ class HostileAnswersTest {
       assertThat(marked.body().length).as(engine).isEqualTo(plain.body().length);
     }
   }
+
+  @Test
+  void aMarkedPromptNeverShowsItsMarkerWhenPrinted() {
+    // ProbeMarker hides its value; the prompt carrying it must not undo that in a log line or an
+    // assertion message.
+    ProbeMarker marker = new ProbeMarker(ProbeMarker.CODES - 1); // "z" and 125 eight times
+    OverLimitPrompt ids =
+        prompt(new SglangProbe(EngineHttp.createDefault()).rejection(), 10).marked(marker);
+    OverLimitPrompt words =
+        prompt(new TgiProbe(EngineHttp.createDefault()).rejection(), 10).marked(marker);
+
+    assertThat(ids.toString()).doesNotContain("125").contains("/generate", "8 marker units");
+    assertThat(words.toString()).doesNotContain(" z").contains("8 marker units");
+  }
 }

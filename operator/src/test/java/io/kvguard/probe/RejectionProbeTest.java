@@ -555,17 +555,20 @@ class RejectionProbeTest {
       value = {
         "sglang | another probe's marker | the answer held another probe's marker (evidence of"
             + " another request's KV)",
-        "sglang | no marker | the answer held no other probe's marker",
+        "sglang | no marker | the answer held no other probe's marker (it carried 1 token or word, too few to"
+            + " hold one: this is no evidence either way)",
         "sglang | garbage | the answer's content could not be checked for markers (the answer is"
             + " not the JSON object SGLang answers (content type text/html))",
         "llamacpp | another probe's marker | the answer held another probe's marker (evidence of"
             + " another request's KV)",
-        "llamacpp | no marker | the answer held no other probe's marker",
+        "llamacpp | no marker | the answer held no other probe's marker (it carried 1 token or word, too few to"
+            + " hold one: this is no evidence either way)",
         "llamacpp | garbage | the answer's content could not be checked for markers (the answer is"
             + " not the JSON object llama.cpp answers (content type text/html))",
         "tgi | another probe's marker | the answer held another probe's marker (evidence of another"
             + " request's KV)",
-        "tgi | no marker | the answer held no other probe's marker",
+        "tgi | no marker | the answer held no other probe's marker (it carried 3 tokens or words, too few to"
+            + " hold one: this is no evidence either way)",
         "tgi | garbage | the answer's content could not be checked for markers (the answer is not"
             + " the JSON object TGI answers (content type text/html))",
         "vllm | another probe's marker | the answer held another probe's marker (evidence of another"

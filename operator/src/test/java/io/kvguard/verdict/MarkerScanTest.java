@@ -118,6 +118,22 @@ class MarkerScanTest {
   }
 
   @org.junit.jupiter.api.Test
+  void anAnswerTooShortToHoldAMarkerSaysItIsNoEvidence() {
+    // The probe asks for one output token: "no other probe's marker" alone would read as a clean
+    // bill where nothing could have been found.
+    assertThat(MarkerScan.scan(OWN, SENT, tokens(new long[] {104})).phrase())
+        .isEqualTo(
+            "the answer held no other probe's marker (it carried 1 token or word, too few to hold"
+                + " one: this is no evidence either way)");
+    assertThat(MarkerScan.scan(OWN, SENT, tokens(new long[0], new long[] {7, 8})).phrase())
+        .contains("it carried 2 tokens or words, too few to hold one");
+    assertThat(MarkerScan.scan(OWN, SENT, new AnswerContent.Text(" b")).phrase())
+        .contains("too few to hold one");
+    assertThat(MarkerScan.scan(OWN, SENT, tokens(ids(NEVER_SENT))).phrase())
+        .isEqualTo("the answer held no other probe's marker");
+  }
+
+  @org.junit.jupiter.api.Test
   void aMarkersValueIsNeverShown() {
     assertThat(OTHER.toString()).doesNotContain(String.valueOf(OTHER.code()));
   }
