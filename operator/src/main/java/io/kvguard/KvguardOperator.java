@@ -3,8 +3,10 @@ package io.kvguard;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.RegisteredController;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
+import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.gate.PodGate;
 import io.kvguard.gate.RecordSigner;
 import io.kvguard.observe.EventRecorder;
@@ -35,6 +37,7 @@ import org.slf4j.LoggerFactory;
 public final class KvguardOperator implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(KvguardOperator.class);
   private final Operator operator;
+  private final RegisteredController<ModelDeployment> controller;
   private final ModelDeploymentReconciler reconciler;
   private final VerdictKeySecret verdictKey;
   private final AtomicBoolean stopping;
@@ -51,12 +54,14 @@ public final class KvguardOperator implements AutoCloseable {
 
   private KvguardOperator(
       Operator operator,
+      RegisteredController<ModelDeployment> controller,
       ModelDeploymentReconciler reconciler,
       VerdictKeySecret verdictKey,
       AtomicBoolean stopping,
       Runnable releaseLease,
       boolean leaderElection) {
     this.operator = operator;
+    this.controller = controller;
     this.leaderElection = leaderElection;
     this.reconciler = reconciler;
     this.verdictKey = verdictKey;
@@ -180,13 +185,14 @@ public final class KvguardOperator implements AutoCloseable {
             signer,
             clock,
             config.podListConcurrency());
-    operator.register(
-        reconciler,
-        c -> {
-          if (!config.namespaces().isEmpty()) {
-            c.settingNamespaces(config.namespaces());
-          }
-        });
+    RegisteredController<ModelDeployment> controller =
+        operator.register(
+            reconciler,
+            c -> {
+              if (!config.namespaces().isEmpty()) {
+                c.settingNamespaces(config.namespaces());
+              }
+            });
     Runnable releaseLease =
         config.leaderElection()
             ? () ->
@@ -194,7 +200,13 @@ public final class KvguardOperator implements AutoCloseable {
                     client, ownNamespace, KvguardConfig.LEASE_NAME, config.identity())
             : () -> {};
     return new KvguardOperator(
-        operator, reconciler, verdictKey, stopping, releaseLease, config.leaderElection());
+        operator,
+        controller,
+        reconciler,
+        verdictKey,
+        stopping,
+        releaseLease,
+        config.leaderElection());
   }
 
   public void start() {
@@ -204,6 +216,10 @@ public final class KvguardOperator implements AutoCloseable {
       verdictKey.awaitFirstAttempt(FIRST_KEY_READ_WAIT);
     }
     operator.start();
+    if (leaderElection) {
+      // The informer is synced and the elector is acquiring the lease: list the pods beside it.
+      PodCacheWarmUp.start(controller, reconciler, stopping);
+    }
   }
 
   public Operator operator() {

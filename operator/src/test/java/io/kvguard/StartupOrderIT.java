@@ -74,6 +74,71 @@ class StartupOrderIT {
     }
   }
 
+  /**
+   * The namespace's pods are listed while the lease is still being acquired (an informer writes
+   * nothing, so it need not wait for the lease), and nothing is written to a pod before the lease
+   * is held. Before issue 28 §5 the first pass, which runs only once the lease is held, registered
+   * the pod informer: the pods' LIST came after the lease's answer.
+   */
+  @Test
+  void podsAreListedWhileTheLeaseIsAcquiredAndNoPodIsWrittenBeforeItIsHeld() {
+    try (OperatorHarness h = new OperatorHarness()) {
+      FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+      h.pod("serve-0", SERVE, engine);
+      h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+      // A slow API server: the elector's first read of the lease is answered (absent) only after
+      // HELD_MILLIS.
+      java.util.concurrent.atomic.AtomicBoolean held =
+          new java.util.concurrent.atomic.AtomicBoolean();
+      h.api.faults(
+          request ->
+              request.getMethod().equals("GET")
+                      && request.getPath().startsWith(leasePath())
+                      && held.compareAndSet(false, true)
+                  ? new MockResponse()
+                      .setResponseCode(404)
+                      .setBody(EmbeddedApiServer.status(404, "NotFound", "leases not found"))
+                      .setBodyDelay(HELD_MILLIS, TimeUnit.MILLISECONDS)
+                  : null);
+      h.api.clearRequests();
+
+      h.start();
+
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(
+              () ->
+                  assertThat(h.gate("serve-0"))
+                      .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
+      List<EmbeddedApiServer.Request> requests = h.operatorRequests();
+      long leaseAnswered =
+          first(requests, r -> r.method().equals("GET") && r.path().startsWith(leasePath()))
+              + TimeUnit.MILLISECONDS.toNanos(HELD_MILLIS);
+      long podList = first(requests, r -> r.method().equals("GET") && podList(r) && !watch(r));
+      long firstPodWrite =
+          first(requests, r -> r.method().equals("PATCH") && r.path().contains("/pods/"));
+      assertThat(podList)
+          .as("the namespace's pods were listed before the held lease read was answered")
+          .isLessThan(leaseAnswered);
+      assertThat(firstPodWrite)
+          .as("no pod was written before the lease was held")
+          .isGreaterThan(leaseAnswered);
+    }
+  }
+
+  private static String leasePath() {
+    return "/apis/coordination.k8s.io/v1/namespaces/"
+        + OperatorHarness.OPERATOR_NAMESPACE
+        + "/leases";
+  }
+
+  /** A LIST or WATCH of a namespace's pods (not a single pod's read). */
+  private static boolean podList(EmbeddedApiServer.Request request) {
+    String path = request.path();
+    int query = path.indexOf('?');
+    return (query < 0 ? path : path.substring(0, query)).endsWith("/pods");
+  }
+
   private static String keyPath() {
     return "/api/v1/namespaces/" + OperatorHarness.OPERATOR_NAMESPACE + "/secrets";
   }

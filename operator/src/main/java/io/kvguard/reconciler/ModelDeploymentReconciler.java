@@ -7,6 +7,7 @@ import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.PrimaryUpdateAndCacheUtils;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.event.EventSourceRetriever;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
@@ -184,6 +185,25 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
         java.util.concurrent.TimeUnit.MILLISECONDS);
     // Pod informers are started per namespace by the passes that need them (PodCache).
     return List.of(probeEvents);
+  }
+
+  /**
+   * Caches the pods of every namespace that holds a ModelDeployment now, one namespace after
+   * another, as the first pass of each would ({@link PodCache#use}); returns how many namespaces.
+   * Each namespace is kept cached afterwards as long as a ModelDeployment is left there. A failed
+   * LIST throws: the passes list again.
+   */
+  public int cachePodsAhead(EventSourceRetriever<ModelDeployment> sources) {
+    IndexerResourceCache<ModelDeployment> cache = policies;
+    if (cache == null) {
+      return 0;
+    }
+    List<String> namespaces =
+        cache.list().map(md -> md.getMetadata().getNamespace()).distinct().sorted().toList();
+    for (String namespace : namespaces) {
+      pods.use(namespace, sources, cache).close();
+    }
+    return namespaces.size();
   }
 
   @Override
