@@ -35,6 +35,14 @@ public class RejectionRouterSpec {
   @JsonPropertyDescription("The Service's port the router answers on (plain HTTP).")
   private Integer port;
 
+  @JsonPropertyDescription(
+      "true: the Service is a dedicated proof router (sgl-model-gateway in PD mode, started with"
+          + " no workers and no service discovery), and kvguard adds the prefill and decode pods to"
+          + " it through its worker API (POST /workers) for each proof and removes them afterwards,"
+          + " so the pods are proven while their readiness gates keep them out of the production"
+          + " router. false or absent: the router already lists the workers itself.")
+  private Boolean registerWorkers;
+
   public String getService() {
     return service;
   }
@@ -49,6 +57,19 @@ public class RejectionRouterSpec {
 
   public void setPort(Integer port) {
     this.port = port;
+  }
+
+  public Boolean getRegisterWorkers() {
+    return registerWorkers;
+  }
+
+  public void setRegisterWorkers(Boolean registerWorkers) {
+    this.registerWorkers = registerWorkers;
+  }
+
+  /** Whether kvguard adds the pods to the router for each proof (absent: no). */
+  public boolean effectiveRegisterWorkers() {
+    return Boolean.TRUE.equals(registerWorkers);
   }
 
   /**

@@ -215,6 +215,21 @@ public final class EngineHttp {
   }
 
   /**
+   * DELETE {@code path} (a worker kvguard added to a proof router, {@link RouterWorkers}); same
+   * deadline, cap and redirect rules as GET, any status returned.
+   */
+  public EngineResponse delete(EngineEndpoint endpoint, String path) throws ProbeException {
+    if (client == null) {
+      throw new ProbeException("DELETE " + path + " is not available on an in-memory exchange");
+    }
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(endpoint.resolve(path))
+            .header("Accept", "application/json")
+            .DELETE();
+    return send(endpoint, request, "DELETE " + path, path, Reading.raw());
+  }
+
+  /**
    * Blocking {@code send}, not {@code sendAsync}: {@code sendAsync} hands every answer on to
    * CompletableFuture's default executor, which on a JVM with fewer than three CPUs (the chart's
    * one-CPU limit, this two-core benchmark machine) is a new thread per answer. The request timeout

@@ -6,6 +6,8 @@ import io.kvguard.verdict.RejectionOutcome;
 import io.kvguard.verdict.SglangRouterPaths;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * The proof of a prefill/decode SGLang model through its router (spec.rejectionProbe.router; issue
@@ -16,12 +18,16 @@ import java.util.List;
  * what counts are decided elsewhere.
  */
 public final class PdRouterProbe {
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(PdRouterProbe.class);
   private final EngineHttp http;
   private final RejectionProbe rejectionProbe;
+  private final RouterWorkers routerWorkers;
 
   public PdRouterProbe(EngineHttp http, RejectionProbe rejectionProbe) {
     this.http = http;
     this.rejectionProbe = rejectionProbe;
+    this.routerWorkers = new RouterWorkers(http);
   }
 
   /**
@@ -38,14 +44,18 @@ public final class PdRouterProbe {
    * @param engine SGLang's rejection knowledge
    * @param router the router's endpoint, with the rejection probe's timeout
    * @param promptTokens the probe's key length (marginTokens), as per-pod records have it
+   * @param registerFor the ModelDeployment (namespace/name) whose pods are added to the router for
+   *     the proof, or empty when the router lists its workers itself
    */
   public RejectionOutcome prove(
       EngineRejection engine,
       List<Member> members,
       EngineEndpoint router,
       String model,
-      long promptTokens) {
+      long promptTokens,
+      Optional<String> registerFor) {
     List<SglangRouterPaths.Worker> workers = new ArrayList<>();
+    List<RouterWorkers.Wanted> wanted = new ArrayList<>();
     PoolObservation judgedAgainst = null;
     for (Member member : members) {
       String who = member.role() + " pod " + member.pod();
@@ -54,14 +64,19 @@ public final class PdRouterProbe {
             "not sent: " + who + " reports no context length", promptTokens);
       }
       try {
-        workers.add(
-            new SglangRouterPaths.Worker(
+        SglangAdmissionReader.Worker read =
+            SglangAdmissionReader.readWorker(
+                http,
+                member.endpoint().startingNow(),
+                member.observation().engineContextTokens().getAsLong());
+        workers.add(new SglangRouterPaths.Worker(member.pod(), member.role(), read.admission()));
+        wanted.add(
+            new RouterWorkers.Wanted(
                 member.pod(),
+                member.endpoint().baseUri().toString().replaceAll("/+$", ""),
                 member.role(),
-                SglangAdmissionReader.read(
-                    http,
-                    member.endpoint().startingNow(),
-                    member.observation().engineContextTokens().getAsLong())));
+                member.role().equals("prefill") ? read.bootstrapPort() : OptionalLong.empty(),
+                router.bearerToken()));
       } catch (ProbeException e) {
         return new RejectionOutcome.Failed(
             who + ": its admission limits could not be read: " + e.getMessage());
@@ -78,6 +93,53 @@ public final class PdRouterProbe {
     if (plan instanceof AdmissionPlan.Unprovable unprovable) {
       return new RejectionOutcome.Inconclusive("not sent: " + unprovable.reason(), promptTokens);
     }
+    if (registerFor.isEmpty()) {
+      return send(engine, router, plan, promptTokens, model, judgedAgainst);
+    }
+    for (RouterWorkers.Wanted one : wanted) {
+      if (one.type().equals("prefill") && one.bootstrapPort().isEmpty()) {
+        return new RejectionOutcome.Inconclusive(
+            "not sent: prefill pod "
+                + one.pod()
+                + " reports no disaggregation_bootstrap_port in /server_info, which the proof"
+                + " router must be told when the pod is added to it",
+            promptTokens);
+      }
+    }
+    RouterWorkers.Added added = routerWorkers.add(router.startingNow(), wanted, registerFor.get());
+    try {
+      if (added.problem().isPresent()) {
+        String why =
+            "the prefill and decode pods could not be added to the proof router"
+                + " (spec.rejectionProbe.router.registerWorkers): "
+                + added.problem().get();
+        return added.unreachable()
+            ? new RejectionOutcome.Failed(why)
+            : new RejectionOutcome.Inconclusive("not sent: " + why, promptTokens);
+      }
+      return send(engine, router, plan, promptTokens, model, judgedAgainst);
+    } finally {
+      // Also when the proof failed: a worker left on the proof router gets no production traffic
+      // (the proof router is not the production router), and the next proof removes it first.
+      routerWorkers
+          .remove(router.startingNow(), added.ids())
+          .ifPresent(
+              problem ->
+                  LOG.warn(
+                      "workers added to proof router {} for {} not removed: {}",
+                      router.baseUri(),
+                      registerFor.get(),
+                      problem));
+    }
+  }
+
+  private RejectionOutcome send(
+      EngineRejection engine,
+      EngineEndpoint router,
+      AdmissionPlan plan,
+      long promptTokens,
+      String model,
+      PoolObservation judgedAgainst) {
     return rejectionProbe.sendPlan(
         engine,
         router.startingNow(),

@@ -256,6 +256,15 @@ public final class RejectionProbe {
       return new RejectionOutcome.Inconclusive(
           notARefusal(engine, response, prompt, observation) + named, promptTokens);
     }
+    Optional<String> routerCode =
+        route == EngineRejection.Route.PD_ROUTER
+            ? RouterSelectionFailure.code(response)
+            : Optional.empty();
+    if (routerCode.isPresent()) {
+      // The router's own answer, not an engine's: nothing about the rejection path is known.
+      return new RejectionOutcome.Inconclusive(
+          RouterSelectionFailure.reason(prompt.path(), routerCode.get()) + named, promptTokens);
+    }
     if (status >= 300 && status < 400) {
       return new RejectionOutcome.Failed(
           "POST " + prompt.path() + " answered HTTP " + status + " (redirects are not followed)");

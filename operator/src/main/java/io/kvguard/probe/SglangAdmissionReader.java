@@ -24,11 +24,24 @@ final class SglangAdmissionReader {
           "/speculative_num_draft_tokens",
           "/dcp_size",
           "/max_total_num_tokens",
+          "/disaggregation_bootstrap_port",
           "/version");
 
   private SglangAdmissionReader() {}
 
+  /**
+   * A worker's admission figures and, for a prefill worker, the port its bootstrap server listens
+   * on ({@code disaggregation_bootstrap_port}, a server argument: v0.5.18 {@code
+   * server_args.py:3114-3118}), which a router must be told when the worker is added to it.
+   */
+  record Worker(SglangAdmission admission, OptionalLong bootstrapPort) {}
+
   static SglangAdmission read(EngineHttp http, EngineEndpoint endpoint, long contextTokens)
+      throws ProbeException {
+    return readWorker(http, endpoint, contextTokens).admission();
+  }
+
+  static Worker readWorker(EngineHttp http, EngineEndpoint endpoint, long contextTokens)
       throws ProbeException {
     EngineResponse response = http.get(endpoint, SglangProbe.SERVER_INFO, ADMISSION_READING);
     if (response.status() == 404) {
@@ -37,18 +50,25 @@ final class SglangAdmissionReader {
       response = http.getOk(endpoint, SglangProbe.SERVER_INFO, ADMISSION_READING);
     }
     JsonNode info = StrictJson.requireObject(StrictJson.parse(response), response.path());
-    return new SglangAdmission(
-        contextTokens,
-        EngineText.version(StrictJson.optionalText(info, "version")),
-        positive(info, "max_req_input_len"),
-        bool(info, "allow_auto_truncate"),
-        algorithm(info),
-        bool(info, "speculative_adaptive"),
-        positive(info, "speculative_eagle_topk"),
-        positive(info, "speculative_num_steps"),
-        positive(info, "speculative_num_draft_tokens"),
-        positive(info, "dcp_size"),
-        positive(info, "max_total_num_tokens"));
+    OptionalLong bootstrapPort = positive(info, "disaggregation_bootstrap_port");
+    SglangAdmission admission =
+        new SglangAdmission(
+            contextTokens,
+            EngineText.version(StrictJson.optionalText(info, "version")),
+            positive(info, "max_req_input_len"),
+            bool(info, "allow_auto_truncate"),
+            algorithm(info),
+            bool(info, "speculative_adaptive"),
+            positive(info, "speculative_eagle_topk"),
+            positive(info, "speculative_num_steps"),
+            positive(info, "speculative_num_draft_tokens"),
+            positive(info, "dcp_size"),
+            positive(info, "max_total_num_tokens"));
+    return new Worker(
+        admission,
+        bootstrapPort.isPresent() && bootstrapPort.getAsLong() <= 65535
+            ? bootstrapPort
+            : OptionalLong.empty());
   }
 
   /** A positive integer, or empty: garbage counts as unknown, never as a figure. */

@@ -252,7 +252,8 @@ final class ProbeBook implements AutoCloseable {
                         .toList(),
                     wanted.routerEndpoint(host),
                     wanted.model(),
-                    wanted.promptTokens()),
+                    wanted.promptTokens(),
+                    wanted.registerFor()),
         (outcome, took) -> {});
   }
 

@@ -78,7 +78,12 @@ final class RouterProofs {
   /** A proof that passed: the key it was for and the pods it covered. */
   record Passed(String keyHash, Set<String> covered, Instant at, String message) {}
 
-  /** The proof a pass wants sent. */
+  /**
+   * The proof a pass wants sent.
+   *
+   * @param registerFor the ModelDeployment (namespace/name) whose pods are added to a proof router
+   *     for the proof (spec.rejectionProbe.router.registerWorkers), or empty
+   */
   record Request(
       ProbeScheduler.Key key,
       String keyHash,
@@ -89,7 +94,8 @@ final class RouterProofs {
       String model,
       long promptTokens,
       Duration retryAfter,
-      Instant now) {
+      Instant now,
+      Optional<String> registerFor) {
     /**
      * Where the proof is sent: the router's Service over plain HTTP. The engines' bearer token goes
      * along only if every pod is itself probed over plain HTTP: a token the pods are asked for over
@@ -181,7 +187,10 @@ final class RouterProofs {
             spec.getModel(),
             members.stream().mapToLong(Member::promptTokens).max().orElseThrow(),
             Duration.ofSeconds(spec.effectiveProbe().effectivePeriodSeconds()),
-            now);
+            now,
+            router.effectiveRegisterWorkers()
+                ? Optional.of(md.getMetadata().getNamespace() + "/" + md.getMetadata().getName())
+                : Optional.empty());
     // Sent once no selected pod is still waiting for its first pool probe: otherwise the pods that
     // answer first would be proven, and again with each one that follows.
     long firstProbesPending =
@@ -318,6 +327,8 @@ final class RouterProofs {
         + router.getService()
         + ":"
         + router.getPort()
+        // Only when set, so a router without it keeps the key it had before the field existed.
+        + (router.effectiveRegisterWorkers() ? "|registerWorkers" : "")
         + "|margin="
         + rejection.effectiveMarginTokens()
         + "|timeout="

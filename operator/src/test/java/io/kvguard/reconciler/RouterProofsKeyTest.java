@@ -79,6 +79,28 @@ class RouterProofsKeyTest {
         .doesNotHaveDuplicates();
   }
 
+  /**
+   * registerWorkers changes what is proven (pods added to a proof router, not a router's own
+   * workers), so it is another proof; absent or false keeps the key a router had without it.
+   */
+  @Test
+  void registeringWorkersIsAnotherProofAndFalseKeepsTheOldKey() {
+    RejectionRouterSpec router = new RejectionRouterSpec();
+    router.setService("glm-router");
+    router.setPort(30000);
+    RejectionProbeSpec rejection = new RejectionProbeSpec();
+    rejection.setEnabled(true);
+    rejection.setMarginTokens(1L);
+    rejection.setRouter(router);
+    List<RouterProofs.Member> pods = List.of(PREFILL, DECODE);
+    String without = RouterProofs.keyOf(router, rejection, "glm", pods);
+
+    router.setRegisterWorkers(false);
+    assertThat(RouterProofs.keyOf(router, rejection, "glm", pods)).isEqualTo(without);
+    router.setRegisterWorkers(true);
+    assertThat(RouterProofs.keyOf(router, rejection, "glm", pods)).isNotEqualTo(without);
+  }
+
   @Test
   void aRouterWhoseServiceIsNoServiceNameIsASpecProblem() {
     RejectionRouterSpec router = new RejectionRouterSpec();

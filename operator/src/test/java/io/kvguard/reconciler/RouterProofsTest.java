@@ -189,7 +189,8 @@ class RouterProofsTest {
         "glm",
         1,
         java.time.Duration.ofSeconds(30),
-        NOW);
+        NOW,
+        Optional.empty());
   }
 
   /**

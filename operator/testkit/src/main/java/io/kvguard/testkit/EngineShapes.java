@@ -33,7 +33,9 @@ public final class EngineShapes {
             + engineContext
             + ",\"disaggregation_mode\":\""
             + (mode == null ? "null" : mode)
-            + "\",\"dp_size\":"
+            // Every server argument is dumped, the bootstrap server's port too (v0.5.18
+            // server_args.py:3114-3118, default 8998).
+            + "\",\"disaggregation_bootstrap_port\":8998,\"dp_size\":"
             + rankPools.length
             + ",\"tp_size\":8,\"dcp_size\":1,\"page_size\":64,\"api_key\":\""
             + SECRET_API_KEY

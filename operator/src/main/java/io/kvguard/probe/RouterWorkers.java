@@ -1,0 +1,263 @@
+package io.kvguard.probe;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * Adds prefill and decode pods to a dedicated proof router for one proof and removes them again,
+ * through sgl-model-gateway's worker API (spec.rejectionProbe.router.registerWorkers; issue 26 §2).
+ * Read in sgl-project/sglang v0.5.18 (through bytedance-iaas/sglang), {@code
+ * sgl-model-gateway/src}:
+ *
+ * <ul>
+ *   <li>{@code POST /workers}, {@code GET /workers}, {@code GET|DELETE /workers/{worker_id}}
+ *       ({@code server.rs:633-638}), behind the router's {@code --api-key} when it has one ({@code
+ *       server.rs:641-654}, {@code middleware.rs:114-144}: 401 otherwise).
+ *   <li>The body is {@code WorkerConfigRequest} (crate openai-protocol 1.0.0, lightseekorg/smg
+ *       5ddd447ef {@code protocols/src/worker_spec.rs:20-102}): {@code url}, {@code worker_type}
+ *       "prefill" or "decode", {@code bootstrap_port} for prefill, {@code api_key} the router uses
+ *       towards the worker, {@code labels}.
+ *   <li>Adding is queued: 202 with {@code worker_id} ({@code core/worker_service.rs:95-111,
+ *       225-259}). The job checks the worker's {@code /health}, reads its metadata, registers it,
+ *       and only then marks it healthy ({@code core/steps/worker/local/mod.rs:76-191}, {@code
+ *       shared/activate.rs:25-27}); the PD router picks only available workers ({@code
+ *       routers/http/pd_router.rs:1068-1079}). {@code GET /workers/{id}} shows the job while it
+ *       runs and a failed job's {@code job_status} (kept 5 minutes), and once done the worker
+ *       itself without a job status ({@code worker_service.rs:284-311}, {@code
+ *       job_queue.rs:748-773}).
+ *   <li>Removing is queued too (202, {@code worker_service.rs:314-336}); a removed worker's ID
+ *       answers 404.
+ * </ul>
+ *
+ * Every worker kvguard adds carries the label {@value #LABEL} naming its ModelDeployment, so a
+ * worker left behind by an earlier proof (an operator that stopped mid-proof) is removed before the
+ * next; any other worker on the router makes the proof inconclusive, since a prompt could reach it.
+ */
+public final class RouterWorkers {
+  /** The label on every worker kvguard adds: the ModelDeployment's namespace/name. */
+  public static final String LABEL = "kvguard.io/proof-for";
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final long FIRST_POLL_MILLIS = 50;
+  private static final long LAST_POLL_MILLIS = 500;
+
+  private final EngineHttp http;
+
+  public RouterWorkers(EngineHttp http) {
+    this.http = http;
+  }
+
+  /**
+   * One pod to add.
+   *
+   * @param url where the router reaches the engine (the pod's own address)
+   * @param type "prefill" or "decode"
+   * @param apiKey the engines' token, for the router to send on to the worker
+   */
+  public record Wanted(
+      String pod, String url, String type, OptionalLong bootstrapPort, Optional<String> apiKey) {}
+
+  /**
+   * What adding did: the IDs of the workers added (to remove whatever happens next), and why the
+   * proof cannot be sent, if it cannot.
+   *
+   * @param unreachable the router could not be reached at all (tried again a period later)
+   */
+  public record Added(List<String> ids, Optional<String> problem, boolean unreachable) {}
+
+  /** Adds every pod and waits until the router may route to each; stops at the first problem. */
+  public Added add(EngineEndpoint router, List<Wanted> wanted, String proofFor) {
+    List<String> ids = new ArrayList<>();
+    JsonNode listed;
+    try {
+      EngineResponse response = http.get(router, "/workers");
+      if (response.status() != 200) {
+        return refused(ids, "GET /workers answered HTTP " + response.status() + fix(response));
+      }
+      listed = object(response).map(o -> o.get("workers")).orElse(null);
+      if (listed == null || !listed.isArray()) {
+        return refused(
+            ids,
+            "GET /workers did not answer sgl-model-gateway's worker list {\"workers\": [...]}");
+      }
+    } catch (ProbeException e) {
+      return new Added(ids, Optional.of(e.getMessage()), true);
+    }
+    try {
+      List<String> leftovers = new ArrayList<>();
+      List<String> foreign = new ArrayList<>();
+      for (JsonNode worker : listed) {
+        String id = ErrorBodies.text(worker, "id").orElse("");
+        boolean ours =
+            ErrorBodies.child(worker, "metadata")
+                .flatMap(m -> ErrorBodies.text(m, LABEL))
+                .filter(proofFor::equals)
+                .isPresent();
+        (ours && !id.isEmpty() ? leftovers : foreign)
+            .add(EngineText.safe(ErrorBodies.text(worker, "url").orElse("(no url)")));
+        if (ours && !id.isEmpty()) {
+          ids.add(id);
+        }
+      }
+      if (!foreign.isEmpty()) {
+        return refused(
+            ids,
+            "the proof router already lists "
+                + foreign.size()
+                + " worker(s) kvguard did not add for this ModelDeployment "
+                + foreign
+                + ", and a probe prompt could reach them; give the ModelDeployment a proof router of"
+                + " its own, started in PD mode with no --prefill, --decode or --worker-urls and"
+                + " without --service-discovery");
+      }
+      Optional<String> notRemoved = remove(router, ids);
+      if (notRemoved.isPresent()) {
+        return refused(ids, "a worker left by an earlier proof: " + notRemoved.get());
+      }
+      ids.clear();
+      for (Wanted one : wanted) {
+        EngineResponse response = http.postJson(router, "/workers", body(one, proofFor));
+        Optional<String> id =
+            object(response)
+                .flatMap(o -> ErrorBodies.text(o, "worker_id"))
+                .filter(RouterWorkers::isId);
+        if (response.status() != 202 || id.isEmpty()) {
+          return refused(
+              ids,
+              "POST /workers for "
+                  + one.type()
+                  + " pod "
+                  + one.pod()
+                  + " answered HTTP "
+                  + response.status()
+                  + (response.status() == 202 ? " without a worker_id" : fix(response)));
+        }
+        ids.add(id.get());
+      }
+      for (int i = 0; i < wanted.size(); i++) {
+        Optional<String> problem = awaitRegistered(router, ids.get(i), wanted.get(i));
+        if (problem.isPresent()) {
+          return refused(ids, problem.get());
+        }
+      }
+      return new Added(ids, Optional.empty(), false);
+    } catch (ProbeException e) {
+      return refused(ids, e.getMessage());
+    }
+  }
+
+  /**
+   * Removes the workers kvguard added and waits until the router no longer knows them; the problem
+   * if it could not.
+   */
+  public Optional<String> remove(EngineEndpoint router, List<String> ids) {
+    try {
+      for (String id : ids) {
+        EngineResponse response = http.delete(router, path(id));
+        if (response.status() != 202 && response.status() != 404) {
+          return Optional.of("DELETE /workers/" + id + " answered HTTP " + response.status());
+        }
+      }
+      for (String id : ids) {
+        long wait = FIRST_POLL_MILLIS;
+        while (http.get(router, path(id)).status() != 404) {
+          wait = pause(wait);
+        }
+      }
+      return Optional.empty();
+    } catch (ProbeException e) {
+      return Optional.of(e.getMessage());
+    }
+  }
+
+  /** Polls the worker until its job is done and the router marked it healthy. */
+  private Optional<String> awaitRegistered(EngineEndpoint router, String id, Wanted wanted)
+      throws ProbeException {
+    String who = wanted.type() + " pod " + wanted.pod() + " (worker " + id + ")";
+    long wait = FIRST_POLL_MILLIS;
+    while (true) {
+      EngineResponse response = http.get(router, path(id));
+      if (response.status() != 200) {
+        return Optional.of(
+            "GET /workers/" + id + " for " + who + " answered HTTP " + response.status());
+      }
+      JsonNode info = object(response).orElse(null);
+      JsonNode job = info == null ? null : info.get("job_status");
+      if (job != null && !job.isNull()) {
+        if ("failed".equals(ErrorBodies.text(job, "status").orElse(""))) {
+          return Optional.of(
+              "the router's job adding "
+                  + who
+                  + " failed (its job_status says why, and the router's log): the router must reach"
+                  + " the pod's /health and /server_info at "
+                  + wanted.url());
+        }
+      } else if (info != null
+          && wanted.type().equals(ErrorBodies.text(info, "worker_type").orElse(""))
+          && info.path("is_healthy").asBoolean(false)) {
+        return Optional.empty();
+      }
+      wait = pause(wait);
+    }
+  }
+
+  private static long pause(long millis) throws ProbeException {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ProbeException("interrupted while waiting for the proof router's worker jobs");
+    }
+    return Math.min(millis * 2, LAST_POLL_MILLIS);
+  }
+
+  private static byte[] body(Wanted one, String proofFor) {
+    ObjectNode body = JSON.createObjectNode();
+    body.put("url", one.url());
+    body.put("worker_type", one.type());
+    one.bootstrapPort().ifPresent(port -> body.put("bootstrap_port", port));
+    one.apiKey().ifPresent(key -> body.put("api_key", key));
+    body.putObject("labels").put(LABEL, proofFor);
+    try {
+      return JSON.writeValueAsBytes(body);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("an ObjectNode always serialises", e);
+    }
+  }
+
+  private static Added refused(List<String> ids, String problem) {
+    return new Added(List.copyOf(ids), Optional.of(problem), false);
+  }
+
+  private static String fix(EngineResponse response) {
+    return switch (response.status()) {
+      case 401, 403 ->
+          " (the router wants its --api-key: start the proof router without one, or with the"
+              + " engines' token, which kvguard sends over plain HTTP only)";
+      case 404, 405 ->
+          " (no worker API there: the Service must be sgl-model-gateway at a version with POST"
+              + " /workers, v0.5.18 or a build with the same routes)";
+      default -> "";
+    };
+  }
+
+  /** The worker IDs sgl-model-gateway hands out are UUIDs ({@code worker_service.rs:209-216}). */
+  private static boolean isId(String id) {
+    return id.matches("[0-9a-fA-F-]{36}");
+  }
+
+  private static String path(String id) {
+    return "/workers/" + URLEncoder.encode(id, StandardCharsets.UTF_8);
+  }
+
+  private static Optional<JsonNode> object(EngineResponse response) {
+    return ErrorBodies.object(response);
+  }
+}
