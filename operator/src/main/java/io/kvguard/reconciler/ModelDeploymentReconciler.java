@@ -75,6 +75,9 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   /** Pods of the namespaces that hold a ModelDeployment, and no others (PodCache). */
   private final PodCache pods;
 
+  /** Where the pod informers are registered, once {@link #cachePodsAhead} was handed it. */
+  private volatile EventSourceRetriever<ModelDeployment> podSources;
+
   private volatile IndexerResourceCache<ModelDeployment> policies;
 
   /**
@@ -198,6 +201,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     if (cache == null) {
       return 0;
     }
+    podSources = sources;
     List<String> namespaces =
         cache.list().map(md -> md.getMetadata().getNamespace()).distinct().sorted().toList();
     for (String namespace : namespaces) {
@@ -613,6 +617,12 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private void countStranded() {
     try {
       IndexerResourceCache<ModelDeployment> cache = policies;
+      EventSourceRetriever<ModelDeployment> sources = podSources;
+      if (sources != null) {
+        // A replica that listed pods ahead of its passes and does not lead drops here the
+        // namespaces whose ModelDeployments are gone (a leader's passes drop them as they end).
+        pods.dropUnused(sources, cache);
+      }
       Map<String, Long> counts = new HashMap<>();
       for (String namespace : pods.namespaces()) {
         counts.put(

@@ -249,18 +249,45 @@ final class PodCache implements SelectionIndex.Pods {
     synchronized (state) {
       state.passes--;
       state.notifyAll();
-      // Policies of the namespace in the cache include those being deleted (their finalizer still
-      // on): their last pass, on the deletion itself, comes after, and hands their pods back from
-      // this cache.
-      if (state.passes > 0 || policies.list(namespace).findAny().isPresent()) {
-        return;
+      dropIfUnused(namespace, state, sources, policies);
+    }
+  }
+
+  /**
+   * Stops caching every namespace no pass holds and no ModelDeployment is left in. A pass's end
+   * does this for its own namespace; this is for the namespaces listed ahead of any pass ({@code
+   * PodCacheWarmUp}) on a replica that does not lead, which runs no pass to drop them.
+   */
+  void dropUnused(
+      EventSourceRetriever<ModelDeployment> sources,
+      IndexerResourceCache<ModelDeployment> policies) {
+    for (String namespace : namespaces()) {
+      Namespace state = namespaces.get(namespace);
+      if (state != null) {
+        synchronized (state) {
+          dropIfUnused(namespace, state, sources, policies);
+        }
       }
-      Cached cached = byNamespace.remove(namespace);
-      if (cached != null) {
-        sources.dynamicallyDeRegisterEventSource(cached.source().name());
-        LOG.info(
-            "stopped caching the pods of namespace {}: no ModelDeployment left there", namespace);
-      }
+    }
+  }
+
+  /** Called holding {@code state}'s lock. */
+  private void dropIfUnused(
+      String namespace,
+      Namespace state,
+      EventSourceRetriever<ModelDeployment> sources,
+      IndexerResourceCache<ModelDeployment> policies) {
+    // Policies of the namespace in the cache include those being deleted (their finalizer still
+    // on): their last pass, on the deletion itself, comes after, and hands their pods back from
+    // this cache.
+    if (state.passes > 0 || policies.list(namespace).findAny().isPresent()) {
+      return;
+    }
+    Cached cached = byNamespace.remove(namespace);
+    if (cached != null) {
+      sources.dynamicallyDeRegisterEventSource(cached.source().name());
+      LOG.info(
+          "stopped caching the pods of namespace {}: no ModelDeployment left there", namespace);
     }
   }
 

@@ -99,16 +99,55 @@ class LeaderElectionIT {
         .count();
   }
 
+  /**
+   * A follower lists the pods of the namespaces with a ModelDeployment beside the lease it waits
+   * for (issue 28 §5, PodCacheWarmUp), so it would take over from a warm cache, and stops caching a
+   * namespace once its ModelDeployments are gone, though it runs no pass there.
+   */
   @Test
-  void onlyTheLeaderWritesAndFailoverKeepsTheGatesAsTheyAre() {
+  void aFollowerCachesPodsAheadAndDropsThemOnceTheirPoliciesAreGone() {
     h.start();
     h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
-    h.pod("serve-1", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
     h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
     awaitGate("serve-0", "True");
-    awaitGate("serve-1", "False");
     await().atMost(Duration.ofSeconds(20)).until(() -> holder().equals(Optional.of(LEADER)));
+    startFollower();
+    String podSource = "pods-" + OperatorHarness.NAMESPACE;
 
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(followerEventSources())
+                    .as("the follower caches the pods")
+                    .contains(podSource));
+    assertThat(holder()).contains(LEADER);
+
+    h.client
+        .resources(io.kvguard.customresource.ModelDeployment.class)
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .withName("glm")
+        .delete();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(followerEventSources())
+                    .as("the follower stopped caching a namespace with no ModelDeployment left")
+                    .doesNotContain(podSource));
+    assertThat(followerWrites()).as("the follower wrote nothing").isZero();
+  }
+
+  private java.util.Set<String> followerEventSources() {
+    return follower.operator().getRegisteredControllers().stream()
+        .flatMap(
+            c ->
+                ((io.javaoperatorsdk.operator.RegisteredController<?>) c)
+                    .getControllerHealthInfo().eventSourceHealthIndicators().keySet().stream())
+        .collect(java.util.stream.Collectors.toSet());
+  }
+
+  private void startFollower() {
     KvguardConfig production = OperatorHarness.productionConfig();
     KvguardConfig second =
         new KvguardConfig(
@@ -138,6 +177,19 @@ class LeaderElectionIT {
             Clock.systemUTC(),
             false);
     follower.start();
+  }
+
+  @Test
+  void onlyTheLeaderWritesAndFailoverKeepsTheGatesAsTheyAre() {
+    h.start();
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.pod("serve-1", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 600_000)));
+    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    awaitGate("serve-0", "True");
+    awaitGate("serve-1", "False");
+    await().atMost(Duration.ofSeconds(20)).until(() -> holder().equals(Optional.of(LEADER)));
+
+    startFollower();
 
     // While the leader lives, a new pod is gated by the leader alone.
     LatePods.add(
