@@ -72,7 +72,7 @@ public final class RouterWorkers {
    * What adding did: the IDs of the workers added (to remove whatever happens next), and why the
    * proof cannot be sent, if it cannot.
    *
-   * @param unreachable the router could not be reached at all (tried again a period later)
+   * @param unreachable the router did not answer, or not in time (tried again a period later)
    */
   public record Added(List<String> ids, Optional<String> problem, boolean unreachable) {}
 
@@ -149,7 +149,9 @@ public final class RouterWorkers {
       }
       return new Added(ids, Optional.empty(), false);
     } catch (ProbeException e) {
-      return refused(ids, e.getMessage());
+      // No answer in time (a job still running at the deadline, a router that stopped answering):
+      // not the router's refusal, so tried again a period later rather than standing for the key.
+      return new Added(List.copyOf(ids), Optional.of(e.getMessage()), true);
     }
   }
 

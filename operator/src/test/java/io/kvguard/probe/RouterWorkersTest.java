@@ -86,6 +86,26 @@ class RouterWorkersTest {
     assertThat(router.removed()).isZero();
   }
 
+  /**
+   * A registration still running at the deadline is no answer from the router: the proof is tried
+   * again a period later (ProbeFailed), not held inconclusive until the pods or the spec change.
+   */
+  @Test
+  void aRegistrationStillRunningAtTheDeadlineIsTriedAgainLater() throws Exception {
+    router = new FakeProofRouter().holdRegistrations();
+
+    RouterWorkers.Added added =
+        workers.add(
+            EngineEndpoint.of("http", "127.0.0.1", router.port(), Duration.ofSeconds(1))
+                .startingNow(),
+            List.of(prefill("http://127.0.0.1:9")),
+            FOR);
+
+    assertThat(added.problem()).get(STRING).contains("timed out");
+    assertThat(added.unreachable()).isTrue();
+    assertThat(added.ids()).hasSize(1);
+  }
+
   /** A pod added and removed again: the worker is gone once removal returns. */
   @Test
   void anAddedPodIsRegisteredHealthyAndGoneAfterRemoval() throws Exception {

@@ -82,6 +82,7 @@ public final class FakeProofRouter implements AutoCloseable {
   private final AtomicLong generated = new AtomicLong();
   private final AtomicInteger workersAtFirstGenerate = new AtomicInteger(-1);
   private volatile boolean refuseRegistrations;
+  private volatile boolean holdRegistrations;
 
   public FakeProofRouter() throws IOException {
     server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
@@ -108,6 +109,15 @@ public final class FakeProofRouter implements AutoCloseable {
    */
   public FakeProofRouter refuseRegistrations() {
     refuseRegistrations = true;
+    return this;
+  }
+
+  /**
+   * Every registration job keeps running (a worker whose /health the router retries until its
+   * worker_startup_timeout_secs, 1800 s by default).
+   */
+  public FakeProofRouter holdRegistrations() {
+    holdRegistrations = true;
     return this;
   }
 
@@ -211,6 +221,9 @@ public final class FakeProofRouter implements AutoCloseable {
   private void addJob(String id, Worker wanted) {
     String url = wanted.url();
     jobs.put(url, new Job("AddWorker", "processing", null));
+    if (holdRegistrations) {
+      return;
+    }
     if (lists(url)) {
       jobs.put(url, new Job("AddWorker", "failed", "Worker " + url + " already exists"));
       return;
