@@ -192,15 +192,21 @@ public final class RejectionProbe {
     }
     ProbeMarker marker = markers.next();
     OverLimitPrompt prompt = ((EngineRejection.Plan.Send) plan).prompt().marked(marker);
-    EngineResponse response;
+    EngineResponse sent;
     try {
-      response = http.postJson(endpoint, prompt.path(), prompt.publisher());
+      sent = http.postJson(endpoint, prompt.path(), prompt.publisher());
     } catch (ArithmeticException e) {
       return new RejectionOutcome.Failed(
           "a " + promptTokens + "-token prompt is too large to send");
     } catch (ProbeException e) {
       return new RejectionOutcome.Failed(e.getMessage());
     }
+    // Through the prefill/decode router a worker's error arrives inside the router's own: judged
+    // as the worker's answer, as a pod's would be (RouterWorkerError).
+    EngineResponse response =
+        route == EngineRejection.Route.PD_ROUTER
+            ? RouterWorkerError.workerAnswer(sent).orElse(sent)
+            : sent;
     int status = response.status();
     boolean streamed =
         response.contentType() != null

@@ -11,8 +11,10 @@ import java.util.Set;
  * sgl-model-gateway/src/routers}: {@code http/pd_router.rs:191-197} ("No available servers: " and
  * the selection error, {@code pd_router.rs:1061-1079}) and {@code :100} ("No prefill servers
  * available"), written by {@code error.rs:9-21,55-81} as {@code {"error": {"type": "Service
- * Unavailable", "code": C, "message": M}}}. A worker's own 503 passed on by the router has the code
- * {@code server_unavailable} ({@code pd_router.rs:156-159}) and stays the engine's answer.
+ * Unavailable", "code": C, "message": M}}}. A worker's own 503 to {@code /generate} comes back as
+ * {@code prefill_unavailable} or {@code decode_unavailable} ({@code pd_router.rs:1320-1323,
+ * 609-610}; {@code server_unavailable}, {@code :156-159}, is for the GET routes it proxies) and
+ * stays the engine's answer.
  */
 final class RouterSelectionFailure {
   private static final Set<String> FIELDS = Set.of("type", "code", "message");

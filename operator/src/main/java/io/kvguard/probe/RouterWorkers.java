@@ -48,6 +48,10 @@ public final class RouterWorkers {
   private static final long FIRST_POLL_MILLIS = 50;
   private static final long LAST_POLL_MILLIS = 500;
 
+  /** The types of a registered worker ({@code core/worker.rs} {@code worker_to_info}). */
+  private static final java.util.Set<String> WORKER_TYPES =
+      java.util.Set.of("regular", "prefill", "decode");
+
   private final EngineHttp http;
 
   public RouterWorkers(EngineHttp http) {
@@ -68,7 +72,7 @@ public final class RouterWorkers {
    * What adding did: the IDs of the workers added (to remove whatever happens next), and why the
    * proof cannot be sent, if it cannot.
    *
-   * @param unreachable the router could not be reached at all (tried again a period later)
+   * @param unreachable the router did not answer, or not in time (tried again a period later)
    */
   public record Added(List<String> ids, Optional<String> problem, boolean unreachable) {}
 
@@ -95,11 +99,7 @@ public final class RouterWorkers {
       List<String> foreign = new ArrayList<>();
       for (JsonNode worker : listed) {
         String id = ErrorBodies.text(worker, "id").orElse("");
-        boolean ours =
-            ErrorBodies.child(worker, "metadata")
-                .flatMap(m -> ErrorBodies.text(m, LABEL))
-                .filter(proofFor::equals)
-                .isPresent();
+        boolean ours = labelledFor(worker, proofFor);
         (ours && !id.isEmpty() ? leftovers : foreign)
             .add(EngineText.safe(ErrorBodies.text(worker, "url").orElse("(no url)")));
         if (ours && !id.isEmpty()) {
@@ -142,14 +142,16 @@ public final class RouterWorkers {
         ids.add(id.get());
       }
       for (int i = 0; i < wanted.size(); i++) {
-        Optional<String> problem = awaitRegistered(router, ids.get(i), wanted.get(i));
+        Optional<String> problem = awaitRegistered(router, ids, i, wanted.get(i), proofFor);
         if (problem.isPresent()) {
           return refused(ids, problem.get());
         }
       }
       return new Added(ids, Optional.empty(), false);
     } catch (ProbeException e) {
-      return refused(ids, e.getMessage());
+      // No answer in time (a job still running at the deadline, a router that stopped answering):
+      // not the router's refusal, so tried again a period later rather than standing for the key.
+      return new Added(List.copyOf(ids), Optional.of(e.getMessage()), true);
     }
   }
 
@@ -167,7 +169,7 @@ public final class RouterWorkers {
       }
       for (String id : ids) {
         long wait = FIRST_POLL_MILLIS;
-        while (http.get(router, path(id)).status() != 404) {
+        while (!gone(http.get(router, path(id)))) {
           wait = pause(wait);
         }
       }
@@ -177,9 +179,18 @@ public final class RouterWorkers {
     }
   }
 
-  /** Polls the worker until its job is done and the router marked it healthy. */
-  private Optional<String> awaitRegistered(EngineEndpoint router, String id, Wanted wanted)
+  /**
+   * Polls the worker until its job is done and the router marked it healthy. A registered worker at
+   * that ID without this ModelDeployment's label is not kvguard's: the router hands out the ID of
+   * the worker it already has at a URL ({@code core/worker_registry.rs:301-303}) and fails the job
+   * ("Worker … already exists", {@code core/steps/worker/local/create_worker.rs:50-59}), as when
+   * someone added the same pod between kvguard's listing and its POST. Its ID is then taken out of
+   * {@code ids}, so it is not removed, and the proof is not sent.
+   */
+  private Optional<String> awaitRegistered(
+      EngineEndpoint router, List<String> ids, int index, Wanted wanted, String proofFor)
       throws ProbeException {
+    String id = ids.get(index);
     String who = wanted.type() + " pod " + wanted.pod() + " (worker " + id + ")";
     long wait = FIRST_POLL_MILLIS;
     while (true) {
@@ -189,6 +200,17 @@ public final class RouterWorkers {
             "GET /workers/" + id + " for " + who + " answered HTTP " + response.status());
       }
       JsonNode info = object(response).orElse(null);
+      if (info != null && registered(info) && !labelledFor(info, proofFor)) {
+        ids.remove(index);
+        return Optional.of(
+            "the proof router already has a worker at "
+                + wanted.url()
+                + " for "
+                + who
+                + " that kvguard did not add for this ModelDeployment (added after kvguard listed"
+                + " the router's workers); it is left alone. Give the ModelDeployment a proof router"
+                + " of its own");
+      }
       JsonNode job = info == null ? null : info.get("job_status");
       if (job != null && !job.isNull()) {
         if ("failed".equals(ErrorBodies.text(job, "status").orElse(""))) {
@@ -206,6 +228,42 @@ public final class RouterWorkers {
       }
       wait = pause(wait);
     }
+  }
+
+  /**
+   * Whether the router no longer has the worker: 404, or the placeholder it shows for an ID whose
+   * worker is not registered ({@code worker_service.rs:298-305}) with a failed removal: removing a
+   * URL no worker is registered at fails ("Worker … not found", {@code
+   * local/find_workers_to_remove.rs}), and the ID of a registration that failed stays reserved, so
+   * it is not 404 until the failed job's status expires, five minutes later ({@code
+   * job_queue.rs:777-791}).
+   */
+  private static boolean gone(EngineResponse response) {
+    if (response.status() == 404) {
+      return true;
+    }
+    JsonNode info = response.status() == 200 ? object(response).orElse(null) : null;
+    JsonNode job = info == null ? null : info.get("job_status");
+    return info != null
+        && !registered(info)
+        && job != null
+        && "RemoveWorker".equals(ErrorBodies.text(job, "job_type").orElse(""))
+        && "failed".equals(ErrorBodies.text(job, "status").orElse(""));
+  }
+
+  /**
+   * Whether the answer is a registered worker's, not the placeholder of type "unknown" shown for an
+   * ID whose worker is not registered (openai-protocol 1.0.0 {@code WorkerInfo::pending}).
+   */
+  private static boolean registered(JsonNode info) {
+    return WORKER_TYPES.contains(ErrorBodies.text(info, "worker_type").orElse(""));
+  }
+
+  private static boolean labelledFor(JsonNode info, String proofFor) {
+    return ErrorBodies.child(info, "metadata")
+        .flatMap(m -> ErrorBodies.text(m, LABEL))
+        .filter(proofFor::equals)
+        .isPresent();
   }
 
   private static long pause(long millis) throws ProbeException {

@@ -7,8 +7,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The router's own "no worker" 503 (sgl-model-gateway v0.5.18 routers/http/pd_router.rs:191-197,
- * routers/error.rs:55-81) is told apart from a worker's 503 the router passes on
- * (pd_router.rs:156-159), which stays the engine's answer.
+ * routers/error.rs:55-81) is told apart from a worker's 503 the router passes on (on /generate
+ * prefill_unavailable or decode_unavailable, pd_router.rs:1320-1323, 609-610; on a proxied GET
+ * server_unavailable, :156-159), which stays the engine's answer.
  */
 class RouterSelectionFailureTest {
   private static EngineResponse answer(int status, String body) {
@@ -36,6 +37,13 @@ class RouterSelectionFailureTest {
                     503,
                     "{\"error\":{\"type\":\"Service Unavailable\",\"code\":\"server_unavailable\","
                         + "\"message\":\"Server returned status: 503 Service Unavailable\"}}")))
+        .isEmpty();
+    assertThat(
+            RouterSelectionFailure.code(
+                answer(
+                    503,
+                    "{\"error\":{\"type\":\"Service Unavailable\",\"code\":\"prefill_unavailable\","
+                        + "\"message\":\"Prefill server error (503 Service Unavailable): busy\"}}")))
         .isEmpty();
     assertThat(
             RouterSelectionFailure.code(

@@ -28,33 +28,61 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * sgl-model-gateway in PD mode on 127.0.0.1, started with no workers and no service discovery, as
  * far as a proof needs it. The shapes are those of sgl-project/sglang v0.5.18 (read through
- * bytedance-iaas/sglang), {@code sgl-model-gateway/src}: the worker API ({@code server.rs:633-638};
- * {@code core/worker_service.rs}: POST 202 with worker_id and location, GET of a worker whose job
- * runs or failed shows {@code job_status}, one registered shows the worker, DELETE 202, an unknown
- * ID 404 WORKER_NOT_FOUND), registration as a queued job that checks the worker's {@code /health}
- * before the worker is marked healthy ({@code core/steps/worker/local/mod.rs}), and {@code POST
- * /generate} sent to a prefill and a decode worker with the bootstrap fields added, the prefill
- * worker's error or else the decode worker's answer returned ({@code routers/http/pd_router.rs}),
- * and with no worker its own 503 "No available servers" ({@code pd_router.rs:191-197}, {@code
- * routers/error.rs}). Without registrations it is what a discovery router answers while every pod
- * is un-Ready.
+ * bytedance-iaas/sglang), {@code sgl-model-gateway/src}:
+ *
+ * <ul>
+ *   <li>The worker API ({@code server.rs:633-638}; {@code core/worker_service.rs}): POST answers
+ *       202 with a worker_id reserved for the URL, the same ID again for a URL the router already
+ *       knows ({@code core/worker_registry.rs:301-303}); GET /workers lists registered workers only
+ *       ({@code worker_service.rs:262-282}); GET /workers/{id} shows a registered worker, with the
+ *       {@code job_status} of a job on its URL, or, for an ID whose worker is not registered, a
+ *       placeholder of type "unknown" carrying the job's status ({@code worker_service.rs:284-311};
+ *       openai-protocol 1.0.0 {@code WorkerInfo::pending}); DELETE queues a removal and answers 202
+ *       for any ID the router maps to a URL ({@code worker_service.rs:314-336}); an ID that is no
+ *       UUID answers 400, an unknown one 404 WORKER_NOT_FOUND.
+ *   <li>Jobs, keyed by worker URL ({@code core/job_queue.rs}): a finished job's status is dropped,
+ *       a failed one's kept (five minutes there; here until the router closes). Adding checks the
+ *       worker's {@code /health}, fails for a URL already registered ("Worker … already exists",
+ *       {@code core/steps/worker/local/create_worker.rs:50-59}), and marks the worker healthy last;
+ *       a failed registration keeps its URL's ID reserved. Removing a URL with no registered worker
+ *       fails ("Worker … not found", {@code local/find_workers_to_remove.rs}).
+ *   <li>{@code POST /generate} sent to a prefill and a decode worker with the bootstrap fields
+ *       added ({@code routers/http/pd_router.rs:238-296}). A worker's error is not passed on as it
+ *       came: the prefill worker's becomes the router's own error whose message is "Prefill server
+ *       error (STATUS REASON): " and the worker's body ({@code pd_router.rs:1294-1333}), the decode
+ *       worker's the router's error carrying the worker's {@code error.message} ({@code
+ *       pd_router.rs:574-610}); with no worker, its own 503 "No available servers" ({@code
+ *       pd_router.rs:191-197}, {@code routers/error.rs}). Unlike the router, the decode worker is
+ *       sent the prompt only after the prefill worker answered 2xx (the router sends both at once
+ *       and drops the decode request when prefill fails, {@code pd_router.rs:711-759}).
+ * </ul>
+ *
+ * Without registrations it is what a discovery router answers while every pod is un-Ready.
  */
 public final class FakeProofRouter implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String UUID_FORM =
+      "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
 
-  private record Worker(
-      String url, String type, Integer bootstrapPort, JsonNode labels, String job, boolean ready) {}
+  private record Worker(String url, String type, Integer bootstrapPort, JsonNode labels) {}
+
+  /** A job's status, as {@code JobStatus} shows it. */
+  private record Job(String type, String status, String message) {}
 
   private final HttpServer server;
   private final ExecutorService executor;
   private final HttpClient client = HttpClient.newHttpClient();
-  private final Map<String, Worker> workers = new ConcurrentHashMap<>();
+  private final Map<String, Worker> registered = new ConcurrentHashMap<>();
+  private final Map<String, String> idsByUrl = new ConcurrentHashMap<>();
+  private final Map<String, Job> jobs = new ConcurrentHashMap<>();
+  private final Map<String, String> racing = new ConcurrentHashMap<>();
   private final AtomicInteger turn = new AtomicInteger();
   private final AtomicLong added = new AtomicLong();
   private final AtomicLong removed = new AtomicLong();
   private final AtomicLong generated = new AtomicLong();
   private final AtomicInteger workersAtFirstGenerate = new AtomicInteger(-1);
   private volatile boolean refuseRegistrations;
+  private volatile boolean holdRegistrations;
 
   public FakeProofRouter() throws IOException {
     server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
@@ -84,14 +112,38 @@ public final class FakeProofRouter implements AutoCloseable {
     return this;
   }
 
-  /** A worker already on the router that kvguard did not add (another model's, say). */
-  public FakeProofRouter withWorker(String url, String type) {
-    workers.put(UUID.randomUUID().toString(), new Worker(url, type, null, null, null, true));
+  /**
+   * Every registration job keeps running (a worker whose /health the router retries until its
+   * worker_startup_timeout_secs, 1800 s by default).
+   */
+  public FakeProofRouter holdRegistrations() {
+    holdRegistrations = true;
     return this;
   }
 
+  /** A worker already on the router that kvguard did not add (another model's, say). */
+  public FakeProofRouter withWorker(String url, String type) {
+    register(url, new Worker(url, type, null, null));
+    return this;
+  }
+
+  /**
+   * A worker at {@code url} that someone else adds after kvguard listed the workers and before its
+   * own POST for that URL arrives.
+   */
+  public FakeProofRouter withWorkerAddedBeforeThePostFor(String url, String type) {
+    racing.put(url, type);
+    return this;
+  }
+
+  /** Whether a worker at {@code url} is registered. */
+  public boolean lists(String url) {
+    return registered.values().stream().anyMatch(w -> w.url().equals(url));
+  }
+
+  /** The workers registered, as GET /workers lists them. */
   public int workers() {
-    return workers.size();
+    return registered.size();
   }
 
   public long added() {
@@ -125,27 +177,35 @@ public final class FakeProofRouter implements AutoCloseable {
       } else if (path.equals("/generate") && method.equals("POST")) {
         generate(exchange, body);
       } else {
-        send(exchange, 404, JSON.createObjectNode().put("error", "not found"));
+        exchange.sendResponseHeaders(404, -1);
       }
     } catch (IOException | RuntimeException e) {
       // The client gave up; nothing to report.
     }
   }
 
+  private String register(String url, Worker worker) {
+    String id = idsByUrl.computeIfAbsent(url, u -> UUID.randomUUID().toString());
+    registered.put(id, worker);
+    return id;
+  }
+
   private void add(HttpExchange exchange, JsonNode config) throws IOException {
     String url = config.path("url").asText();
-    String id = UUID.randomUUID().toString();
-    Worker pending =
+    String racer = racing.remove(url);
+    if (racer != null) {
+      register(url, new Worker(url, racer, null, null));
+    }
+    String id = idsByUrl.computeIfAbsent(url, u -> UUID.randomUUID().toString());
+    Worker wanted =
         new Worker(
             url,
             config.path("worker_type").asText("regular"),
             config.hasNonNull("bootstrap_port") ? config.get("bootstrap_port").asInt() : null,
-            config.get("labels"),
-            "pending",
-            false);
-    workers.put(id, pending);
+            config.get("labels"));
+    jobs.put(url, new Job("AddWorker", "pending", null));
     added.incrementAndGet();
-    executor.submit(() -> register(id, pending));
+    executor.submit(() -> addJob(id, wanted));
     ObjectNode answer =
         JSON.createObjectNode()
             .put("status", "accepted")
@@ -158,14 +218,23 @@ public final class FakeProofRouter implements AutoCloseable {
   }
 
   /** The job: the worker's /health, then the worker is registered and marked healthy. */
-  private void register(String id, Worker pending) {
+  private void addJob(String id, Worker wanted) {
+    String url = wanted.url();
+    jobs.put(url, new Job("AddWorker", "processing", null));
+    if (holdRegistrations) {
+      return;
+    }
+    if (lists(url)) {
+      jobs.put(url, new Job("AddWorker", "failed", "Worker " + url + " already exists"));
+      return;
+    }
     boolean healthy = false;
     if (!refuseRegistrations) {
       try {
         healthy =
             client
                     .send(
-                        HttpRequest.newBuilder(URI.create(pending.url() + "/health")).build(),
+                        HttpRequest.newBuilder(URI.create(url + "/health")).build(),
                         HttpResponse.BodyHandlers.discarding())
                     .statusCode()
                 == 200;
@@ -173,31 +242,50 @@ public final class FakeProofRouter implements AutoCloseable {
         healthy = false;
       }
     }
-    Worker done =
-        new Worker(
-            pending.url(),
-            pending.type(),
-            pending.bootstrapPort(),
-            pending.labels(),
-            healthy ? null : "failed",
-            healthy);
-    workers.computeIfPresent(id, (k, v) -> done);
+    if (!healthy) {
+      jobs.put(url, new Job("AddWorker", "failed", "Health check failed for " + url));
+      return;
+    }
+    registered.put(id, wanted);
+    jobs.remove(url);
+  }
+
+  private void removeJob(String url) {
+    jobs.put(url, new Job("RemoveWorker", "processing", null));
+    String id = idsByUrl.get(url);
+    Worker worker = id == null ? null : registered.get(id);
+    if (worker == null || !worker.url().equals(url)) {
+      jobs.put(url, new Job("RemoveWorker", "failed", "Worker " + url + " not found"));
+      return;
+    }
+    registered.remove(id);
+    idsByUrl.remove(url);
+    jobs.remove(url);
+    removed.incrementAndGet();
   }
 
   private void worker(HttpExchange exchange, String id, String method) throws IOException {
-    Worker worker = workers.get(id);
-    if (worker == null) {
-      send(
-          exchange,
-          404,
-          JSON.createObjectNode()
-              .put("error", "Worker " + id + " not found")
-              .put("code", "WORKER_NOT_FOUND"));
+    if (!id.matches(UUID_FORM)) {
+      sendError(exchange, 400, "Invalid worker_id '" + id + "' (expected UUID)", "BAD_REQUEST");
+      return;
+    }
+    Worker worker = registered.get(id);
+    String url =
+        worker != null
+            ? worker.url()
+            : idsByUrl.entrySet().stream()
+                .filter(e -> e.getValue().equals(id))
+                .map(Map.Entry::getKey)
+                .findFirst()
+                .orElse(null);
+    Job job = url == null ? null : jobs.get(url);
+    if (worker == null && (url == null || (job == null && !method.equals("DELETE")))) {
+      sendError(exchange, 404, "Worker " + id + " not found", "WORKER_NOT_FOUND");
       return;
     }
     if (method.equals("DELETE")) {
-      workers.remove(id);
-      removed.incrementAndGet();
+      jobs.put(url, new Job("RemoveWorker", "pending", null));
+      executor.submit(() -> removeJob(url));
       send(
           exchange,
           202,
@@ -207,36 +295,36 @@ public final class FakeProofRouter implements AutoCloseable {
               .put("message", "Worker removal queued for background processing"));
       return;
     }
-    send(exchange, 200, info(id, worker));
+    send(exchange, 200, info(id, url, worker, job));
   }
 
-  private ObjectNode info(String id, Worker worker) {
+  private ObjectNode info(String id, String url, Worker worker, Job job) {
+    boolean known = worker != null;
     ObjectNode info =
         JSON.createObjectNode()
             .put("id", id)
-            .put("url", worker.url())
-            .put("model_id", worker.ready() ? "zai-org/GLM-5.3" : "unknown")
-            .put("worker_type", worker.ready() ? worker.type() : "unknown")
-            .put("is_healthy", worker.ready())
+            .put("url", url)
+            .put("model_id", known ? "zai-org/GLM-5.3" : "unknown")
+            .put("priority", known ? 50 : 0)
+            .put("cost", 1.0)
+            .put("worker_type", known ? worker.type() : "unknown")
+            .put("is_healthy", known)
             .put("load", 0)
-            .put("connection_mode", worker.ready() ? "Http" : "unknown")
-            .put("disable_health_check", false);
-    if (worker.ready() && worker.bootstrapPort() != null) {
+            .put("connection_mode", known ? "HTTP" : "unknown");
+    if (known && worker.bootstrapPort() != null) {
       info.put("bootstrap_port", worker.bootstrapPort());
     }
-    if (worker.labels() != null && worker.labels().size() > 0) {
+    if (known && worker.labels() != null && worker.labels().size() > 0) {
       info.set("metadata", worker.labels());
     }
-    if (worker.job() != null) {
-      ObjectNode job =
-          info.putObject("job_status")
-              .put("job_type", "AddWorker")
-              .put("worker_url", worker.url())
-              .put("status", worker.job())
-              .put("timestamp", System.currentTimeMillis() / 1000);
-      if (worker.job().equals("failed")) {
-        job.put("message", "Health check failed for " + worker.url());
-      }
+    info.put("disable_health_check", false);
+    if (job != null) {
+      info.putObject("job_status")
+          .put("job_type", job.type())
+          .put("worker_url", url)
+          .put("status", job.status())
+          .put("message", job.message())
+          .put("timestamp", System.currentTimeMillis() / 1000);
     }
     return info;
   }
@@ -244,32 +332,27 @@ public final class FakeProofRouter implements AutoCloseable {
   private ObjectNode list() {
     ObjectNode answer = JSON.createObjectNode();
     ArrayNode all = answer.putArray("workers");
-    workers.forEach((id, worker) -> all.add(info(id, worker)));
-    answer.put("total", workers.size());
+    registered.forEach((id, worker) -> all.add(info(id, worker.url(), worker, null)));
+    answer.put("total", registered.size());
     return answer;
   }
 
   private void generate(HttpExchange exchange, byte[] body) throws IOException {
     generated.incrementAndGet();
-    workersAtFirstGenerate.compareAndSet(-1, workers.size());
+    workersAtFirstGenerate.compareAndSet(-1, registered.size());
     List<Worker> prefill = ready("prefill");
     List<Worker> decode = ready("decode");
     if (prefill.isEmpty() || decode.isEmpty()) {
       String type = prefill.isEmpty() ? "prefill" : "decode";
-      exchange.getResponseHeaders().set("X-SMG-Error-Code", "server_selection_failed");
-      ObjectNode error = JSON.createObjectNode();
-      error
-          .putObject("error")
-          .put("type", "Service Unavailable")
-          .put("code", "server_selection_failed")
-          .put(
-              "message",
-              "No available servers: No "
-                  + type
-                  + " workers available. Please check if "
-                  + type
-                  + " servers are configured and healthy.");
-      send(exchange, 503, error);
+      sendRouterError(
+          exchange,
+          503,
+          "server_selection_failed",
+          "No available servers: No "
+              + type
+              + " workers available. Please check if "
+              + type
+              + " servers are configured and healthy.");
       return;
     }
     int n = turn.getAndIncrement();
@@ -285,8 +368,31 @@ public final class FakeProofRouter implements AutoCloseable {
             + text.substring(text.indexOf('{') + 1);
     try {
       HttpResponse<byte[]> fromPrefill = post(p, routed);
-      HttpResponse<byte[]> answer =
-          fromPrefill.statusCode() / 100 != 2 ? fromPrefill : post(d, routed);
+      int status = fromPrefill.statusCode();
+      if (status / 100 != 2) {
+        // pd_router.rs:1294-1333: the prefill worker's body becomes part of the router's message.
+        sendRouterError(
+            exchange,
+            routerStatus(status),
+            "prefill_" + codeSuffix(status),
+            "Prefill server error ("
+                + status
+                + " "
+                + reason(status)
+                + "): "
+                + new String(fromPrefill.body(), StandardCharsets.UTF_8));
+        return;
+      }
+      HttpResponse<byte[]> answer = post(d, routed);
+      if (answer.statusCode() / 100 != 2) {
+        // pd_router.rs:574-610: only the decode worker's error.message (or message) is kept.
+        sendRouterError(
+            exchange,
+            routerStatus(answer.statusCode()),
+            "decode_" + codeSuffix(answer.statusCode()),
+            decodeMessage(answer.body()));
+        return;
+      }
       exchange
           .getResponseHeaders()
           .set("Content-Type", answer.headers().firstValue("content-type").orElse("text/plain"));
@@ -299,8 +405,58 @@ public final class FakeProofRouter implements AutoCloseable {
     }
   }
 
+  /** The status the router answers for a worker's error status (the error::* helper it picks). */
+  private static int routerStatus(int worker) {
+    return switch (worker) {
+      case 400, 404, 500, 502, 503 -> worker;
+      default -> 500;
+    };
+  }
+
+  private static String codeSuffix(int worker) {
+    return switch (worker) {
+      case 400 -> "bad_request";
+      case 404 -> "not_found";
+      case 500 -> "internal_error";
+      case 502 -> "bad_gateway";
+      case 503 -> "unavailable";
+      default -> "error";
+    };
+  }
+
+  /** The canonical reason phrase of a status, as the http crate's StatusCode prints it. */
+  private static String reason(int status) {
+    return switch (status) {
+      case 400 -> "Bad Request";
+      case 401 -> "Unauthorized";
+      case 404 -> "Not Found";
+      case 413 -> "Payload Too Large";
+      case 422 -> "Unprocessable Entity";
+      case 429 -> "Too Many Requests";
+      case 500 -> "Internal Server Error";
+      case 502 -> "Bad Gateway";
+      case 503 -> "Service Unavailable";
+      default -> "<unknown status code>";
+    };
+  }
+
+  private static String decodeMessage(byte[] body) {
+    String text = new String(body, StandardCharsets.UTF_8);
+    try {
+      JsonNode json = JSON.readTree(body);
+      JsonNode nested = json == null ? null : json.path("error").get("message");
+      if (nested != null && nested.isTextual()) {
+        return nested.asText();
+      }
+      JsonNode flat = json == null ? null : json.get("message");
+      return flat != null && flat.isTextual() ? flat.asText() : text;
+    } catch (IOException e) {
+      return text;
+    }
+  }
+
   private List<Worker> ready(String type) {
-    return workers.values().stream().filter(w -> w.ready() && w.type().equals(type)).toList();
+    return registered.values().stream().filter(w -> w.type().equals(type)).toList();
   }
 
   private HttpResponse<byte[]> post(Worker worker, String body)
@@ -311,6 +467,21 @@ public final class FakeProofRouter implements AutoCloseable {
             .POST(HttpRequest.BodyPublishers.ofString(body))
             .build(),
         HttpResponse.BodyHandlers.ofByteArray());
+  }
+
+  /** routers/error.rs:55-81: {"error": {"type", "code", "message"}} and X-SMG-Error-Code. */
+  private static void sendRouterError(
+      HttpExchange exchange, int status, String code, String message) throws IOException {
+    exchange.getResponseHeaders().set("X-SMG-Error-Code", code);
+    ObjectNode error = JSON.createObjectNode();
+    error.putObject("error").put("type", reason(status)).put("code", code).put("message", message);
+    send(exchange, status, error);
+  }
+
+  /** worker_service.rs:77-85: {"error", "code"}. */
+  private static void sendError(HttpExchange exchange, int status, String error, String code)
+      throws IOException {
+    send(exchange, status, JSON.createObjectNode().put("error", error).put("code", code));
   }
 
   private static void send(HttpExchange exchange, int status, JsonNode body) throws IOException {
