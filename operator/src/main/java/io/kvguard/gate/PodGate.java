@@ -90,7 +90,7 @@ public final class PodGate {
     }
     Pod pod = cached;
     if (condition.written() != null) {
-      written.accept(condition.written(), pod);
+      written.accept(condition.written(), condition.base());
       pod = condition.written();
     }
     if (decision == null) {
@@ -107,7 +107,7 @@ public final class PodGate {
               false,
               false);
       if (label.written() != null) {
-        written.accept(label.written(), pod);
+        written.accept(label.written(), label.base());
       }
       return new Outcome(
           condition.written() != null,
@@ -125,7 +125,7 @@ public final class PodGate {
             false,
             judgedOpening);
     if (label.written() != null) {
-      written.accept(label.written(), pod);
+      written.accept(label.written(), label.base());
     }
     return new Outcome(
         condition.written() != null, label.written() != null, label.podGone(), label.superseded());
@@ -136,14 +136,16 @@ public final class PodGate {
    * pod is gone (or recreated under a new UID) or, for an opening decision, no longer runs the
    * containers that were judged.
    */
-  private record Attempt(Pod written, boolean stopped, boolean podGone, boolean superseded) {
-    static final Attempt NOTHING_TO_WRITE = new Attempt(null, false, false, false);
-    static final Attempt GONE = new Attempt(null, true, true, false);
-    static final Attempt STALE = new Attempt(null, true, false, false);
-    static final Attempt SUPERSEDED = new Attempt(null, true, false, true);
+  private record Attempt(
+      Pod written, Pod base, boolean stopped, boolean podGone, boolean superseded) {
+    static final Attempt NOTHING_TO_WRITE = new Attempt(null, null, false, false, false);
+    static final Attempt GONE = new Attempt(null, null, true, true, false);
+    static final Attempt STALE = new Attempt(null, null, true, false, false);
+    static final Attempt SUPERSEDED = new Attempt(null, null, true, false, true);
 
-    static Attempt wrote(Pod pod) {
-      return new Attempt(pod, false, false, false);
+    /** {@code base}: the version the write was planned on (a re-read one after a conflict). */
+    static Attempt wrote(Pod pod, Pod base) {
+      return new Attempt(pod, base, false, false, false);
     }
   }
 
@@ -221,7 +223,8 @@ public final class PodGate {
         return Attempt.wrote(
             statusSubresource
                 ? resource.subresource("status").patch(JSON_PATCH, patch.get())
-                : resource.patch(JSON_PATCH, patch.get()));
+                : resource.patch(JSON_PATCH, patch.get()),
+            current);
       } catch (KubernetesClientException e) {
         if (e.getCode() == 404) {
           return Attempt.GONE;

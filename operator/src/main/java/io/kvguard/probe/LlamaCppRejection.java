@@ -64,21 +64,20 @@ final class LlamaCppRejection implements EngineRejection {
       long promptTokens,
       PoolObservation observation,
       Route route) {
-    OptionalLong slot = observation.engineContextTokens();
-    if (slot.isEmpty()) {
-      return new AdmissionPlan.Unprovable(
-          "/props reports no slot n_ctx, so the slot context check cannot be reached at its"
-              + " boundary");
-    }
-    return new AdmissionPlan.Prompts(
-        List.of(
-            new ProbePrompt(
-                L1,
-                slot.getAsLong(),
-                Set.of(ERROR_CLASS),
-                "N = S = /props default_generation_settings.n_ctx = "
-                    + slot.getAsLong()
-                    + ": the shortest prompt the slot context check refuses (N >= S)")));
+    return AdmissionPlan.sizedBy(
+        observation.engineContextTokens(),
+        "/props reports no slot n_ctx, so the slot context check cannot be reached at its"
+            + " boundary",
+        slot ->
+            new AdmissionPlan.Prompts(
+                List.of(
+                    new ProbePrompt(
+                        L1,
+                        slot,
+                        Set.of(ERROR_CLASS),
+                        "N = S = /props default_generation_settings.n_ctx = "
+                            + slot
+                            + ": the shortest prompt the slot context check refuses (N >= S)"))));
   }
 
   @Override

@@ -76,22 +76,6 @@ public final class RejectionProbe {
       String model,
       PoolObservation observation,
       EngineRejection.Route route) {
-    try {
-      return sendOnce(engine, engineName, endpoint, promptTokens, model, observation, route);
-    } catch (RuntimeException e) {
-      // As a pool probe that threw (EngineProbe.probe): failed, in the operator and in check alike.
-      return new RejectionOutcome.Failed(EngineProbe.unexpected(e));
-    }
-  }
-
-  private RejectionOutcome sendOnce(
-      Optional<EngineRejection> engine,
-      String engineName,
-      EngineEndpoint endpoint,
-      long promptTokens,
-      String model,
-      PoolObservation observation,
-      EngineRejection.Route route) {
     if (engine.isEmpty()) {
       return new RejectionOutcome.Failed("kvguard has no rejection probe for engine " + engineName);
     }
@@ -101,8 +85,11 @@ public final class RejectionProbe {
     } catch (ProbeException e) {
       return new RejectionOutcome.Failed(
           "the engine's admission limits could not be read: " + e.getMessage());
+    } catch (RuntimeException e) {
+      // As a pool probe that threw (EngineProbe.probe): failed, in the operator and in check alike.
+      return new RejectionOutcome.Failed(EngineProbe.unexpected(e));
     }
-    return sendPlanned(engine.get(), endpoint, paths, promptTokens, model, observation, route);
+    return sendPlan(engine.get(), endpoint, paths, promptTokens, model, observation, route);
   }
 
   /**
@@ -118,47 +105,38 @@ public final class RejectionProbe {
       PoolObservation observation,
       EngineRejection.Route route) {
     try {
-      return sendPlanned(engine, endpoint, paths, promptTokens, model, observation, route);
+      if (paths instanceof AdmissionPlan.Unprovable unprovable) {
+        return new RejectionOutcome.Inconclusive("not sent: " + unprovable.reason(), promptTokens);
+      }
+      List<ProbePrompt> prompts = ((AdmissionPlan.Prompts) paths).prompts();
+      List<String> refusals = new ArrayList<>();
+      RejectionOutcome.Refused first = null;
+      // In order, and no further once one is not its check's own refusal: the gate stays shut then,
+      // and the answer names that check.
+      for (ProbePrompt probePrompt : prompts) {
+        RejectionOutcome outcome =
+            sendOne(engine, endpoint, probePrompt, model, observation, route);
+        if (!(outcome instanceof RejectionOutcome.Refused refused)) {
+          return outcome;
+        }
+        first = first == null ? refused : first;
+        refusals.add(
+            probePrompt.check()
+                + " refused "
+                + probePrompt.tokens()
+                + " tokens with HTTP "
+                + refused.status()
+                + RejectionOutcome.Refused.REFUSED_AS
+                + refused.errorClass());
+      }
+      boolean pathAware = prompts.stream().anyMatch(p -> !p.refusals().isEmpty());
+      return pathAware
+          ? RejectionOutcome.Refused.ofPaths(first.status(), refusals, promptTokens)
+          : first;
     } catch (RuntimeException e) {
+      // As a pool probe that threw (EngineProbe.probe): failed, in the operator and in check alike.
       return new RejectionOutcome.Failed(EngineProbe.unexpected(e));
     }
-  }
-
-  private RejectionOutcome sendPlanned(
-      EngineRejection engine,
-      EngineEndpoint endpoint,
-      AdmissionPlan paths,
-      long promptTokens,
-      String model,
-      PoolObservation observation,
-      EngineRejection.Route route) {
-    if (paths instanceof AdmissionPlan.Unprovable unprovable) {
-      return new RejectionOutcome.Inconclusive("not sent: " + unprovable.reason(), promptTokens);
-    }
-    List<ProbePrompt> prompts = ((AdmissionPlan.Prompts) paths).prompts();
-    List<String> refusals = new ArrayList<>();
-    RejectionOutcome.Refused first = null;
-    // In order, and no further once one is not its check's own refusal: the gate stays shut then,
-    // and the answer names that check.
-    for (ProbePrompt probePrompt : prompts) {
-      RejectionOutcome outcome = sendOne(engine, endpoint, probePrompt, model, observation, route);
-      if (!(outcome instanceof RejectionOutcome.Refused refused)) {
-        return outcome;
-      }
-      first = first == null ? refused : first;
-      refusals.add(
-          probePrompt.check()
-              + " refused "
-              + probePrompt.tokens()
-              + " tokens with HTTP "
-              + refused.status()
-              + RejectionOutcome.Refused.REFUSED_AS
-              + refused.errorClass());
-    }
-    boolean pathAware = prompts.stream().anyMatch(p -> !p.refusals().isEmpty());
-    return pathAware
-        ? RejectionOutcome.Refused.ofPaths(first.status(), refusals, promptTokens)
-        : first;
   }
 
   /** Sends one prompt and says whether it met the refusal of the check it was sized for. */

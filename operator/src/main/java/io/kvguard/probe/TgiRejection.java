@@ -79,17 +79,20 @@ final class TgiRejection implements EngineRejection {
       long promptTokens,
       PoolObservation observation,
       Route route) {
-    if (observation.engineContextTokens().isEmpty()) {
-      return new AdmissionPlan.Unprovable(
-          "/info reports no max_total_tokens, so TGI's length checks cannot be sized");
-    }
-    if (observation.engineInputTokens().isEmpty()) {
-      return new AdmissionPlan.Unprovable(
-          "/info reports no max_input_tokens (TGI 2.0 and later report it), so the input check"
-              + " (T3) cannot be sized and its refusal's limit cannot be checked; run TGI 2.0 or later");
-    }
-    long x = observation.engineContextTokens().getAsLong();
-    long i = observation.engineInputTokens().getAsLong();
+    return AdmissionPlan.sizedBy(
+        observation.engineContextTokens(),
+        "/info reports no max_total_tokens, so TGI's length checks cannot be sized",
+        x ->
+            AdmissionPlan.sizedBy(
+                observation.engineInputTokens(),
+                "/info reports no max_input_tokens (TGI 2.0 and later report it), so the input"
+                    + " check (T3) cannot be sized and its refusal's limit cannot be checked; run"
+                    + " TGI 2.0 or later",
+                i -> pathsFor(x, i)));
+  }
+
+  /** T2, and T3 where its band holds a prompt, for X = max_total_tokens, I = max_input_tokens. */
+  private static AdmissionPlan pathsFor(long x, long i) {
     List<ProbePrompt> prompts = new ArrayList<>();
     prompts.add(
         new ProbePrompt(

@@ -86,11 +86,14 @@ final class VllmRejection implements EngineRejection {
       long promptTokens,
       PoolObservation observation,
       Route route) {
-    if (observation.engineContextTokens().isEmpty()) {
-      return new AdmissionPlan.Unprovable(
-          "the engine reports no max_model_len, so its admission paths cannot be sized");
-    }
-    long c = observation.engineContextTokens().getAsLong();
+    return AdmissionPlan.sizedBy(
+        observation.engineContextTokens(),
+        "the engine reports no max_model_len, so its admission paths cannot be sized",
+        VllmRejection::pathsFor);
+  }
+
+  /** V2 and V4 for a context length of {@code c} tokens. */
+  private static AdmissionPlan pathsFor(long c) {
     return new AdmissionPlan.Prompts(
         List.of(
             new ProbePrompt(

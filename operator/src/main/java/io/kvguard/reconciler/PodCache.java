@@ -8,7 +8,9 @@ import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.javaoperatorsdk.operator.processing.event.source.SecondaryToPrimaryMapper;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvguard.customresource.ModelDeployment;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -17,6 +19,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -68,6 +71,7 @@ final class PodCache implements SelectionIndex.Pods {
   private final SecondaryToPrimaryMapper<Pod> policiesOfPod;
   private final ConcurrentMap<String, Cached> byNamespace = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, Namespace> namespaces = new ConcurrentHashMap<>();
+  private final OwnWrites ownWrites = new OwnWrites();
 
   /** Turns to list a namespace; fair, so namespaces list in the order their passes asked. */
   private final Semaphore listing;
@@ -300,7 +304,8 @@ final class PodCache implements SelectionIndex.Pods {
     return pod.getNamespace()
         .map(byNamespace::get)
         .flatMap(cached -> cached.source().get(pod))
-        .filter(cached -> !LeanPodStore.isKeyOnly(cached));
+        .filter(cached -> !LeanPodStore.isKeyOnly(cached))
+        .map(cached -> ownWrites.current(cached, false));
   }
 
   /** The namespace's pods under {@code key} of one of {@link SelectionIndex}'s pod indexes. */
@@ -308,7 +313,29 @@ final class PodCache implements SelectionIndex.Pods {
   public List<Pod> byIndex(String namespace, String index, String key) {
     // kvguard's indexes file no pod held as a key (LeanPodStore.indexingKeptPodsOnly).
     Cached cached = byNamespace.get(namespace);
-    return cached == null ? List.of() : cached.source().byIndex(index, key);
+    if (cached == null) {
+      return List.of();
+    }
+    Function<Pod, List<String>> keys = SelectionIndex.podIndexers().get(index);
+    Map<ResourceID, Pod> found = new LinkedHashMap<>();
+    for (Pod stored : cached.source().byIndex(index, key)) {
+      Pod pod = ownWrites.current(stored, true);
+      if (keys == null || keys.apply(pod).contains(key)) {
+        found.put(ResourceID.fromResource(pod), pod);
+      }
+    }
+    if (keys != null) {
+      // Our own writes the store has not indexed yet: a pass reads the verdict record the pass
+      // before it wrote.
+      for (ResourceID written : ownWrites.written(namespace)) {
+        if (!found.containsKey(written)) {
+          get(written)
+              .filter(pod -> keys.apply(pod).contains(key))
+              .ifPresent(pod -> found.put(written, pod));
+        }
+      }
+    }
+    return List.copyOf(found.values());
   }
 
   @Override
@@ -316,20 +343,24 @@ final class PodCache implements SelectionIndex.Pods {
     Cached cached = byNamespace.get(namespace);
     return cached == null
         ? Stream.empty()
-        : cached.source().list(namespace).filter(pod -> !LeanPodStore.isKeyOnly(pod));
+        : cached
+            .source()
+            .list(namespace)
+            .filter(pod -> !LeanPodStore.isKeyOnly(pod))
+            .map(pod -> ownWrites.current(pod, true));
   }
 
   /**
    * A write the API server accepted, cached at once (lean, as the informer keeps it) so the next
-   * pass and the watch event of the write both see it as ours.
+   * pass reads it ({@link OwnWrites}) and the watch event of the write is known as ours (JOSDK's
+   * temporary cache). {@code base}: the version the write was planned on.
    */
-  void written(Pod written, Pod previous) {
+  void written(Pod written, Pod base) {
     Cached cached = byNamespace.get(written.getMetadata().getNamespace());
     if (cached != null) {
-      cached
-          .source()
-          .handleRecentResourceUpdate(
-              ResourceID.fromResource(written), LeanPodStore.lean(written), previous);
+      Pod lean = LeanPodStore.lean(written);
+      ownWrites.written(lean, base);
+      cached.source().handleRecentResourceUpdate(ResourceID.fromResource(written), lean, base);
     }
   }
 }

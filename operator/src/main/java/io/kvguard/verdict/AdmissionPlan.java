@@ -1,6 +1,8 @@
 package io.kvguard.verdict;
 
 import java.util.List;
+import java.util.OptionalLong;
+import java.util.function.LongFunction;
 
 /**
  * The prompts the rejection probe sends to one engine process, one per admission path an over-long
@@ -25,4 +27,14 @@ public sealed interface AdmissionPlan {
    * is safe to show and says what to change.
    */
   record Unprovable(String reason) implements AdmissionPlan {}
+
+  /**
+   * The plan {@code sized} makes from a limit the engine reports, or {@link Unprovable} with {@code
+   * unreported} when it reports none: an engine's paths are sized from its own figures or not at
+   * all.
+   */
+  static AdmissionPlan sizedBy(
+      OptionalLong limit, String unreported, LongFunction<AdmissionPlan> sized) {
+    return limit.isEmpty() ? new Unprovable(unreported) : sized.apply(limit.getAsLong());
+  }
 }

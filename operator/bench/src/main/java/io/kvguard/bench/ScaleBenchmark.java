@@ -296,15 +296,29 @@ public final class ScaleBenchmark implements AutoCloseable {
   /**
    * Operator writes the API server refused (409/422) in one phase; the operator re-reads and
    * retries them. {@code histories}: for each refused pod write, that pod's requests in order.
+   * {@code repeatedConditions}: the same for each pod whose pods/status the operator wrote more
+   * than once (at start-up each pod's condition is due once).
    */
-  record Rejected(long podStatus, long podLabel, long crStatus, List<String> histories) {}
+  record Rejected(
+      long podStatus,
+      long podLabel,
+      long crStatus,
+      List<String> histories,
+      List<String> repeatedConditions) {}
 
   static Rejected rejected(List<EmbeddedApiServer.Request> requests) {
     long podStatus = 0;
     long podLabel = 0;
     long crStatus = 0;
     List<String> histories = new ArrayList<>();
+    Map<String, List<EmbeddedApiServer.Request>> statusWrites = new java.util.TreeMap<>();
     for (EmbeddedApiServer.Request request : requests) {
+      boolean operators =
+          request.userAgent() == null || !request.userAgent().startsWith(ApiWrites.BENCH_AGENT);
+      if (operators
+          && ApiWrites.classify(request.method(), request.path()) == ApiWrites.Kind.POD_STATUS) {
+        statusWrites.computeIfAbsent(podPath(request.path()), p -> new ArrayList<>()).add(request);
+      }
       if (request.status() != 409 && request.status() != 422) {
         continue;
       }
@@ -320,18 +334,30 @@ public final class ScaleBenchmark implements AutoCloseable {
         histories.add(history(requests, request));
       }
     }
-    return new Rejected(podStatus, podLabel, crStatus, histories);
+    List<String> repeated = new ArrayList<>();
+    statusWrites.values().stream()
+        .filter(writes -> writes.size() > 1)
+        .forEach(writes -> repeated.add(history(requests, writes.get(1))));
+    return new Rejected(podStatus, podLabel, crStatus, histories, repeated);
   }
 
   /**
-   * Every request the server saw for the refused write's pod, in order, ms from the first request:
-   * who wrote the pod between the read the write was planned on and the write.
+   * Every request the server saw for the pod of {@code write} (a refused or a repeated write), in
+   * order, ms from the first request: who wrote the pod between the read the write was planned on
+   * and the write.
    */
   private static String history(
-      List<EmbeddedApiServer.Request> requests, EmbeddedApiServer.Request refused) {
-    String pod = podPath(refused.path());
+      List<EmbeddedApiServer.Request> requests, EmbeddedApiServer.Request write) {
+    String pod = podPath(write.path());
     long t0 = requests.get(0).atNanos();
-    StringBuilder out = new StringBuilder("refused " + refused.method() + " " + refused.path());
+    StringBuilder out =
+        new StringBuilder(
+            write.method()
+                + " "
+                + write.path()
+                + " -> "
+                + write.status()
+                + "; the pod's requests:");
     for (EmbeddedApiServer.Request request : requests) {
       if (pod.equals(podPath(request.path()))) {
         out.append(
