@@ -131,6 +131,20 @@ public final class EventRecorder implements AutoCloseable {
    */
   private final Map<String, InvolvedObject> retiredObjects = new LinkedHashMap<>();
 
+  /**
+   * UIDs of the objects forgotten last (a UID is never reused): what a pass that overlapped the
+   * deletion still announces is dropped, or its series would come back, never retired, and its
+   * write counters with it (issue 28 §2). Bounded, oldest first out.
+   */
+  private final java.util.Set<String> forgotten =
+      java.util.Collections.newSetFromMap(
+          new LinkedHashMap<>() {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+              return size() > 10_000;
+            }
+          });
+
   private final Map<String, TokenBucket> buckets = new HashMap<>();
   private Instant pausedUntil = Instant.MIN;
   private ScheduledFuture<?> wake;
@@ -177,14 +191,13 @@ public final class EventRecorder implements AutoCloseable {
    */
   public synchronized void announce(
       InvolvedObject object, String type, String reason, String verb, List<Announcement> items) {
-    if (items.isEmpty() || writer.isShutdown()) {
+    if (items.isEmpty() || writer.isShutdown() || forgotten.contains(object.uid())) {
       return;
     }
     Series s =
         series.computeIfAbsent(
             new SeriesKey(object.uid(), type, reason),
             key -> new Series(object, type, reason, verb));
-    s.retired = false;
     s.hold(items, false);
     s.pending += items.size();
     wakeAt(clock.instant());
@@ -195,6 +208,7 @@ public final class EventRecorder implements AutoCloseable {
    * words, such as a pod it could not hand back, come just before it goes).
    */
   public synchronized void forget(String uid) {
+    forgotten.add(uid);
     Iterator<Series> it = series.values().iterator();
     while (it.hasNext()) {
       Series s = it.next();

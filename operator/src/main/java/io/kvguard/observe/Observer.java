@@ -79,11 +79,15 @@ public final class Observer implements AutoCloseable {
       new java.util.concurrent.ConcurrentHashMap<>();
 
   /**
-   * UIDs of the ModelDeployments not deleted. Meters are recorded only for these, under this
-   * object's lock, so a probe that finishes after its policy was deleted cannot bring the policy's
-   * meters back for good.
+   * The ModelDeployments not deleted, by UID (with where they live, so {@link
+   * #forgetPoliciesNotCached} can forget one whose deletion no pass saw). Meters are recorded only
+   * for these, under this object's lock, so a probe that finishes after its policy was deleted
+   * cannot bring the policy's meters back for good.
    */
-  private final Set<String> live = new java.util.HashSet<>();
+  private final Map<String, Named> live = new java.util.HashMap<>();
+
+  /** Where a live ModelDeployment is. */
+  private record Named(String namespace, String name) {}
 
   /**
    * UIDs of the ModelDeployments forgotten last (a UID is never reused): a pass that was already
@@ -120,7 +124,9 @@ public final class Observer implements AutoCloseable {
    */
   public synchronized void passStarting(ModelDeployment md) {
     if (!gone.contains(md.getMetadata().getUid())) {
-      live.add(md.getMetadata().getUid());
+      live.put(
+          md.getMetadata().getUid(),
+          new Named(md.getMetadata().getNamespace(), md.getMetadata().getName()));
     }
   }
 
@@ -141,7 +147,7 @@ public final class Observer implements AutoCloseable {
       md.getStatus().unreadable().ifPresent(failures::add);
     }
     synchronized (this) {
-      if (!live.contains(uid)) {
+      if (!live.containsKey(uid)) {
         return;
       }
       countUnreadable(namespace, uid, !failures.isEmpty());
@@ -216,7 +222,7 @@ public final class Observer implements AutoCloseable {
   private void labelOnly(ModelDeployment md, List<PodVerdictStatus> entries) {
     String uid = md.getMetadata().getUid();
     synchronized (this) {
-      if (!live.contains(uid)) {
+      if (!live.containsKey(uid)) {
         return;
       }
       for (RoleSpec role :
@@ -289,7 +295,7 @@ public final class Observer implements AutoCloseable {
     synchronized (this) {
       // A pass that overlapped the policy's deletion must not bring its gauges back once they were
       // removed.
-      if (live.contains(md.getMetadata().getUid())) {
+      if (live.containsKey(md.getMetadata().getUid())) {
         if (md.getSpec().getContextWindow() != null) {
           metrics.contextWindow(namespace, name, md.getSpec().getContextWindow());
         }
@@ -355,7 +361,7 @@ public final class Observer implements AutoCloseable {
     synchronized (this) {
       // A pass that overlapped the policy's deletion must not bring its gauges back once they were
       // removed.
-      if (!live.contains(uid)) {
+      if (!live.containsKey(uid)) {
         return;
       }
       gaugeAdvisories(md, found);
@@ -424,7 +430,7 @@ public final class Observer implements AutoCloseable {
   public void probed(ModelDeployment md, RoleSpec role, ProbeOutcome outcome, Duration took) {
     boolean failed = outcome instanceof ProbeOutcome.Failed;
     synchronized (this) {
-      if (live.contains(md.getMetadata().getUid())) {
+      if (live.containsKey(md.getMetadata().getUid())) {
         metrics.probe(
             KvguardMetrics.roleTags(
                 md.getMetadata().getNamespace(), md.getMetadata().getName(), role.getName()),
@@ -448,7 +454,7 @@ public final class Observer implements AutoCloseable {
    */
   public synchronized void rejectionProbed(
       ModelDeployment md, RoleSpec role, io.kvguard.verdict.RejectionOutcome outcome) {
-    if (!live.contains(md.getMetadata().getUid())) {
+    if (!live.containsKey(md.getMetadata().getUid())) {
       return;
     }
     String result =
@@ -476,7 +482,7 @@ public final class Observer implements AutoCloseable {
         error.toString());
     synchronized (this) {
       // Like every meter of the policy: not brought back once its deletion removed them.
-      if (live.contains(md.getMetadata().getUid())) {
+      if (live.containsKey(md.getMetadata().getUid())) {
         metrics.gateWriteFailure(md.getMetadata().getNamespace(), md.getMetadata().getName());
       }
     }
@@ -541,7 +547,7 @@ public final class Observer implements AutoCloseable {
   }
 
   private synchronized void gateFlipped(ModelDeployment md, String role, boolean open) {
-    if (live.contains(md.getMetadata().getUid())) {
+    if (live.containsKey(md.getMetadata().getUid())) {
       metrics.gateTransition(
           KvguardMetrics.roleTags(
               md.getMetadata().getNamespace(), md.getMetadata().getName(), role),
@@ -595,18 +601,59 @@ public final class Observer implements AutoCloseable {
     }
   }
 
-  private synchronized void forget(ModelDeployment md) {
-    countUnreadable(md.getMetadata().getNamespace(), md.getMetadata().getUid(), false);
-    unreadableTold.remove(md.getMetadata().getUid());
-    live.remove(md.getMetadata().getUid());
-    gone.add(md.getMetadata().getUid());
-    announced.keySet().removeIf(key -> key.startsWith(md.getMetadata().getUid() + "/"));
-    warnedPods.keySet().removeIf(key -> key.startsWith(md.getMetadata().getUid() + "/"));
-    advisoryGauges.remove(md.getMetadata().getUid());
-    labelOnlyAnnounced.remove(md.getMetadata().getUid());
-    clearTextWarned.remove(md.getMetadata().getUid());
-    events.forget(md.getMetadata().getUid());
-    metrics.forgetModelDeployment(md.getMetadata().getNamespace(), md.getMetadata().getName());
+  private void forget(ModelDeployment md) {
+    forget(md.getMetadata().getNamespace(), md.getMetadata().getName(), md.getMetadata().getUid());
+  }
+
+  /**
+   * Everything kept about the policy with this UID goes, and nothing is recorded for it again;
+   * {@code name} is null when another policy holds its name now: the meters, named by namespace and
+   * name, are that one's and stay.
+   */
+  private synchronized void forget(String namespace, String name, String uid) {
+    countUnreadable(namespace, uid, false);
+    unreadableTold.remove(uid);
+    live.remove(uid);
+    gone.add(uid);
+    announced.keySet().removeIf(key -> key.startsWith(uid + "/"));
+    warnedPods.keySet().removeIf(key -> key.startsWith(uid + "/"));
+    advisoryGauges.remove(uid);
+    labelOnlyAnnounced.remove(uid);
+    clearTextWarned.remove(uid);
+    events.forget(uid);
+    if (name != null) {
+      metrics.forgetModelDeployment(namespace, name);
+    }
+  }
+
+  /**
+   * Forgets every policy whose meters are recorded but which the policy cache no longer holds under
+   * the same UID (issue 28 §2, fail closed): its deletion is normally seen by a pass ({@link
+   * #policyGone}), but a pass that was under way when the policy went and failed on it (its status
+   * write answered 404) leaves the deletion to a retry JOSDK may never run before the next pass is
+   * due, and the policy's series would stay meanwhile, for good if it never runs.
+   *
+   * @param cachedUid the UID the cache holds under a namespace and name, or null if none
+   */
+  public void forgetPoliciesNotCached(
+      java.util.function.BiFunction<String, String, String> cachedUid) {
+    Map<String, Named> recorded;
+    synchronized (this) {
+      recorded = Map.copyOf(live);
+    }
+    recorded.forEach(
+        (uid, where) -> {
+          String now = cachedUid.apply(where.namespace(), where.name());
+          if (!uid.equals(now)) {
+            LOG.info(
+                "ModelDeployment {}/{} (uid {}) is gone and no pass saw its deletion: its meters"
+                    + " are removed",
+                where.namespace(),
+                where.name(),
+                uid);
+            forget(where.namespace(), now == null ? where.name() : null, uid);
+          }
+        });
   }
 
   @Override

@@ -613,7 +613,10 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     return !written.unwritten().isEmpty() && next.compareTo(WRITE_RETRY) > 0 ? WRITE_RETRY : next;
   }
 
-  /** The stranded pods of each namespace whose pods are cached (a follower caches none). */
+  /**
+   * The stranded pods of each namespace whose pods are cached (a follower caches none), and the
+   * meters of policies gone from the cache.
+   */
   private void countStranded() {
     try {
       IndexerResourceCache<ModelDeployment> cache = policies;
@@ -629,6 +632,15 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
             namespace, StrandedPods.count(pods.list(namespace), cache.list(namespace).toList()));
       }
       observer.strandedPods(counts);
+      // A policy whose deletion no pass saw (its last pass failed on it) loses its meters here.
+      if (cache != null) {
+        observer.forgetPoliciesNotCached(
+            (namespace, name) ->
+                cache
+                    .get(new ResourceID(name, namespace))
+                    .map(md -> md.getMetadata().getUid())
+                    .orElse(null));
+      }
     } catch (RuntimeException e) {
       // The next count comes all the same: a scheduled task that throws is never run again.
       LOG.warn("cannot count stranded pods", e);
