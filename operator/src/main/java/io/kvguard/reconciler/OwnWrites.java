@@ -4,11 +4,15 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
@@ -92,6 +96,48 @@ final class OwnWrites {
    * The pods of {@code namespace} this process wrote and the store may not show yet (a verdict
    * record it added is not in the store's index until the watch brings it).
    */
+  /**
+   * What an index lookup finds once this process's writes are read over the store: {@code indexed}
+   * (the store's pods under {@code key}) as last written, less those a write moved off {@code key},
+   * plus written pods the store has not indexed under it yet. {@code stored}: the store's copy of a
+   * pod; {@code keys}: the index's function.
+   *
+   * <p>A write the store already shows is forgotten here, not kept until {@link #KEPT}: every pass
+   * looks up its policy's pods twice, so a write kept after the store caught up cost each of them a
+   * call of {@code keys} (a verdict record's parse) per pod written in the last two minutes, a
+   * quarter more CPU in the passes of a 1,000-pod start-up (docs/benchmarks.md, "Start-up").
+   */
+  List<Pod> overIndex(
+      String namespace,
+      String key,
+      List<Pod> indexed,
+      Function<ResourceID, Optional<Pod>> stored,
+      Function<Pod, List<String>> keys) {
+    Map<ResourceID, Pod> found = new LinkedHashMap<>();
+    for (Pod pod : indexed) {
+      Pod current = current(pod, true);
+      if (keys.apply(current).contains(key)) {
+        found.put(ResourceID.fromResource(current), current);
+      }
+    }
+    for (ResourceID id : written(namespace)) {
+      if (found.containsKey(id)) {
+        continue;
+      }
+      Optional<Pod> inStore = stored.apply(id);
+      if (inStore.isEmpty()) {
+        continue;
+      }
+      Pod current = current(inStore.get(), true);
+      // The store's own copy (the write is forgotten now) is found by the store's index or not
+      // at all.
+      if (current != inStore.get() && keys.apply(current).contains(key)) {
+        found.put(id, current);
+      }
+    }
+    return List.copyOf(found.values());
+  }
+
   List<ResourceID> written(String namespace) {
     return byPod.keySet().stream()
         .filter(id -> id.getNamespace().filter(namespace::equals).isPresent())

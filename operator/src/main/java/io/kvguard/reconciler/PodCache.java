@@ -8,9 +8,7 @@ import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.javaoperatorsdk.operator.processing.event.source.SecondaryToPrimaryMapper;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvguard.customresource.ModelDeployment;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -317,25 +315,18 @@ final class PodCache implements SelectionIndex.Pods {
       return List.of();
     }
     Function<Pod, List<String>> keys = SelectionIndex.podIndexers().get(index);
-    Map<ResourceID, Pod> found = new LinkedHashMap<>();
-    for (Pod stored : cached.source().byIndex(index, key)) {
-      Pod pod = ownWrites.current(stored, true);
-      if (keys == null || keys.apply(pod).contains(key)) {
-        found.put(ResourceID.fromResource(pod), pod);
-      }
+    List<Pod> indexed = cached.source().byIndex(index, key);
+    if (keys == null) {
+      return indexed.stream().map(pod -> ownWrites.current(pod, true)).toList();
     }
-    if (keys != null) {
-      // Our own writes the store has not indexed yet: a pass reads the verdict record the pass
-      // before it wrote.
-      for (ResourceID written : ownWrites.written(namespace)) {
-        if (!found.containsKey(written)) {
-          get(written)
-              .filter(pod -> keys.apply(pod).contains(key))
-              .ifPresent(pod -> found.put(written, pod));
-        }
-      }
-    }
-    return List.copyOf(found.values());
+    // Our own writes the store has not indexed yet: a pass reads the verdict record the pass
+    // before it wrote.
+    return ownWrites.overIndex(
+        namespace,
+        key,
+        indexed,
+        id -> cached.source().get(id).filter(pod -> !LeanPodStore.isKeyOnly(pod)),
+        keys);
   }
 
   @Override

@@ -5,7 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -130,5 +136,50 @@ class OwnWritesTest {
     assertThat(writes.written("inference")).containsExactly(ResourceID.fromResource(written));
     writes.current(written, true);
     assertThat(writes.written("inference")).isEmpty();
+  }
+
+  private static Pod labelled(String name, String uid, String version, String app) {
+    Pod pod = pod(name, uid, version);
+    pod.getMetadata().setLabels(Map.of("app", app));
+    return pod;
+  }
+
+  @Test
+  void anIndexLookupReadsItsWritesOverTheStoreAndForgetsThoseTheStoreShows() {
+    Map<ResourceID, Pod> store = new HashMap<>();
+    AtomicInteger keyCalls = new AtomicInteger();
+    Function<Pod, List<String>> keys =
+        pod -> {
+          keyCalls.incrementAndGet();
+          return List.of(pod.getMetadata().getLabels().get("app"));
+        };
+    Function<ResourceID, Optional<Pod>> stored = id -> Optional.ofNullable(store.get(id));
+    // 1,000 pods listed under app=a; the operator relabels each to app=b.
+    for (int i = 0; i < 1000; i++) {
+      Pod listed = labelled("engine-" + i, "u" + i, "1", "a");
+      store.put(ResourceID.fromResource(listed), listed);
+      writes.written(labelled("engine-" + i, "u" + i, "2", "b"), listed);
+    }
+    List<Pod> underA = store.values().stream().toList();
+
+    // Before the watch events: the store's index still files them under a, the writes under b.
+    assertThat(writes.overIndex("inference", "a", underA, stored, keys)).isEmpty();
+    assertThat(writes.overIndex("inference", "b", List.of(), stored, keys)).hasSize(1000);
+    assertThat(writes.size()).isEqualTo(1000);
+
+    // The store caught up.
+    for (int i = 0; i < 1000; i++) {
+      Pod shown = labelled("engine-" + i, "u" + i, "2", "b");
+      store.put(ResourceID.fromResource(shown), shown);
+    }
+    // A lookup under another policy's key (none of these pods is under it) costs no key call per
+    // pod written, and forgets the writes the store shows.
+    keyCalls.set(0);
+    assertThat(writes.overIndex("inference", "c", List.of(), stored, keys)).isEmpty();
+    assertThat(keyCalls).hasValue(0);
+    assertThat(writes.size()).isZero();
+    List<Pod> underB = store.values().stream().toList();
+    assertThat(writes.overIndex("inference", "b", underB, stored, keys)).hasSize(1000);
+    assertThat(keyCalls).hasValue(1000);
   }
 }
