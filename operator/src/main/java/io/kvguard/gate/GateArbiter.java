@@ -100,6 +100,13 @@ public final class GateArbiter {
     return new Arbitration(decision, conflicts, changed, !decision.open() && !decidedShut);
   }
 
+  /** The policies with a decision on some pod (for the reconciler's sweep of deleted policies). */
+  public Set<ResourceID> policies() {
+    Set<ResourceID> policies = new java.util.HashSet<>();
+    byPod.values().forEach(decisions -> policies.addAll(decisions.keySet()));
+    return policies;
+  }
+
   public void forget(String podUid, ResourceID self) {
     Map<ResourceID, GateDecision> decisions = byPod.get(podUid);
     if (decisions != null) {

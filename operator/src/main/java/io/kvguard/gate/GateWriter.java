@@ -116,6 +116,11 @@ public final class GateWriter {
     arbiter.forget(podUid, self);
   }
 
+  /** The policies with a decision on some pod. */
+  public Set<ResourceID> policies() {
+    return arbiter.policies();
+  }
+
   /**
    * The pod as the API server holds it now; empty when it is gone or was recreated under a new UID.
    */

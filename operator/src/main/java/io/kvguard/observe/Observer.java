@@ -627,6 +627,23 @@ public final class Observer implements AutoCloseable {
   }
 
   /**
+   * The UIDs of the ModelDeployments something is kept about here: live ones, and what passes
+   * recorded per UID (tests: nothing outlives its policy).
+   */
+  public synchronized Set<String> uids() {
+    Set<String> uids = new java.util.TreeSet<>(live.keySet());
+    java.util.function.Function<String, String> uidOf = key -> key.substring(0, key.indexOf('/'));
+    announced.keySet().stream().map(uidOf).forEach(uids::add);
+    warnedPods.keySet().stream().map(uidOf).forEach(uids::add);
+    uids.addAll(advisoryGauges.keySet());
+    uids.addAll(labelOnlyAnnounced.keySet());
+    uids.addAll(clearTextWarned.keySet());
+    uids.addAll(unreadableTold.keySet());
+    unreadable.values().forEach(uids::addAll);
+    return uids;
+  }
+
+  /**
    * Forgets every policy whose meters are recorded but which the policy cache no longer holds under
    * the same UID (issue 28 §2, fail closed): its deletion is normally seen by a pass ({@link
    * #policyGone}), but a pass that was under way when the policy went and failed on it (its status

@@ -72,6 +72,16 @@ final class GateStage {
   }
 
   /**
+   * The policies this stage keeps something for: the pods of their last pass, their decisions (the
+   * sweep of deleted policies, and tests).
+   */
+  Set<ResourceID> policies() {
+    Set<ResourceID> held = new java.util.HashSet<>(keptPods.policies());
+    held.addAll(writer.policies());
+    return held;
+  }
+
+  /**
    * What one pass wrote.
    *
    * @param kept the assessments, with conflicts with other policies noted

@@ -167,6 +167,24 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   /**
+   * What is kept per policy, by part: policy names ("namespace/name") or, for the observer, UIDs.
+   * Package-private for tests (nothing outlives its policy): it reads every part.
+   */
+  Map<String, Set<String>> policyMemory() {
+    java.util.function.Function<Set<ResourceID>, Set<String>> names =
+        ids ->
+            ids.stream()
+                .map(id -> id.getNamespace().orElse("") + "/" + id.getName())
+                .collect(Collectors.toCollection(java.util.TreeSet::new));
+    Map<String, Set<String>> held = new java.util.TreeMap<>();
+    held.put("generations", names.apply(generations.keySet()));
+    held.put("probes", names.apply(probes.policies()));
+    held.put("gates", names.apply(gates.policies()));
+    held.put("observer (UIDs)", observer.uids());
+    return held;
+  }
+
+  /**
    * The ModelDeployments of a namespace as the informer holds them, for the admission webhook
    * (memory only; empty before the informer started). Followers' informers run too, so every
    * replica answers from a warm cache.
