@@ -107,6 +107,18 @@ public final class GateArbiter {
     return policies;
   }
 
+  /**
+   * Everything the policy decided goes, pod by pod under each pod's lock (as {@link #arbitrate}
+   * runs), so a pod's last decision leaving cannot race another policy's first.
+   */
+  public void forgetPolicy(ResourceID self) {
+    for (String podUid : List.copyOf(byPod.keySet())) {
+      synchronized (lockFor(podUid)) {
+        forget(podUid, self);
+      }
+    }
+  }
+
   public void forget(String podUid, ResourceID self) {
     Map<ResourceID, GateDecision> decisions = byPod.get(podUid);
     if (decisions != null) {

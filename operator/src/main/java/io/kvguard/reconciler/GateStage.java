@@ -82,6 +82,15 @@ final class GateStage {
   }
 
   /**
+   * Everything kept for the policy goes: the pods of its last pass and its decision on every pod,
+   * including pods its hand-back did not write (being deleted, or no longer cached).
+   */
+  void forget(ResourceID policy) {
+    keptPods.forget(policy);
+    writer.forgetPolicy(policy);
+  }
+
+  /**
    * What one pass wrote.
    *
    * @param kept the assessments, with conflicts with other policies noted
