@@ -22,12 +22,13 @@ import java.util.function.Function;
  * <p>A policy's deletion pass forgets it ({@link #policyGone}), but that pass is JOSDK's to run,
  * and JOSDK loses it for a policy deleted during a pass that then fails (its status write answers
  * 404) when another event for the policy (a probe finishing, a pod event) came after the deletion:
- * in operator-framework/java-operator-sdk v5.2.3, {@code EventProcessor.handleRetryOnException}
- * calls {@code ResourceState.markEventReceived}, which turns {@code
- * ADDITIONAL_EVENT_PRESENT_AFTER_DELETE_EVENT} into {@code EVENT_PRESENT}, forgetting the deletion;
- * {@code submitReconciliationExecution} then runs nothing for a resource the cache no longer holds
- * and no deletion marks, and never will (still so on its main branch, late 2026). So the
- * stranded-pod recount, every {@link StrandedPods#RECOUNT}, also forgets every policy the
+ * in operator-framework/java-operator-sdk v5.2.3
+ * (operator-framework-core/src/main/java/io/javaoperatorsdk/operator/processing/event/), {@code
+ * EventProcessor.handleRetryOnException} calls {@code ResourceState.markEventReceived}, which turns
+ * {@code ADDITIONAL_EVENT_PRESENT_AFTER_DELETE_EVENT} into {@code EVENT_PRESENT}, forgetting the
+ * deletion; {@code submitReconciliationExecution} then runs nothing for a resource the cache no
+ * longer holds and no deletion marks, and never will (still so on its main branch, late 2026). So
+ * the stranded-pod recount, every {@link StrandedPods#RECOUNT}, also forgets every policy the
  * ModelDeployment cache no longer holds ({@link #forgetPoliciesNotCached}).
  *
  * <p>The order is what keeps a policy being created safe: a pass records its policy's UID first
