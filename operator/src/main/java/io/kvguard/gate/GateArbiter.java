@@ -100,6 +100,25 @@ public final class GateArbiter {
     return new Arbitration(decision, conflicts, changed, !decision.open() && !decidedShut);
   }
 
+  /** The policies with a decision on some pod (for the reconciler's sweep of deleted policies). */
+  public Set<ResourceID> policies() {
+    Set<ResourceID> policies = new java.util.HashSet<>();
+    byPod.values().forEach(decisions -> policies.addAll(decisions.keySet()));
+    return policies;
+  }
+
+  /**
+   * Everything the policy decided goes, pod by pod under each pod's lock (as {@link #arbitrate}
+   * runs), so a pod's last decision leaving cannot race another policy's first.
+   */
+  public void forgetPolicy(ResourceID self) {
+    for (String podUid : List.copyOf(byPod.keySet())) {
+      synchronized (lockFor(podUid)) {
+        forget(podUid, self);
+      }
+    }
+  }
+
   public void forget(String podUid, ResourceID self) {
     Map<ResourceID, GateDecision> decisions = byPod.get(podUid);
     if (decisions != null) {

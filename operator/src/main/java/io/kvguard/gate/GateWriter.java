@@ -116,6 +116,16 @@ public final class GateWriter {
     arbiter.forget(podUid, self);
   }
 
+  /** The policies with a decision on some pod. */
+  public Set<ResourceID> policies() {
+    return arbiter.policies();
+  }
+
+  /** Everything the policy decided goes (a deleted policy, on every pod at once). */
+  public void forgetPolicy(ResourceID self) {
+    arbiter.forgetPolicy(self);
+  }
+
   /**
    * The pod as the API server holds it now; empty when it is gone or was recreated under a new UID.
    */

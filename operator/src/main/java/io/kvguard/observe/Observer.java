@@ -611,19 +611,45 @@ public final class Observer implements AutoCloseable {
    * name, are that one's and stay.
    */
   private synchronized void forget(String namespace, String name, String uid) {
-    countUnreadable(namespace, uid, false);
-    unreadableTold.remove(uid);
     live.remove(uid);
+    forgetKept(uid);
+    if (name != null) {
+      metrics.forgetModelDeployment(namespace, name);
+    }
+  }
+
+  /** What is kept about the policy with this UID, except its meters (named by name). */
+  private synchronized void forgetKept(String uid) {
     gone.add(uid);
+    for (Map.Entry<String, Set<String>> counted : List.copyOf(unreadable.entrySet())) {
+      if (counted.getValue().contains(uid)) {
+        countUnreadable(counted.getKey(), uid, false);
+      }
+    }
+    unreadableTold.remove(uid);
     announced.keySet().removeIf(key -> key.startsWith(uid + "/"));
     warnedPods.keySet().removeIf(key -> key.startsWith(uid + "/"));
     advisoryGauges.remove(uid);
     labelOnlyAnnounced.remove(uid);
     clearTextWarned.remove(uid);
     events.forget(uid);
-    if (name != null) {
-      metrics.forgetModelDeployment(namespace, name);
-    }
+  }
+
+  /**
+   * The UIDs of the ModelDeployments something is kept about here: live ones, and what passes
+   * recorded per UID (for the sweep of forgotten ones, and tests: nothing outlives its policy).
+   */
+  public synchronized Set<String> uids() {
+    Set<String> uids = new java.util.TreeSet<>(live.keySet());
+    java.util.function.Function<String, String> uidOf = key -> key.substring(0, key.indexOf('/'));
+    announced.keySet().stream().map(uidOf).forEach(uids::add);
+    warnedPods.keySet().stream().map(uidOf).forEach(uids::add);
+    uids.addAll(advisoryGauges.keySet());
+    uids.addAll(labelOnlyAnnounced.keySet());
+    uids.addAll(clearTextWarned.keySet());
+    uids.addAll(unreadableTold.keySet());
+    unreadable.values().forEach(uids::addAll);
+    return uids;
   }
 
   /**
@@ -639,7 +665,17 @@ public final class Observer implements AutoCloseable {
       java.util.function.BiFunction<String, String, String> cachedUid) {
     Map<String, Named> recorded;
     synchronized (this) {
+      // Read before the cache is asked: a policy made live after this read is not looked at (its
+      // pass read it from the cache, which holds it), and one read here was in the cache when its
+      // pass started, so the cache not holding it now means it went.
       recorded = Map.copyOf(live);
+      // What a pass that overlapped the policy's forgetting kept after it (announced transitions,
+      // warned pods): a UID held here and not live is forgotten (gone), and is never live again.
+      for (String uid : uids()) {
+        if (!live.containsKey(uid)) {
+          forgetKept(uid);
+        }
+      }
     }
     recorded.forEach(
         (uid, where) -> {

@@ -72,6 +72,25 @@ final class GateStage {
   }
 
   /**
+   * The policies this stage keeps something for: the pods of their last pass, their decisions (the
+   * sweep of deleted policies, and tests).
+   */
+  Set<ResourceID> policies() {
+    Set<ResourceID> held = new java.util.HashSet<>(keptPods.policies());
+    held.addAll(writer.policies());
+    return held;
+  }
+
+  /**
+   * Everything kept for the policy goes: the pods of its last pass and its decision on every pod,
+   * including pods its hand-back did not write (being deleted, or no longer cached).
+   */
+  void forget(ResourceID policy) {
+    keptPods.forget(policy);
+    writer.forgetPolicy(policy);
+  }
+
+  /**
    * What one pass wrote.
    *
    * @param kept the assessments, with conflicts with other policies noted

@@ -54,6 +54,13 @@ final class KeptPods {
     }
   }
 
+  /** The policies with pods recorded here (the sweep of deleted policies, and tests). */
+  synchronized Set<ResourceID> policies() {
+    Set<ResourceID> policies = new HashSet<>(lastPass.keySet());
+    byPod.values().forEach(policies::addAll);
+    return policies;
+  }
+
   synchronized void forget(ResourceID policy) {
     Map<String, Kept> kept = lastPass.remove(policy);
     if (kept != null) {

@@ -63,11 +63,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private final ProbeBook probes;
   private final GateStage gates;
 
-  /**
-   * The generation each policy's last pass saw: a new one re-probes its pods. Removed with the
-   * policy.
-   */
-  private final Map<ResourceID, Long> generations = new java.util.concurrent.ConcurrentHashMap<>();
+  /** What is kept per policy, and the one place that forgets it. */
+  private final PolicyMemory memory;
 
   private final Observer observer;
   private final RecordSigner signer;
@@ -83,7 +80,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   /**
    * Counts the stranded pods of every cached namespace ({@link StrandedPods}) on a timer: a pod a
    * deleted policy left triggers no pass (no policy concerns it), neither when it is handed back by
-   * hand nor when it is deleted.
+   * hand nor when it is deleted. The same timer forgets the policies the cache no longer holds
+   * ({@link PolicyMemory}).
    */
   private final java.util.concurrent.ScheduledExecutorService strandedCount =
       java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
@@ -164,6 +162,12 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
             },
             probes::forget,
             probeEvents::probeFinished);
+    this.memory = new PolicyMemory(probes, gates, observer);
+  }
+
+  /** What is kept per policy, by part (tests: nothing outlives its policy). */
+  Map<String, Set<String>> policyMemory() {
+    return memory.heldByPart();
   }
 
   /**
@@ -229,12 +233,14 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       handBack(md, context);
       return UpdateControl.noUpdate();
     }
+    // First of all: the sweep of deleted policies must see this one as live before it keeps
+    // anything.
+    Long lastGeneration = memory.passStarting(md);
     Instant now = clock.instant();
-    observer.passStarting(md);
     // A spec it cannot read is named here and held by SpecProblems; a status it cannot read is
     // treated as absent and rewritten by this pass.
     observer.readability(md);
-    PassStart start = start(md);
+    PassStart start = start(md, lastGeneration);
     AssessedPods pass =
         start.invalid().isPresent()
             ? new AssessedPods(held(md, start), null)
@@ -286,11 +292,10 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       Optional<String> invalid,
       Map<String, VerdictRecord> before) {}
 
-  private PassStart start(ModelDeployment md) {
+  private PassStart start(ModelDeployment md, Long lastGeneration) {
     ResourceID self = ResourceID.fromResource(md);
     long generation =
         md.getMetadata().getGeneration() == null ? 0 : md.getMetadata().getGeneration();
-    Long lastGeneration = generations.put(self, generation);
     return new PassStart(
         self,
         lastGeneration != null && lastGeneration != generation,
@@ -455,7 +460,6 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    * operator sees it go.
    */
   private void handBack(ModelDeployment md, Context<ModelDeployment> context) {
-    ResourceID self = ResourceID.fromResource(md);
     Map<String, Pod> concerned = new LinkedHashMap<>();
     if (SpecProblems.of(md.getSpec()).isEmpty()) {
       for (RoleSpec role : md.getSpec().getRoles()) {
@@ -469,9 +473,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
                 cachedPod(md.getMetadata().getNamespace(), name)
                     .ifPresent(pod -> concerned.putIfAbsent(name, pod)));
     List<PassReport.WriteFailure> failed = gates.handBack(md, hooks(md, context), concerned);
-    probes.forgetAll(self);
-    generations.remove(self);
-    observer.policyGone(md, failed);
+    memory.policyGone(md, failed);
     if (!context.isPrimaryResourceDeleted()) {
       PolicyFinalizer.release(context.getClient(), md);
     }
@@ -614,8 +616,9 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   /**
-   * The stranded pods of each namespace whose pods are cached (a follower caches none), and the
-   * meters of policies gone from the cache.
+   * The stranded pods of each namespace whose pods are cached (a follower caches none), and
+   * everything kept about policies gone from the cache (meters, probe results, decisions: {@link
+   * PolicyMemory#forgetPoliciesNotCached}).
    */
   private void countStranded() {
     try {
@@ -632,14 +635,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
             namespace, StrandedPods.count(pods.list(namespace), cache.list(namespace).toList()));
       }
       observer.strandedPods(counts);
-      // A policy whose deletion no pass saw (its last pass failed on it) loses its meters here.
+      // A policy whose deletion no pass saw yet loses here whatever was kept about it (issue 28
+      // §2: JOSDK runs that pass late, if at all; PolicyMemory).
       if (cache != null) {
-        observer.forgetPoliciesNotCached(
-            (namespace, name) ->
-                cache
-                    .get(new ResourceID(name, namespace))
-                    .map(md -> md.getMetadata().getUid())
-                    .orElse(null));
+        memory.forgetPoliciesNotCached(
+            policy -> cache.get(policy).map(md -> md.getMetadata().getUid()).orElse(null));
       }
     } catch (RuntimeException e) {
       // The next count comes all the same: a scheduled task that throws is never run again.

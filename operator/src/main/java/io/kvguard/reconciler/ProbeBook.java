@@ -271,6 +271,18 @@ final class ProbeBook implements AutoCloseable {
     credentials.forget(self);
   }
 
+  /**
+   * The policies anything here is kept for: a router proof, a probe result or request, a token (the
+   * sweep of deleted policies, and tests).
+   */
+  Set<ResourceID> policies() {
+    Set<ResourceID> held = new HashSet<>(passedProofs.keySet());
+    held.addAll(probes.users());
+    held.addAll(rejections.users());
+    held.addAll(credentials.users());
+    return held;
+  }
+
   private Supplier<Optional<String>> stillWanted(Pod pod, EngineProcess process) {
     return () ->
         targets.whyNotProbe(

@@ -152,6 +152,13 @@ public final class ProbeCredentials implements AutoCloseable {
     unused.forEach(Watch::close);
   }
 
+  /** The policies some cached token is held for (the sweep of deleted policies, and tests). */
+  synchronized Set<ResourceID> users() {
+    Set<ResourceID> users = new HashSet<>();
+    cache.values().forEach(cached -> users.addAll(cached.users));
+    return users;
+  }
+
   /** Tokens held and Secrets watched (tests: nothing outlives the policies that named it). */
   synchronized int size() {
     return cache.size() + watches.size();

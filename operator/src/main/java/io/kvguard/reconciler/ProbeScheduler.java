@@ -293,6 +293,23 @@ final class ProbeScheduler<T> implements AutoCloseable {
     }
   }
 
+  /**
+   * The policies some entry still tells, each entry read inside a compute on its pod as every
+   * change is (for the sweep of deleted policies, and tests).
+   */
+  Set<ResourceID> users() {
+    Set<ResourceID> users = ConcurrentHashMap.newKeySet();
+    for (String podUid : byPod.keySet()) {
+      byPod.computeIfPresent(
+          podUid,
+          (uid, entries) -> {
+            entries.values().forEach(entry -> users.addAll(entry.users()));
+            return entries;
+          });
+    }
+    return users;
+  }
+
   /** Pods with entries (tests: nothing outlives the policies that used it). */
   int size() {
     return byPod.size();
