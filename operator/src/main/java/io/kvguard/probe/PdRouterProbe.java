@@ -54,6 +54,22 @@ public final class PdRouterProbe {
       String model,
       long promptTokens,
       Optional<String> registerFor) {
+    return prove(
+        engine, members, router, model, promptTokens, registerFor, RouterWorkers.Journal.NONE);
+  }
+
+  /**
+   * {@link #prove(EngineRejection, List, EngineEndpoint, String, long, Optional)}, telling {@code
+   * journal} what became of each pod added to the router and removed from it.
+   */
+  public RejectionOutcome prove(
+      EngineRejection engine,
+      List<Member> members,
+      EngineEndpoint router,
+      String model,
+      long promptTokens,
+      Optional<String> registerFor,
+      RouterWorkers.Journal journal) {
     List<SglangRouterPaths.Worker> workers = new ArrayList<>();
     List<RouterWorkers.Wanted> wanted = new ArrayList<>();
     PoolObservation judgedAgainst = null;
@@ -106,7 +122,8 @@ public final class PdRouterProbe {
             promptTokens);
       }
     }
-    RouterWorkers.Added added = routerWorkers.add(router.startingNow(), wanted, registerFor.get());
+    RouterWorkers.Added added =
+        routerWorkers.add(router.startingNow(), wanted, registerFor.get(), journal);
     try {
       if (added.problem().isPresent()) {
         String why =
@@ -122,7 +139,7 @@ public final class PdRouterProbe {
       // Also when the proof failed: a worker left on the proof router gets no production traffic
       // (the proof router is not the production router), and the next proof removes it first.
       routerWorkers
-          .remove(router.startingNow(), added.ids())
+          .remove(router.startingNow(), added.ids(), journal)
           .ifPresent(
               problem ->
                   LOG.warn(
