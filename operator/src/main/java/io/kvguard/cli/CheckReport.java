@@ -69,7 +69,9 @@ record CheckReport(
     if (rejection == null) {
       return request.rejection() == null
           ? "not run (--rejection-probe not given)"
-          : "not run (the pool check did not pass)";
+          : workers != null
+              ? "not run (a worker cannot be part of the proof: see message)"
+              : "not run (the pool check did not pass)";
     }
     if (rejection.outcome() instanceof RejectionOutcome.Refused refused) {
       return RejectionJudge.refusal(refused);
@@ -190,6 +192,18 @@ record CheckReport(
     body.put("verdict", worker.pool().verdict().name());
     body.put("reason", worker.pool().reason().name());
     body.put("message", worker.pool().message());
+    putObservation(body, seen);
+    body.put("notes", seen == null ? List.of() : seen.notes());
+    body.put("workerId", worker.workerId());
+    body.put("registration", worker.registration());
+    body.put("registrationProblem", worker.registrationProblem());
+    body.put("removal", worker.removal());
+    body.put("removalProblem", worker.removalProblem());
+    return body;
+  }
+
+  /** What an engine reported, each field null when its probe failed. */
+  private static void putObservation(Map<String, Object> body, PoolObservation seen) {
     body.put("poolTokens", seen == null ? null : seen.poolTokens());
     body.put(
         "engineContextTokens",
@@ -198,12 +212,6 @@ record CheckReport(
             : seen.engineContextTokens().getAsLong());
     body.put("engineVersion", seen == null ? null : seen.engineVersion());
     body.put("disaggregationMode", seen == null ? null : seen.disaggregationMode());
-    body.put("workerId", worker.workerId());
-    body.put("registration", worker.registration());
-    body.put("registrationProblem", worker.registrationProblem());
-    body.put("removal", worker.removal());
-    body.put("removalProblem", worker.removalProblem());
-    return body;
   }
 
   private static void line(StringBuilder text, String label, String value) {
@@ -241,14 +249,7 @@ record CheckReport(
     body.put("verdict", verdict.verdict().name());
     body.put("reason", verdict.reason().name());
     body.put("message", verdict.message());
-    body.put("poolTokens", observation == null ? null : observation.poolTokens());
-    body.put(
-        "engineContextTokens",
-        observation == null || observation.engineContextTokens().isEmpty()
-            ? null
-            : observation.engineContextTokens().getAsLong());
-    body.put("engineVersion", observation == null ? null : observation.engineVersion());
-    body.put("disaggregationMode", observation == null ? null : observation.disaggregationMode());
+    putObservation(body, observation);
     body.put("notes", notes());
     body.put("rejectionProbe", rejectionJson());
     body.put(

