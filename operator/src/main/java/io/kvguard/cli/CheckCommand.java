@@ -151,8 +151,8 @@ public final class CheckCommand {
    * {@code --rejection-probe} and its options; the same prompt sizing and recognition as the
    * operator's.
    *
-   * @param register the workers {@code --register-prefill} and {@code --register-decode} add to
-   *     the proof router at {@code --url} for the proof; empty when the router has its own
+   * @param register the workers {@code --register-prefill} and {@code --register-decode} add to the
+   *     proof router at {@code --url} for the proof; empty when the router has its own
    */
   record Rejection(
       long marginTokens,

@@ -42,8 +42,7 @@ final class ProofRouterCheck {
   record Result(
       PoolVerdict verdict, CheckCommand.RejectionCheck rejection, List<RegisteredWorker> workers) {}
 
-  static Result run(
-      EngineProbe probe, PdRouterProbe routerProbe, CheckCommand.Request request) {
+  static Result run(EngineProbe probe, PdRouterProbe routerProbe, CheckCommand.Request request) {
     CheckCommand.Rejection asked = request.rejection();
     List<RegisteredWorker.Entry> entries = new ArrayList<>();
     for (RegisteredWorker.Named worker : asked.register()) {
@@ -57,7 +56,8 @@ final class ProofRouterCheck {
           new RegisteredWorker.Entry(
               worker, endpoint, outcome, PoolJudge.judge(request.policy(), outcome)));
     }
-    Optional<PoolVerdict> shut = entries.stream().map(ProofRouterCheck::notProvable).flatMap(Optional::stream).findFirst();
+    Optional<PoolVerdict> shut =
+        entries.stream().map(ProofRouterCheck::notProvable).flatMap(Optional::stream).findFirst();
     if (shut.isPresent()) {
       return new Result(shut.get(), null, reports(entries));
     }
@@ -67,10 +67,7 @@ final class ProofRouterCheck {
       PoolObservation observation = entry.observation();
       members.add(
           new PdRouterProbe.Member(
-              entry.named().url().toString(),
-              entry.named().type(),
-              entry.endpoint(),
-              observation));
+              entry.named().url().toString(), entry.named().type(), entry.endpoint(), observation));
       try {
         // The proof's key length, as the operator's: the largest of its pods'.
         promptTokens =
@@ -92,8 +89,7 @@ final class ProofRouterCheck {
                 promptTokens,
                 Optional.of(LABEL_PREFIX + UUID.randomUUID()),
                 new RegisteredWorker.Journal(entries));
-    CheckCommand.RejectionCheck rejection =
-        new CheckCommand.RejectionCheck(promptTokens, outcome);
+    CheckCommand.RejectionCheck rejection = new CheckCommand.RejectionCheck(promptTokens, outcome);
     return new Result(rejection.verdict(passed(entries)), rejection, reports(entries));
   }
 

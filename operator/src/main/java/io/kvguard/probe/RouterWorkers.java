@@ -93,9 +93,7 @@ public final class RouterWorkers {
     /** The pod could not be added (the router refused it, or its job failed), and why. */
     default void refused(Wanted wanted, String problem) {}
 
-    /**
-     * The router has a worker at the pod's URL that was not added for this proof: not removed.
-     */
+    /** The router has a worker at the pod's URL that was not added for this proof: not removed. */
     default void leftAlone(Wanted wanted, String id, String problem) {}
 
     /** The worker is gone from the router. */
@@ -111,8 +109,7 @@ public final class RouterWorkers {
   }
 
   /** {@link #add(EngineEndpoint, List, String)}, telling {@code journal} about each pod. */
-  public Added add(
-      EngineEndpoint router, List<Wanted> wanted, String proofFor, Journal journal) {
+  public Added add(EngineEndpoint router, List<Wanted> wanted, String proofFor, Journal journal) {
     List<String> ids = new ArrayList<>();
     JsonNode listed;
     try {
@@ -202,8 +199,8 @@ public final class RouterWorkers {
   }
 
   /**
-   * {@link #remove(EngineEndpoint, List)}, telling {@code journal} which workers are gone and
-   * which are not.
+   * {@link #remove(EngineEndpoint, List)}, telling {@code journal} which workers are gone and which
+   * are not.
    */
   public Optional<String> remove(EngineEndpoint router, List<String> ids, Journal journal) {
     List<String> pending = new ArrayList<>(ids);

@@ -185,8 +185,7 @@ class CheckProofRouterTest {
   }
 
   @Test
-  void aBandPromptAnsweredWith200IsRefusedWithExitOneAndTheWorkersAreRemoved()
-      throws IOException {
+  void aBandPromptAnsweredWith200IsRefusedWithExitOneAndTheWorkersAreRemoved() throws IOException {
     fleet(ANSWERS_BAND);
 
     int exit = check("--register-prefill", prefill, "--register-decode", decode);
