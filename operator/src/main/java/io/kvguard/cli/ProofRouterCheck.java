@@ -131,7 +131,7 @@ final class ProofRouterCheck {
             + prefill
             + " prefill and "
             + (entries.size() - prefill)
-            + " decode workers passed (each worker below)");
+            + " decode workers passed");
   }
 
   /**
