@@ -1,20 +1,24 @@
 package io.kvguard.cli;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
 /**
  * A deliberately small GNU-style parser: {@code --name value}, {@code --name=value} and bare flags.
- * Unknown options, repeated options and positional words are errors, so a typo never silently
- * changes a verdict.
+ * Unknown options, repeated options (but those declared repeatable) and positional words are
+ * errors, so a typo never silently changes a verdict.
  */
 public final class Arguments {
   private final Map<String, String> values;
+  private final Map<String, List<String>> repeated;
 
-  private Arguments(Map<String, String> values) {
+  private Arguments(Map<String, String> values, Map<String, List<String>> repeated) {
     this.values = values;
+    this.repeated = repeated;
   }
 
   /**
@@ -23,7 +27,20 @@ public final class Arguments {
    */
   public static Arguments parse(String[] args, Set<String> valued, Set<String> flags)
       throws UsageException {
+    return parse(args, valued, flags, Set.of());
+  }
+
+  /**
+   * @param valued options that take a value
+   * @param flags options that take none
+   * @param repeatable options among {@code valued} that may be given more than once, each value
+   *     kept in order
+   */
+  public static Arguments parse(
+      String[] args, Set<String> valued, Set<String> flags, Set<String> repeatable)
+      throws UsageException {
     Map<String, String> values = new LinkedHashMap<>();
+    Map<String, List<String>> repeated = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
       String word = args[i];
       if (!word.startsWith("--") || word.length() == 2) {
@@ -51,11 +68,17 @@ public final class Arguments {
       } else {
         throw new UsageException("unknown option --" + name);
       }
-      if (values.put(name, value) != null) {
+      repeated.computeIfAbsent(name, n -> new ArrayList<>()).add(value);
+      if (values.put(name, value) != null && !repeatable.contains(name)) {
         throw new UsageException("--" + name + " given twice");
       }
     }
-    return new Arguments(values);
+    return new Arguments(values, repeated);
+  }
+
+  /** Every value of an option, in the order given; empty when it was not given. */
+  public List<String> values(String name) {
+    return List.copyOf(repeated.getOrDefault(name, List.of()));
   }
 
   public boolean flag(String name) {

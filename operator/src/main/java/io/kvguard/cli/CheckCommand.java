@@ -10,6 +10,7 @@ import io.kvguard.probe.EngineHttp;
 import io.kvguard.probe.EngineProbe;
 import io.kvguard.probe.EngineProbes;
 import io.kvguard.probe.EngineRejection;
+import io.kvguard.probe.PdRouterProbe;
 import io.kvguard.probe.RejectionProbe;
 import io.kvguard.probe.SentMarkers;
 import io.kvguard.probe.WireCapture;
@@ -59,9 +60,14 @@ public final class CheckCommand {
           "role",
           "metrics-port",
           "api-key-file",
-          "record");
+          "record",
+          "register-prefill",
+          "register-decode");
   private static final Set<String> FLAGS =
       Set.of("allow-engine-context-above-pool", "help", "rejection-probe", "pd-router");
+
+  /** The workers added to a proof router: each flag names one, and may be given again. */
+  private static final List<String> REGISTER = List.of("register-prefill", "register-decode");
 
   /**
    * The rejection probe's deadline without --timeout-seconds: the CRD's
@@ -78,6 +84,12 @@ public final class CheckCommand {
    */
   private final EngineHttp http;
 
+  /**
+   * Where {@code --register-prefill}/{@code --register-decode} read the workers' admission figures
+   * and reach the proof router's worker API: {@link #http}'s run tap when there is one.
+   */
+  private final EngineHttp routerHttp;
+
   public CheckCommand(EngineProbes probes) {
     this(probes, new RejectionProbe(EngineHttp.createDefault()));
   }
@@ -86,6 +98,7 @@ public final class CheckCommand {
     this.probes = probes;
     this.rejectionProbe = rejectionProbe;
     this.http = null;
+    this.routerHttp = EngineHttp.createDefault();
   }
 
   /** The standard probes over {@code http}, every request of a run seen by its wire capture. */
@@ -93,6 +106,7 @@ public final class CheckCommand {
     this.probes = EngineProbes.standard(http);
     this.rejectionProbe = new RejectionProbe(http);
     this.http = http;
+    this.routerHttp = http;
   }
 
   /**
@@ -136,9 +150,16 @@ public final class CheckCommand {
   /**
    * {@code --rejection-probe} and its options; the same prompt sizing and recognition as the
    * operator's.
+   *
+   * @param register the workers {@code --register-prefill} and {@code --register-decode} add to the
+   *     proof router at {@code --url} for the proof; empty when the router has its own
    */
   record Rejection(
-      long marginTokens, String model, EngineRejection.Route route, Duration timeout) {}
+      long marginTokens,
+      String model,
+      EngineRejection.Route route,
+      Duration timeout,
+      List<RegisteredWorker.Named> register) {}
 
   /**
    * @return 0 verified, 1 refused, 2 probe failed or usage error
@@ -147,7 +168,7 @@ public final class CheckCommand {
     Request request;
     try {
       refuseKeyValues(args);
-      Arguments parsed = Arguments.parse(args, VALUED, FLAGS);
+      Arguments parsed = Arguments.parse(args, VALUED, FLAGS, Set.copyOf(REGISTER));
       if (parsed.flag("help")) {
         out.print(usage());
         return EXIT_VERIFIED;
@@ -184,6 +205,25 @@ public final class CheckCommand {
       err.println("kvguard check: " + e.getMessage());
       return EXIT_FAILED;
     }
+    if (request.rejection() != null && !request.rejection().register().isEmpty()) {
+      ProofRouterCheck.Result route =
+          ProofRouterCheck.run(
+              probe,
+              new PdRouterProbe(
+                  http == null ? routerHttp : routerHttp.tapped(capture), rejectionProbe),
+              request);
+      return report(
+          args,
+          out,
+          err,
+          request,
+          capture,
+          CheckReport.throughRouter(
+              request,
+              CredentialHints.explain(route.verdict(), capture, request),
+              route.rejection(),
+              route.workers()));
+    }
     // As the operator asks: every request of one probe shares one deadline, and metrics come from
     // the metrics port.
     EngineEndpoint endpoint =
@@ -201,7 +241,18 @@ public final class CheckCommand {
       verdict = rejection.verdict(verdict);
     }
     verdict = CredentialHints.explain(verdict, capture, request);
-    CheckReport report = CheckReport.of(request, outcome, verdict, rejection);
+    return report(
+        args, out, err, request, capture, CheckReport.of(request, outcome, verdict, rejection));
+  }
+
+  /** Prints the report, and writes the record when asked; the exit code. */
+  private static int report(
+      String[] args,
+      PrintStream out,
+      PrintStream err,
+      Request request,
+      WireCapture capture,
+      CheckReport report) {
     SecretRedaction redaction = redaction(request);
     out.print(redaction.text(request.json() ? report.json() : report.text()));
     out.flush();
@@ -432,6 +483,15 @@ public final class CheckCommand {
         preflight.fromFile() ? preflight.spec().effectiveRejectionProbe() : null;
     boolean asked =
         args.flag("rejection-probe") || (fromSpec != null && fromSpec.effectiveEnabled());
+    for (String option : REGISTER) {
+      if (args.flag(option) && !args.flag("pd-router")) {
+        throw new UsageException(
+            "--"
+                + option
+                + " needs --pd-router: it adds the worker to the proof router at --url for the"
+                + " proof, and removes it afterwards");
+      }
+    }
     if (!asked) {
       for (String option : List.of("margin-tokens", "model", "pd-router")) {
         if (args.flag(option)) {
@@ -471,7 +531,43 @@ public final class CheckCommand {
         margin,
         model == null ? "" : model.strip(),
         args.flag("pd-router") ? EngineRejection.Route.PD_ROUTER : EngineRejection.Route.POD,
-        Duration.ofSeconds(deadline));
+        Duration.ofSeconds(deadline),
+        register(args));
+  }
+
+  /**
+   * The workers to add to the proof router: at least one of each type (the router routes a prompt
+   * to a prefill and a decode worker, and answers its own 503 without either), each at its own
+   * root, none twice, none the router itself.
+   */
+  private static List<RegisteredWorker.Named> register(Arguments args) throws UsageException {
+    List<RegisteredWorker.Named> workers = new java.util.ArrayList<>();
+    for (String option : REGISTER) {
+      for (String raw : args.values(option)) {
+        workers.add(
+            new RegisteredWorker.Named(
+                option.substring("register-".length()), rootUri(option, raw)));
+      }
+    }
+    if (workers.isEmpty()) {
+      return List.of();
+    }
+    for (String option : REGISTER) {
+      if (args.values(option).isEmpty()) {
+        throw new UsageException(
+            "--register-prefill and --register-decode go together: the proof router sends each"
+                + " prompt to a prefill and a decode worker, so it needs one of each");
+      }
+    }
+    Set<URI> seen = new java.util.HashSet<>();
+    seen.add(baseUri(args.required("url")));
+    for (RegisteredWorker.Named worker : workers) {
+      if (!seen.add(worker.url())) {
+        throw new UsageException(
+            worker.flag() + " " + worker.url() + " is named twice (or is --url, the router)");
+      }
+    }
+    return List.copyOf(workers);
   }
 
   private Optional<EngineRejection> rejectionOf(Engine engine) {
@@ -520,27 +616,37 @@ public final class CheckCommand {
    * ignored.
    */
   static URI baseUri(String raw) throws UsageException {
+    return rootUri("url", raw);
+  }
+
+  /** {@link #baseUri} for the value of {@code --option}. */
+  private static URI rootUri(String option, String raw) throws UsageException {
     URI uri;
     try {
       uri = new URI(raw.strip());
     } catch (java.net.URISyntaxException e) {
-      throw new UsageException("--url is not a valid URL: " + e.getReason());
+      throw new UsageException("--" + option + " is not a valid URL: " + e.getReason());
     }
     String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
     if (!scheme.equals("http") && !scheme.equals("https")) {
-      throw new UsageException("--url must start with http:// or https://, was '" + raw + "'");
+      throw new UsageException(
+          "--" + option + " must start with http:// or https://, was '" + raw + "'");
     }
     if (uri.getHost() == null) {
-      throw new UsageException("--url has no host: '" + raw + "'");
+      throw new UsageException("--" + option + " has no host: '" + raw + "'");
     }
     if (uri.getRawUserInfo() != null) {
-      throw new UsageException("--url must not carry credentials");
+      throw new UsageException("--" + option + " must not carry credentials");
     }
     boolean rootPath =
         uri.getRawPath() == null || uri.getRawPath().isEmpty() || uri.getRawPath().equals("/");
     if (!rootPath || uri.getRawQuery() != null || uri.getRawFragment() != null) {
       throw new UsageException(
-          "--url must be the engine's root (scheme, host and port only), was '" + raw + "'");
+          "--"
+              + option
+              + " must be the engine's root (scheme, host and port only), was '"
+              + raw
+              + "'");
     }
     return URI.create(scheme + "://" + uri.getRawAuthority());
   }
@@ -577,6 +683,9 @@ public final class CheckCommand {
           --model NAME                        the served model name (vllm; needs --rejection-probe)
           --pd-router                         --url is SGLang's prefill/decode router, which adds the bootstrap
                                               fields (sglang; needs --rejection-probe)
+          --register-prefill URL              add this prefill server to the proof router at --url for the proof
+          --register-decode URL               and this decode server, removed again afterwards; each repeatable,
+                                              one of each at least (needs --pd-router; docs/preflight.md)
         Exit codes: 0 verified, 1 refused, 2 probe failed, rejection probe inconclusive, or usage error.
         """
         .formatted(engineNames());

@@ -15,12 +15,18 @@ import java.util.Map;
 /**
  * What {@code check} found, as aligned text for people or JSON for pipelines; the same facts in
  * both.
+ *
+ * @param observation what the engine at --url reported; null when its probe failed, and through a
+ *     proof router with registered workers (each worker's is in {@code workers})
+ * @param workers with {@code --register-prefill}/{@code --register-decode}, each worker's pool
+ *     check, registration and removal; else null
  */
 record CheckReport(
     CheckCommand.Request request,
     PoolVerdict verdict,
     PoolObservation observation,
-    CheckCommand.RejectionCheck rejection) {
+    CheckCommand.RejectionCheck rejection,
+    List<RegisteredWorker> workers) {
   private static final ObjectMapper JSON =
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -31,7 +37,16 @@ record CheckReport(
       CheckCommand.RejectionCheck rejection) {
     PoolObservation seen =
         outcome instanceof ProbeOutcome.Observed observed ? observed.observation() : null;
-    return new CheckReport(request, verdict, seen, rejection);
+    return new CheckReport(request, verdict, seen, rejection, null);
+  }
+
+  /** The proof through a proof router the workers were added to; --url reported nothing itself. */
+  static CheckReport throughRouter(
+      CheckCommand.Request request,
+      PoolVerdict verdict,
+      CheckCommand.RejectionCheck rejection,
+      List<RegisteredWorker> workers) {
+    return new CheckReport(request, verdict, null, rejection, List.copyOf(workers));
   }
 
   /**
@@ -54,7 +69,9 @@ record CheckReport(
     if (rejection == null) {
       return request.rejection() == null
           ? "not run (--rejection-probe not given)"
-          : "not run (the pool check did not pass)";
+          : workers != null
+              ? "not run (a worker cannot be part of the proof: see message)"
+              : "not run (the pool check did not pass)";
     }
     if (rejection.outcome() instanceof RejectionOutcome.Refused refused) {
       return RejectionJudge.refusal(refused);
@@ -75,7 +92,10 @@ record CheckReport(
       case Verified ->
           rejection == null
               ? "VERIFIED: the pool holds the promised window"
-              : "VERIFIED: the pool holds the promised window and the engine refused the over-long prompt";
+              : workers != null
+                  ? "VERIFIED: every worker's pool holds the promised window and the route refused"
+                      + " every prompt"
+                  : "VERIFIED: the pool holds the promised window and the engine refused the over-long prompt";
       case Refused -> "REFUSED: do not route traffic to this engine";
       case Unknown -> "PROBE FAILED: nothing trustworthy is known, treat as refused";
     };
@@ -83,9 +103,18 @@ record CheckReport(
 
   String text() {
     StringBuilder text = new StringBuilder();
-    line(text, "engine", request.engine().wireName() + " at " + request.baseUri());
+    line(
+        text,
+        "engine",
+        request.engine().wireName()
+            + (workers == null ? " at " : ", through the proof router at ")
+            + request.baseUri());
     line(text, "verdict", verdict.verdict() + " (" + verdict.reason() + ")");
-    if (observation != null) {
+    if (workers != null) {
+      for (RegisteredWorker worker : workers) {
+        line(text, "worker", workerLine(worker));
+      }
+    } else if (observation != null) {
       line(text, "KV pool", observation.poolTokens() + " tokens");
       line(
           text,
@@ -123,6 +152,68 @@ record CheckReport(
     return text.toString();
   }
 
+  private static String workerLine(RegisteredWorker worker) {
+    PoolObservation seen = worker.observation();
+    return worker.named().type()
+        + " "
+        + worker.named().url()
+        + ": pool "
+        + worker.pool().verdict()
+        + " ("
+        + worker.pool().reason()
+        + (seen == null
+            ? ""
+            : ", KV pool "
+                + seen.poolTokens()
+                + " tokens, engine context "
+                + (seen.engineContextTokens().isPresent()
+                    ? seen.engineContextTokens().getAsLong() + " tokens"
+                    : "not reported")
+                + ", version "
+                + (seen.engineVersion() == null ? "not reported" : seen.engineVersion())
+                + ", mode "
+                + (seen.disaggregationMode() == null ? "unified" : seen.disaggregationMode()))
+        + "); "
+        + (worker.workerId() == null
+            ? worker.registration()
+            : worker.registration() + " as worker " + worker.workerId())
+        + (worker.registrationProblem() == null ? "" : " (" + worker.registrationProblem() + ")")
+        + "; removal: "
+        + worker.removal()
+        + (worker.removalProblem() == null ? "" : " (" + worker.removalProblem() + ")");
+  }
+
+  /** Each worker as {@code --output json} lists it. */
+  private static Map<String, Object> workerJson(RegisteredWorker worker) {
+    PoolObservation seen = worker.observation();
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("type", worker.named().type());
+    body.put("url", worker.named().url().toString());
+    body.put("verdict", worker.pool().verdict().name());
+    body.put("reason", worker.pool().reason().name());
+    body.put("message", worker.pool().message());
+    putObservation(body, seen);
+    body.put("notes", seen == null ? List.of() : seen.notes());
+    body.put("workerId", worker.workerId());
+    body.put("registration", worker.registration());
+    body.put("registrationProblem", worker.registrationProblem());
+    body.put("removal", worker.removal());
+    body.put("removalProblem", worker.removalProblem());
+    return body;
+  }
+
+  /** What an engine reported, each field null when its probe failed. */
+  private static void putObservation(Map<String, Object> body, PoolObservation seen) {
+    body.put("poolTokens", seen == null ? null : seen.poolTokens());
+    body.put(
+        "engineContextTokens",
+        seen == null || seen.engineContextTokens().isEmpty()
+            ? null
+            : seen.engineContextTokens().getAsLong());
+    body.put("engineVersion", seen == null ? null : seen.engineVersion());
+    body.put("disaggregationMode", seen == null ? null : seen.disaggregationMode());
+  }
+
   private static void line(StringBuilder text, String label, String value) {
     text.append(String.format("%-15s %s%n", label, value));
   }
@@ -158,16 +249,11 @@ record CheckReport(
     body.put("verdict", verdict.verdict().name());
     body.put("reason", verdict.reason().name());
     body.put("message", verdict.message());
-    body.put("poolTokens", observation == null ? null : observation.poolTokens());
-    body.put(
-        "engineContextTokens",
-        observation == null || observation.engineContextTokens().isEmpty()
-            ? null
-            : observation.engineContextTokens().getAsLong());
-    body.put("engineVersion", observation == null ? null : observation.engineVersion());
-    body.put("disaggregationMode", observation == null ? null : observation.disaggregationMode());
+    putObservation(body, observation);
     body.put("notes", notes());
     body.put("rejectionProbe", rejectionJson());
+    body.put(
+        "workers", workers == null ? null : workers.stream().map(CheckReport::workerJson).toList());
     body.put("exitCode", exitCode());
     try {
       return JSON.writeValueAsString(body) + System.lineSeparator();

@@ -46,6 +46,8 @@ public final class PdRouterProbe {
    * @param promptTokens the probe's key length (marginTokens), as per-pod records have it
    * @param registerFor the ModelDeployment (namespace/name) whose pods are added to the router for
    *     the proof, or empty when the router lists its workers itself
+   * @param journal told what became of each pod added to the router and removed from it ({@code
+   *     check} reports it worker by worker)
    */
   public RejectionOutcome prove(
       EngineRejection engine,
@@ -53,7 +55,8 @@ public final class PdRouterProbe {
       EngineEndpoint router,
       String model,
       long promptTokens,
-      Optional<String> registerFor) {
+      Optional<String> registerFor,
+      RouterWorkers.Journal journal) {
     List<SglangRouterPaths.Worker> workers = new ArrayList<>();
     List<RouterWorkers.Wanted> wanted = new ArrayList<>();
     PoolObservation judgedAgainst = null;
@@ -106,7 +109,8 @@ public final class PdRouterProbe {
             promptTokens);
       }
     }
-    RouterWorkers.Added added = routerWorkers.add(router.startingNow(), wanted, registerFor.get());
+    RouterWorkers.Added added =
+        routerWorkers.add(router.startingNow(), wanted, registerFor.get(), journal);
     try {
       if (added.problem().isPresent()) {
         String why =
@@ -122,7 +126,7 @@ public final class PdRouterProbe {
       // Also when the proof failed: a worker left on the proof router gets no production traffic
       // (the proof router is not the production router), and the next proof removes it first.
       routerWorkers
-          .remove(router.startingNow(), added.ids())
+          .remove(router.startingNow(), added.ids(), journal)
           .ifPresent(
               problem ->
                   LOG.warn(

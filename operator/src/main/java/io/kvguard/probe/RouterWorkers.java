@@ -76,8 +76,40 @@ public final class RouterWorkers {
    */
   public record Added(List<String> ids, Optional<String> problem, boolean unreachable) {}
 
+  /**
+   * Told what becomes of each pod asked for and each worker added, for a caller that reports it
+   * worker by worker ({@code check --register-prefill/--register-decode}); the operator reports the
+   * proof's outcome only.
+   */
+  public interface Journal {
+    Journal NONE = new Journal() {};
+
+    /** The router took the pod's registration and reserved this worker ID for it. */
+    default void accepted(Wanted wanted, String id) {}
+
+    /** The pod is on the router, of its type and healthy. */
+    default void registered(Wanted wanted, String id) {}
+
+    /** The pod could not be added (the router refused it, or its job failed), and why. */
+    default void refused(Wanted wanted, String problem) {}
+
+    /** The router has a worker at the pod's URL that was not added for this proof: not removed. */
+    default void leftAlone(Wanted wanted, String id, String problem) {}
+
+    /** The worker is gone from the router. */
+    default void removed(String id) {}
+
+    /** The worker could not be removed, and why. */
+    default void notRemoved(String id, String problem) {}
+  }
+
   /** Adds every pod and waits until the router may route to each; stops at the first problem. */
   public Added add(EngineEndpoint router, List<Wanted> wanted, String proofFor) {
+    return add(router, wanted, proofFor, Journal.NONE);
+  }
+
+  /** {@link #add(EngineEndpoint, List, String)}, telling {@code journal} about each pod. */
+  public Added add(EngineEndpoint router, List<Wanted> wanted, String proofFor, Journal journal) {
     List<String> ids = new ArrayList<>();
     JsonNode listed;
     try {
@@ -129,20 +161,23 @@ public final class RouterWorkers {
                 .flatMap(o -> ErrorBodies.text(o, "worker_id"))
                 .filter(RouterWorkers::isId);
         if (response.status() != 202 || id.isEmpty()) {
-          return refused(
-              ids,
+          String problem =
               "POST /workers for "
                   + one.type()
                   + " pod "
                   + one.pod()
                   + " answered HTTP "
                   + response.status()
-                  + (response.status() == 202 ? " without a worker_id" : fix(response)));
+                  + (response.status() == 202 ? " without a worker_id" : fix(response));
+          journal.refused(one, problem);
+          return refused(ids, problem);
         }
         ids.add(id.get());
+        journal.accepted(one, id.get());
       }
       for (int i = 0; i < wanted.size(); i++) {
-        Optional<String> problem = awaitRegistered(router, ids, i, wanted.get(i), proofFor);
+        Optional<String> problem =
+            awaitRegistered(router, ids, i, wanted.get(i), proofFor, journal);
         if (problem.isPresent()) {
           return refused(ids, problem.get());
         }
@@ -160,11 +195,22 @@ public final class RouterWorkers {
    * if it could not.
    */
   public Optional<String> remove(EngineEndpoint router, List<String> ids) {
+    return remove(router, ids, Journal.NONE);
+  }
+
+  /**
+   * {@link #remove(EngineEndpoint, List)}, telling {@code journal} which workers are gone and which
+   * are not.
+   */
+  public Optional<String> remove(EngineEndpoint router, List<String> ids, Journal journal) {
+    List<String> pending = new ArrayList<>(ids);
     try {
       for (String id : ids) {
         EngineResponse response = http.delete(router, path(id));
         if (response.status() != 202 && response.status() != 404) {
-          return Optional.of("DELETE /workers/" + id + " answered HTTP " + response.status());
+          String problem = "DELETE /workers/" + id + " answered HTTP " + response.status();
+          pending.forEach(left -> journal.notRemoved(left, problem));
+          return Optional.of(problem);
         }
       }
       for (String id : ids) {
@@ -172,9 +218,12 @@ public final class RouterWorkers {
         while (!gone(http.get(router, path(id)))) {
           wait = pause(wait);
         }
+        pending.remove(id);
+        journal.removed(id);
       }
       return Optional.empty();
     } catch (ProbeException e) {
+      pending.forEach(left -> journal.notRemoved(left, e.getMessage()));
       return Optional.of(e.getMessage());
     }
   }
@@ -188,7 +237,12 @@ public final class RouterWorkers {
    * {@code ids}, so it is not removed, and the proof is not sent.
    */
   private Optional<String> awaitRegistered(
-      EngineEndpoint router, List<String> ids, int index, Wanted wanted, String proofFor)
+      EngineEndpoint router,
+      List<String> ids,
+      int index,
+      Wanted wanted,
+      String proofFor,
+      Journal journal)
       throws ProbeException {
     String id = ids.get(index);
     String who = wanted.type() + " pod " + wanted.pod() + " (worker " + id + ")";
@@ -196,34 +250,41 @@ public final class RouterWorkers {
     while (true) {
       EngineResponse response = http.get(router, path(id));
       if (response.status() != 200) {
-        return Optional.of(
-            "GET /workers/" + id + " for " + who + " answered HTTP " + response.status());
+        String problem =
+            "GET /workers/" + id + " for " + who + " answered HTTP " + response.status();
+        journal.refused(wanted, problem);
+        return Optional.of(problem);
       }
       JsonNode info = object(response).orElse(null);
       if (info != null && registered(info) && !labelledFor(info, proofFor)) {
         ids.remove(index);
-        return Optional.of(
+        String problem =
             "the proof router already has a worker at "
                 + wanted.url()
                 + " for "
                 + who
                 + " that kvguard did not add for this ModelDeployment (added after kvguard listed"
                 + " the router's workers); it is left alone. Give the ModelDeployment a proof router"
-                + " of its own");
+                + " of its own";
+        journal.leftAlone(wanted, id, problem);
+        return Optional.of(problem);
       }
       JsonNode job = info == null ? null : info.get("job_status");
       if (job != null && !job.isNull()) {
         if ("failed".equals(ErrorBodies.text(job, "status").orElse(""))) {
-          return Optional.of(
+          String problem =
               "the router's job adding "
                   + who
                   + " failed (its job_status says why, and the router's log): the router must reach"
                   + " the pod's /health and /server_info at "
-                  + wanted.url());
+                  + wanted.url();
+          journal.refused(wanted, problem);
+          return Optional.of(problem);
         }
       } else if (info != null
           && wanted.type().equals(ErrorBodies.text(info, "worker_type").orElse(""))
           && info.path("is_healthy").asBoolean(false)) {
+        journal.registered(wanted, id);
         return Optional.empty();
       }
       wait = pause(wait);

@@ -253,7 +253,8 @@ final class ProbeBook implements AutoCloseable {
                     wanted.routerEndpoint(host),
                     wanted.model(),
                     wanted.promptTokens(),
-                    wanted.registerFor()),
+                    wanted.registerFor(),
+                    io.kvguard.probe.RouterWorkers.Journal.NONE),
         (outcome, took) -> {});
   }
 
