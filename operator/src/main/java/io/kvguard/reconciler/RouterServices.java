@@ -19,7 +19,7 @@ import io.kvguard.probe.EngineText;
  *       {@code staging/src/k8s.io/api}, {@code core/v1/types.go:5793-5796}; {@code externalName},
  *       {@code :6099-6104}): the name resolves wherever its creator chose, in or out of the cluster.
  *   <li>No selector: "the service is assumed to have an external process managing its endpoints,
- *       which Kubernetes will not modify" ({@code core/v1/types.go:5990-5997}); the EndpointSlice
+ *       which Kubernetes will not modify" ({@code core/v1/types.go:5990-5994}); the EndpointSlice
  *       controller skips ExternalName Services and Services whose selector is nil: "these services
  *       will receive endpoint slices that are created out-of-band via the REST API"
  *       (kubernetes/kubernetes {@code pkg/controller/endpointslice/endpointslice_controller.go}

@@ -257,7 +257,7 @@ class ProofRouterIT extends EmbeddedClusterTest {
 
   /**
    * A Service without a selector gets the endpoints whoever writes its Endpoints or EndpointSlices
-   * chooses (kubernetes/api v0.36.3 core/v1/types.go:5990-5997; the EndpointSlice controller's
+   * chooses (kubernetes/api v0.36.3 core/v1/types.go:5990-5994; the EndpointSlice controller's
    * syncService skips it): refused, naming its type.
    */
   @Test
