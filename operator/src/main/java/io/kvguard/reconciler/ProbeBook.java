@@ -251,7 +251,7 @@ final class ProbeBook implements AutoCloseable {
           RouterServices.Check service = routerServices.check(namespace, wanted.service());
           if (service instanceof RouterServices.Check.Refused refused) {
             return new RejectionOutcome.Inconclusive(
-                "not sent: " + refused.reason(), wanted.promptTokens());
+                RouterServices.NOT_SENT + refused.reason(), wanted.promptTokens());
           }
           if (service instanceof RouterServices.Check.Unreadable unreadable) {
             return new RejectionOutcome.Failed(unreadable.reason());

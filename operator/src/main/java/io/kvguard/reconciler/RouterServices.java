@@ -49,6 +49,18 @@ public interface RouterServices {
 
   Check check(String namespace, String service);
 
+  /** How the cause of a proof not sent because of its Service starts. */
+  String NOT_SENT = "not sent: router Service ";
+
+  /**
+   * Whether a proof's outcome is a refusal of its Service: looked at again a period later, since
+   * fixing the Service changes nothing in the proof's key.
+   */
+  static boolean refusedService(io.kvguard.verdict.RejectionOutcome outcome) {
+    return outcome instanceof io.kvguard.verdict.RejectionOutcome.Inconclusive inconclusive
+        && inconclusive.cause().startsWith(NOT_SENT);
+  }
+
   /** Reads the Service with one GET per proof (proofs are sent once per key, not per pass). */
   static RouterServices reading(KubernetesClient client) {
     return (namespace, name) -> {
@@ -71,7 +83,7 @@ public interface RouterServices {
 
   /** The verdict on a Service as read (null: it does not exist). Pure. */
   static Check judge(String namespace, String name, Service service) {
-    String what = "router Service " + name + " (spec.rejectionProbe.router.service)";
+    String what = name + " (spec.rejectionProbe.router.service)";
     String fix =
         "; point spec.rejectionProbe.router.service at a Service of type ClusterIP in namespace "
             + namespace
