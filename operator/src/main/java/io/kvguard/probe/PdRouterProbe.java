@@ -188,12 +188,6 @@ public final class PdRouterProbe {
       String model,
       PoolObservation judgedAgainst) {
     return rejectionProbe.sendPlan(
-        engine,
-        router,
-        plan,
-        promptTokens,
-        model,
-        judgedAgainst,
-        EngineRejection.Route.PD_ROUTER);
+        engine, router, plan, promptTokens, model, judgedAgainst, EngineRejection.Route.PD_ROUTER);
   }
 }

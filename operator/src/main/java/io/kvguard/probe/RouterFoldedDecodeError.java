@@ -88,8 +88,7 @@ final class RouterFoldedDecodeError {
   /** SGLang's 401/403 body, passed on whole as the message: "Unauthorized" or "Forbidden". */
   private static Optional<String> sglangAuthRefusal(String message) {
     EngineResponse inner =
-        new EngineResponse(
-            "", 401, "application/json", message.getBytes(StandardCharsets.UTF_8));
+        new EngineResponse("", 401, "application/json", message.getBytes(StandardCharsets.UTF_8));
     return ErrorBodies.strictObject(inner)
         .filter(body -> ErrorBodies.hasExactly(body, Set.of("error")))
         .flatMap(body -> ErrorBodies.text(body, "error"))

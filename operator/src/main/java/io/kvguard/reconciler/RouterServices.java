@@ -17,7 +17,8 @@ import io.kvguard.probe.EngineText;
  *       kubedns or equivalent will return as a CNAME record, with no exposing or proxying of any
  *       pods involved" (kubernetes/api v0.36.3, the published copy of kubernetes/kubernetes v1.36.3
  *       {@code staging/src/k8s.io/api}, {@code core/v1/types.go:5793-5796}; {@code externalName},
- *       {@code :6099-6104}): the name resolves wherever its creator chose, in or out of the cluster.
+ *       {@code :6099-6104}): the name resolves wherever its creator chose, in or out of the
+ *       cluster.
  *   <li>No selector: "the service is assumed to have an external process managing its endpoints,
  *       which Kubernetes will not modify" ({@code core/v1/types.go:5990-5994}); the EndpointSlice
  *       controller skips ExternalName Services and Services whose selector is nil: "these services

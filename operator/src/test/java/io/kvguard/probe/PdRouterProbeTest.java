@@ -155,8 +155,7 @@ class PdRouterProbeTest {
     RejectionOutcome outcome =
         proveWithDecode(
             body ->
-                new FakeEngine.Answer(
-                    413, "text/html", nginx.getBytes(StandardCharsets.UTF_8), 0));
+                new FakeEngine.Answer(413, "text/html", nginx.getBytes(StandardCharsets.UTF_8), 0));
 
     assertThat(outcome).isInstanceOf(RejectionOutcome.Inconclusive.class);
     assertThat(((RejectionOutcome.Inconclusive) outcome).cause())

@@ -4,6 +4,7 @@ import static io.kvguard.testing.OperatorHarness.role;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.RejectionProbeSpec;
@@ -14,7 +15,6 @@ import io.kvguard.testing.OperatorHarness;
 import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testkit.FakeEngine;
 import io.kvguard.testkit.FakeProofRouter;
-import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;

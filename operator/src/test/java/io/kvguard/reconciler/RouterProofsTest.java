@@ -217,7 +217,8 @@ class RouterProofsTest {
     java.time.Instant periodAgo = NOW.minusSeconds(31);
     RejectionOutcome refusedService =
         new RejectionOutcome.Inconclusive(
-            RouterServices.NOT_SENT + "glm-router (spec.rejectionProbe.router.service) is of type"
+            RouterServices.NOT_SENT
+                + "glm-router (spec.rejectionProbe.router.service) is of type"
                 + " ExternalName",
             1);
     RejectionOutcome otherInconclusive =
