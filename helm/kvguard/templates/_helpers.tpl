@@ -131,6 +131,11 @@ requests, fails on a request these rules refuse and on a verb no request uses; C
 - apiGroups: ["kvguard.io"]
   resources: ["modeldeployments/status"]
   verbs: ["patch"]
+# The Service spec.rejectionProbe.router names, read (get) before each proof through it: an ExternalName Service or one
+# without a selector is refused, since the prompts and the engines' token would go wherever it points.
+- apiGroups: [""]
+  resources: ["services"]
+  verbs: ["get"]
 {{- if .Values.probeCredentials.enabled }}
 # Probe credentials: only the named Secrets; get to read a token, watch (by name) to drop it the moment
 # its Secret changes or goes.

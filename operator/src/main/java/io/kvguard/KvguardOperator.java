@@ -165,6 +165,7 @@ public final class KvguardOperator implements AutoCloseable {
             rejectionProbe,
             new PdRouterProbe(engineHttp, rejectionProbe),
             routerAddress,
+            io.kvguard.reconciler.RouterServices.reading(client),
             new ProbeLimits(
                 config.probeConcurrency(),
                 config.probeConcurrencyPerNamespace(),

@@ -67,6 +67,22 @@ public record EngineEndpoint(
   }
 
   /**
+   * As {@link #startingNow()}, but never past {@code notAfterNanos} (a {@link System#nanoTime()}
+   * value): one step of a larger probe whose whole has a cap of its own (a proof through a router,
+   * {@link PdRouterProbe#capOf}).
+   */
+  public EngineEndpoint startingNowNotAfter(long notAfterNanos) {
+    long own = System.nanoTime() + timeout.toNanos();
+    return new EngineEndpoint(
+        baseUri,
+        timeout,
+        bearerToken,
+        metricsBaseUri,
+        tls,
+        OptionalLong.of(own - notAfterNanos < 0 ? own : notAfterNanos));
+  }
+
+  /**
    * Time left for the next request: the rest of the probe's deadline, or a whole timeout when it
    * has none.
    */

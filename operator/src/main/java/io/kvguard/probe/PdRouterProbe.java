@@ -4,6 +4,7 @@ import io.kvguard.verdict.AdmissionPlan;
 import io.kvguard.verdict.PoolObservation;
 import io.kvguard.verdict.RejectionOutcome;
 import io.kvguard.verdict.SglangRouterPaths;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -23,6 +24,17 @@ public final class PdRouterProbe {
   private final EngineHttp http;
   private final RejectionProbe rejectionProbe;
   private final RouterWorkers routerWorkers;
+
+  /**
+   * How many rejection-probe timeouts a whole proof may take, from its first request to the last
+   * prompt's answer: the pods' {@code /server_info} reads, adding the pods to a proof router, and
+   * the prompts. Two, because adding the pods and sending the prompts are each allowed one timeout
+   * (the router's health check of every pod, and the engines' refusals): the cap keeps that, and
+   * stops the reads, one pool-probe timeout per pod before, from adding up with the pod count.
+   * Removing the workers added comes after it, with a timeout of its own, so a proof holds its
+   * thread for at most three timeouts.
+   */
+  static final int CAP_TIMEOUTS = 2;
 
   public PdRouterProbe(EngineHttp http, RejectionProbe rejectionProbe) {
     this.http = http;
@@ -57,6 +69,38 @@ public final class PdRouterProbe {
       long promptTokens,
       Optional<String> registerFor,
       RouterWorkers.Journal journal) {
+    Duration cap = capOf(router.timeout());
+    long capNanos = System.nanoTime() + cap.toNanos();
+    RejectionOutcome outcome =
+        proveWithin(engine, members, router, model, promptTokens, registerFor, journal, capNanos);
+    if (outcome instanceof RejectionOutcome.Failed failed && System.nanoTime() - capNanos >= 0) {
+      return new RejectionOutcome.Failed(
+          "the proof ran past its cap of "
+              + cap.toSeconds()
+              + " s ("
+              + CAP_TIMEOUTS
+              + " × spec.rejectionProbe.timeoutSeconds, for reading the pods' figures, adding them"
+              + " to the router and the prompts' answers; tried again after probe.periodSeconds):"
+              + " "
+              + failed.cause());
+    }
+    return outcome;
+  }
+
+  /** The cap on a whole proof through the router ({@link #CAP_TIMEOUTS}). */
+  public static Duration capOf(Duration timeout) {
+    return timeout.multipliedBy(CAP_TIMEOUTS);
+  }
+
+  private RejectionOutcome proveWithin(
+      EngineRejection engine,
+      List<Member> members,
+      EngineEndpoint router,
+      String model,
+      long promptTokens,
+      Optional<String> registerFor,
+      RouterWorkers.Journal journal,
+      long capNanos) {
     List<SglangRouterPaths.Worker> workers = new ArrayList<>();
     List<RouterWorkers.Wanted> wanted = new ArrayList<>();
     PoolObservation judgedAgainst = null;
@@ -70,7 +114,7 @@ public final class PdRouterProbe {
         SglangAdmissionReader.Worker read =
             SglangAdmissionReader.readWorker(
                 http,
-                member.endpoint().startingNow(),
+                member.endpoint().startingNowNotAfter(capNanos),
                 member.observation().engineContextTokens().getAsLong());
         workers.add(new SglangRouterPaths.Worker(member.pod(), member.role(), read.admission()));
         wanted.add(
@@ -97,7 +141,8 @@ public final class PdRouterProbe {
       return new RejectionOutcome.Inconclusive("not sent: " + unprovable.reason(), promptTokens);
     }
     if (registerFor.isEmpty()) {
-      return send(engine, router, plan, promptTokens, model, judgedAgainst);
+      return send(
+          engine, router.startingNowNotAfter(capNanos), plan, promptTokens, model, judgedAgainst);
     }
     for (RouterWorkers.Wanted one : wanted) {
       if (one.type().equals("prefill") && one.bootstrapPort().isEmpty()) {
@@ -110,7 +155,7 @@ public final class PdRouterProbe {
       }
     }
     RouterWorkers.Added added =
-        routerWorkers.add(router.startingNow(), wanted, registerFor.get(), journal);
+        routerWorkers.add(router.startingNowNotAfter(capNanos), wanted, registerFor.get(), journal);
     try {
       if (added.problem().isPresent()) {
         String why =
@@ -121,10 +166,12 @@ public final class PdRouterProbe {
             ? new RejectionOutcome.Failed(why)
             : new RejectionOutcome.Inconclusive("not sent: " + why, promptTokens);
       }
-      return send(engine, router, plan, promptTokens, model, judgedAgainst);
+      return send(
+          engine, router.startingNowNotAfter(capNanos), plan, promptTokens, model, judgedAgainst);
     } finally {
-      // Also when the proof failed: a worker left on the proof router gets no production traffic
-      // (the proof router is not the production router), and the next proof removes it first.
+      // Also when the proof failed or ran past its cap, with a timeout of its own: a worker left on
+      // the proof router gets no production traffic (the proof router is not the production
+      // router), and the next proof removes it first.
       routerWorkers
           .remove(router.startingNow(), added.ids(), journal)
           .ifPresent(
@@ -145,12 +192,6 @@ public final class PdRouterProbe {
       String model,
       PoolObservation judgedAgainst) {
     return rejectionProbe.sendPlan(
-        engine,
-        router.startingNow(),
-        plan,
-        promptTokens,
-        model,
-        judgedAgainst,
-        EngineRejection.Route.PD_ROUTER);
+        engine, router, plan, promptTokens, model, judgedAgainst, EngineRejection.Route.PD_ROUTER);
   }
 }

@@ -249,6 +249,15 @@ public final class RejectionProbe {
       return new RejectionOutcome.Inconclusive(
           RouterSelectionFailure.reason(prompt.path(), routerCode.get()) + named, promptTokens);
     }
+    Optional<String> foldedDecode =
+        route == EngineRejection.Route.PD_ROUTER
+            ? RouterFoldedDecodeError.reason(response, prompt.path(), prompt.contentLength())
+            : Optional.empty();
+    if (foldedDecode.isPresent()) {
+      // The decode worker refused with a status the router does not pass on (401, 413, …): not the
+      // engine's answer to the prompt, so inconclusive rather than unsafe.
+      return new RejectionOutcome.Inconclusive(foldedDecode.get() + named, promptTokens);
+    }
     if (status >= 300 && status < 400) {
       return new RejectionOutcome.Failed(
           "POST " + prompt.path() + " answered HTTP " + status + " (redirects are not followed)");

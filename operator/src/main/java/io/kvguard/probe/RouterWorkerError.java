@@ -27,8 +27,8 @@ import java.util.regex.Pattern;
  *       worker's {@code error.message} (else its {@code message}, else its whole body) ({@code
  *       :574-610}): only the message is left, so it is given back as SGLang's Python server writes
  *       a refusal, {@code {"error": {"message": …}}}, which the engine's reading still matches
- *       sentence by sentence. Any other decode status is folded into a code that does not say
- *       which, and stays the router's answer.
+ *       sentence by sentence. Any other decode status is folded into 500 {@code decode_error},
+ *       which does not say which status it was: {@link RouterFoldedDecodeError}.
  * </ul>
  *
  * Without this, every refusal through a real router read as something else than SGLang's refusal,

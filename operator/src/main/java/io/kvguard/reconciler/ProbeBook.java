@@ -33,6 +33,7 @@ final class ProbeBook implements AutoCloseable {
   private final RejectionProbe rejectionProbe;
   private final PdRouterProbe routerProbe;
   private final RouterAddress routerAddress;
+  private final RouterServices routerServices;
 
   /** Each policy's last passing proof through its router (memory only: RouterProofs). */
   private final java.util.concurrent.ConcurrentMap<ResourceID, RouterProofs.Passed> passedProofs =
@@ -64,6 +65,7 @@ final class ProbeBook implements AutoCloseable {
       RejectionProbe rejectionProbe,
       PdRouterProbe routerProbe,
       RouterAddress routerAddress,
+      RouterServices routerServices,
       ProbeCredentials credentials,
       ProbeTrust trust,
       Observer observer,
@@ -93,6 +95,7 @@ final class ProbeBook implements AutoCloseable {
     this.rejectionProbe = rejectionProbe;
     this.routerProbe = routerProbe;
     this.routerAddress = routerAddress;
+    this.routerServices = routerServices;
     this.credentials = credentials;
     this.trust = trust;
     this.observer = observer;
@@ -239,22 +242,34 @@ final class ProbeBook implements AutoCloseable {
         wanted.keyHash(),
         wanted::fresh,
         Optional::empty,
-        () ->
-            engine.isEmpty()
-                ? new RejectionOutcome.Failed("kvguard has no rejection probe for engine sglang")
-                : routerProbe.prove(
-                    engine.get(),
-                    wanted.members().stream()
-                        .map(
-                            m ->
-                                new PdRouterProbe.Member(
-                                    m.pod(), m.mode(), m.endpoint(), m.observation()))
-                        .toList(),
-                    wanted.routerEndpoint(host),
-                    wanted.model(),
-                    wanted.promptTokens(),
-                    wanted.registerFor(),
-                    io.kvguard.probe.RouterWorkers.Journal.NONE),
+        () -> {
+          if (engine.isEmpty()) {
+            return new RejectionOutcome.Failed("kvguard has no rejection probe for engine sglang");
+          }
+          // Read before every proof: the prompts and the engines' token go where the Service
+          // sends them.
+          RouterServices.Check service = routerServices.check(namespace, wanted.service());
+          if (service instanceof RouterServices.Check.Refused refused) {
+            return new RejectionOutcome.Inconclusive(
+                RouterServices.NOT_SENT + refused.reason(), wanted.promptTokens());
+          }
+          if (service instanceof RouterServices.Check.Unreadable unreadable) {
+            return new RejectionOutcome.Failed(unreadable.reason());
+          }
+          return routerProbe.prove(
+              engine.get(),
+              wanted.members().stream()
+                  .map(
+                      m ->
+                          new PdRouterProbe.Member(
+                              m.pod(), m.mode(), m.endpoint(), m.observation()))
+                  .toList(),
+              wanted.routerEndpoint(host),
+              wanted.model(),
+              wanted.promptTokens(),
+              wanted.registerFor(),
+              io.kvguard.probe.RouterWorkers.Journal.NONE);
+        },
         (outcome, took) -> {});
   }
 

@@ -109,10 +109,15 @@ final class RouterProofs {
               plain ? members.get(0).endpoint().bearerToken() : java.util.Optional.empty());
     }
 
-    /** A proof that did not fail stands for its key; a failed one is tried again a period later. */
+    /**
+     * A proof that did not fail stands for its key; a failed one is tried again a period later, and
+     * so is one not sent because of its Service (fixing the Service does not change the key).
+     */
     boolean fresh(ProbeScheduler.Result<RejectionOutcome> result) {
-      return !(result.outcome() instanceof RejectionOutcome.Failed)
-          || result.completedAt().plus(retryAfter).isAfter(now);
+      boolean retried =
+          result.outcome() instanceof RejectionOutcome.Failed
+              || RouterServices.refusedService(result.outcome());
+      return !retried || result.completedAt().plus(retryAfter).isAfter(now);
     }
   }
 

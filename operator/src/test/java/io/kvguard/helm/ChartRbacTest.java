@@ -27,7 +27,8 @@ class ChartRbacTest {
           "core pods/status verbs=[patch]",
           "core events verbs=[create, get, patch]",
           "kvguard.io modeldeployments verbs=[get, list, watch, patch]",
-          "kvguard.io modeldeployments/status verbs=[patch]");
+          "kvguard.io modeldeployments/status verbs=[patch]",
+          "core services verbs=[get]");
 
   private static final List<String> LEADER_ELECTION_RULES =
       List.of(

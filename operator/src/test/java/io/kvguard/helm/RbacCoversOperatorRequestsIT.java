@@ -51,11 +51,18 @@ class RbacCoversOperatorRequestsIT {
   private static final long WINDOW = 131_072;
 
   /**
-   * Granted verbs the scenario cannot exercise, each with where the operator uses it. Empty: every
-   * verb the chart grants by default is used by a request recorded here. (Probe credentials' get on
-   * named Secrets is rendered only when probeCredentials.enabled; ProbeCredentialsIT uses it.)
+   * Granted verbs the scenario cannot exercise, each with where the operator uses it. (Probe
+   * credentials' get on named Secrets is rendered only when probeCredentials.enabled;
+   * ProbeCredentialsIT uses it.) The router Service's get needs a prefill/decode model proven
+   * through a router: ProofRouterIT and RouterProofIT make it, and their harness checks every
+   * request against the chart's RBAC on close.
    */
-  private static final Map<String, String> USED_WHERE_THIS_SCENARIO_CANNOT_REACH = Map.of();
+  private static final Map<String, String> USED_WHERE_THIS_SCENARIO_CANNOT_REACH =
+      Map.of(
+          "get core/services (cluster-wide)",
+          "ProofRouterIT, RouterProofIT (cluster-wide install)",
+          "get core/services in " + NS,
+          "ProofRouterIT, RouterProofIT (namespaced install)");
 
   @Test
   void clusterWideInstallAllowsEveryRequestTheOperatorMakes() throws Exception {

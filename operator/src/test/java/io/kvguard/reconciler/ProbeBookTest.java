@@ -62,6 +62,7 @@ class ProbeBookTest {
           new RejectionProbe(http),
           new io.kvguard.probe.PdRouterProbe(http, new RejectionProbe(http)),
           io.kvguard.probe.RouterAddress.CLUSTER_DNS,
+          (namespace, service) -> new RouterServices.Check.Usable(),
           new ProbeCredentials(null, clock),
           new ProbeTrust(null, clock),
           new Observer(

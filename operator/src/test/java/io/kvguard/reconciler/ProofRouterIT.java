@@ -4,12 +4,14 @@ import static io.kvguard.testing.OperatorHarness.role;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.customresource.RejectionProbeSpec;
 import io.kvguard.customresource.RejectionRouterSpec;
 import io.kvguard.testing.EmbeddedClusterTest;
 import io.kvguard.testing.EngineFixtures;
+import io.kvguard.testing.OperatorHarness;
 import io.kvguard.testkit.EngineShapes;
 import io.kvguard.testkit.FakeEngine;
 import io.kvguard.testkit.FakeProofRouter;
@@ -40,6 +42,7 @@ class ProofRouterIT extends EmbeddedClusterTest {
   private static final Map<String, String> PREFILL = Map.of("app", "glm", "role", "prefill");
   private static final Map<String, String> DECODE = Map.of("app", "glm", "role", "decode");
   private static final List<String> PODS = List.of("prefill-0", "prefill-1", "decode-0");
+  private static final String SERVICE = "glm-proof-router";
 
   /** A build with the fix: prefill's scheduler refuses the band prompt. */
   private static final Function<byte[], FakeEngine.Answer> REFUSES_BOTH =
@@ -51,6 +54,9 @@ class ProofRouterIT extends EmbeddedClusterTest {
 
   private final FakeProofRouter router = newRouter();
   private final Map<String, FakeEngine> engines = new HashMap<>();
+
+  /** Whether fleet creates the router's Service when the test made none. */
+  private boolean makeService = true;
 
   private static FakeProofRouter newRouter() {
     try {
@@ -66,10 +72,28 @@ class ProofRouterIT extends EmbeddedClusterTest {
   }
 
   private void fleet(Function<byte[], FakeEngine.Answer> routed, Boolean registerWorkers) {
+    fleet(routed, routed, registerWorkers);
+  }
+
+  /**
+   * The pods behind the router, the ModelDeployment, and (unless the test made its own) the
+   * router's Service as the proof wants it: ClusterIP with a selector.
+   */
+  private void fleet(
+      Function<byte[], FakeEngine.Answer> prefillRouted,
+      Function<byte[], FakeEngine.Answer> decodeRouted,
+      Boolean registerWorkers) {
+    if (makeService
+        && h.client.services().inNamespace(OperatorHarness.NAMESPACE).withName(SERVICE).get()
+            == null) {
+      h.routerService(SERVICE, router.port());
+    }
     FakeEngine.Answer noBootstrap =
         EngineFixtures.answer("sglang-0.5.18/generate-400-no-bootstrap-room.http");
     for (String pod : PODS) {
       String mode = pod.startsWith("prefill") ? "prefill" : "decode";
+      Function<byte[], FakeEngine.Answer> routed =
+          mode.equals("prefill") ? prefillRouted : decodeRouted;
       FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, mode, "0.5.22", POOL));
       engine.answerBy("/generate", body -> bootstrapped(body) ? routed.apply(body) : noBootstrap);
       engines.put(pod, engine);
@@ -85,7 +109,7 @@ class ProofRouterIT extends EmbeddedClusterTest {
     probe.setEnabled(true);
     probe.setTimeoutSeconds(10);
     RejectionRouterSpec spec = new RejectionRouterSpec();
-    spec.setService("glm-proof-router");
+    spec.setService(SERVICE);
     spec.setPort(router.port());
     spec.setRegisterWorkers(registerWorkers);
     probe.setRouter(spec);
@@ -195,5 +219,108 @@ class ProofRouterIT extends EmbeddedClusterTest {
                     .isEqualTo("RejectionProbeInconclusive"));
     assertThat(router.added()).isZero();
     assertThat(router.generated()).isEqualTo(1);
+  }
+
+  /**
+   * An ExternalName Service is a DNS alias to wherever its creator points it (kubernetes/api
+   * v0.36.3 core/v1/types.go:5793-5796): nothing is sent through it, not the prompts, not the
+   * engines' token. Before kvguard read the Service, the proof went to whatever the name resolved
+   * to (here the fake router, which would have passed it).
+   */
+  @Test
+  void anExternalNameServiceIsRefusedAndTheRouterBehindItHearsNothing() {
+    h.service(
+        new ServiceBuilder()
+            .withNewMetadata()
+            .withName(SERVICE)
+            .endMetadata()
+            .withNewSpec()
+            .withType("ExternalName")
+            .withExternalName("proof-router.other-tenant.svc.cluster.local")
+            .endSpec()
+            .build());
+    fleet(REFUSES_BOTH, true);
+
+    awaitEveryGate("False", "RejectionProbeInconclusive");
+    assertThat(h.gate("decode-0").orElseThrow().getMessage())
+        .contains("router Service glm-proof-router (spec.rejectionProbe.router.service) is of type")
+        .contains("ExternalName (a DNS alias for proof-router.other-tenant.svc.cluster.local")
+        .contains("nothing was sent")
+        .contains("a Service of type ClusterIP");
+    await()
+        .untilAsserted(
+            () ->
+                assertThat(h.status("glm").routerProof.result)
+                    .isEqualTo("RejectionProbeInconclusive"));
+    assertThat(router.requests()).isZero();
+  }
+
+  /**
+   * A Service without a selector gets the endpoints whoever writes its Endpoints or EndpointSlices
+   * chooses (kubernetes/api v0.36.3 core/v1/types.go:5990-5994; the EndpointSlice controller's
+   * syncService skips it): refused, naming its type.
+   */
+  @Test
+  void aServiceWithoutASelectorIsRefusedNamingItsType() {
+    h.service(
+        new ServiceBuilder()
+            .withNewMetadata()
+            .withName(SERVICE)
+            .endMetadata()
+            .withNewSpec()
+            .withType("ClusterIP")
+            .addNewPort()
+            .withPort(router.port())
+            .endPort()
+            .endSpec()
+            .build());
+    fleet(REFUSES_BOTH, true);
+
+    awaitEveryGate("False", "RejectionProbeInconclusive");
+    assertThat(h.gate("prefill-0").orElseThrow().getMessage())
+        .contains("is of type ClusterIP without a selector")
+        .contains("Endpoints or EndpointSlices");
+    assertThat(router.requests()).isZero();
+  }
+
+  /** No Service of that name: nothing is sent, and the message says so. */
+  @Test
+  void aMissingServiceIsInconclusiveAndSaysSo() {
+    makeService = false;
+    fleet(REFUSES_BOTH, true);
+
+    awaitEveryGate("False", "RejectionProbeInconclusive");
+    assertThat(h.gate("prefill-1").orElseThrow().getMessage())
+        .contains("router Service glm-proof-router (spec.rejectionProbe.router.service) does not")
+        .contains("exist in namespace " + OperatorHarness.NAMESPACE);
+    assertThat(router.requests()).isZero();
+  }
+
+  /**
+   * The incident's prefill admits the band prompt, and the decode worker refuses the router's
+   * request with SGLang's 401: the router answers 500 decode_error. That is no engine's answer to
+   * the prompt: every pod stays shut as inconclusive, naming authentication, not as unsafe.
+   */
+  @Test
+  void aDecodeWorkers401ThroughTheRouterIsInconclusiveNotUnsafe() {
+    FakeEngine.Answer unauthorized =
+        new FakeEngine.Answer(
+            401,
+            "application/json",
+            "{\"error\":\"Unauthorized\"}".getBytes(StandardCharsets.UTF_8),
+            0);
+    fleet(ANSWERS_BAND, body -> unauthorized, true);
+
+    awaitEveryGate("False", "RejectionProbeInconclusive");
+    assertThat(h.gate("decode-0").orElseThrow().getMessage())
+        .contains("answered HTTP 500 decode_error")
+        .contains("authentication refusal");
+    await()
+        .untilAsserted(
+            () -> {
+              assertThat(h.status("glm").routerProof.result)
+                  .isEqualTo("RejectionProbeInconclusive");
+              assertThat(router.workers()).isZero();
+            });
   }
 }

@@ -64,6 +64,7 @@ class RouterProofIT extends EmbeddedClusterTest {
       h.pod(pod, mode.equals("prefill") ? PREFILL : DECODE, engine);
     }
     router = h.engine(Map.of()).answerBy("/generate", routerAnswers);
+    h.routerService("glm-router", router.port());
     ModelDeployment md =
         h.modelDeployment(
             "glm",

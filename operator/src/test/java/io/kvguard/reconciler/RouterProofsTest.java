@@ -205,4 +205,29 @@ class RouterProofsTest {
     assertThat(requestTo("https").routerEndpoint("glm-router.ns.svc").baseUri().toString())
         .isEqualTo("http://glm-router.ns.svc:30000");
   }
+
+  /**
+   * A proof not sent because of its Service (ExternalName, no selector, missing) is looked at again
+   * a period later, since fixing the Service does not change the key; any other inconclusive proof
+   * stands until the key changes.
+   */
+  @Test
+  void aProofNotSentBecauseOfItsServiceIsTriedAgainAPeriodLater() {
+    RouterProofs.Request request = requestTo("http");
+    java.time.Instant periodAgo = NOW.minusSeconds(31);
+    RejectionOutcome refusedService =
+        new RejectionOutcome.Inconclusive(
+            RouterServices.NOT_SENT
+                + "glm-router (spec.rejectionProbe.router.service) is of type"
+                + " ExternalName",
+            1);
+    RejectionOutcome otherInconclusive =
+        new RejectionOutcome.Inconclusive("not sent: prefill pod prefill-0 reports no …", 1);
+
+    assertThat(request.fresh(new ProbeScheduler.Result<>("k", refusedService, periodAgo)))
+        .isFalse();
+    assertThat(request.fresh(new ProbeScheduler.Result<>("k", refusedService, NOW))).isTrue();
+    assertThat(request.fresh(new ProbeScheduler.Result<>("k", otherInconclusive, periodAgo)))
+        .isTrue();
+  }
 }

@@ -143,6 +143,34 @@ public final class OperatorHarness implements AutoCloseable {
     return pods.createRunning(NAMESPACE, name, labels, engine.port(), true);
   }
 
+  /**
+   * A router's Service as the proof wants it (spec.rejectionProbe.router): type ClusterIP, with a
+   * selector picking the router's pods. kvguard reads it before each proof; the proof itself
+   * reaches the fake router on loopback (the harness's router address).
+   */
+  public io.fabric8.kubernetes.api.model.Service routerService(String name, int port) {
+    return service(
+        new io.fabric8.kubernetes.api.model.ServiceBuilder()
+            .withNewMetadata()
+            .withName(name)
+            .withNamespace(NAMESPACE)
+            .endMetadata()
+            .withNewSpec()
+            .withType("ClusterIP")
+            .withSelector(Map.of("app", name))
+            .addNewPort()
+            .withPort(port)
+            .endPort()
+            .endSpec()
+            .build());
+  }
+
+  /** Creates a Service in the test namespace as given. */
+  public io.fabric8.kubernetes.api.model.Service service(
+      io.fabric8.kubernetes.api.model.Service service) {
+    return client.services().inNamespace(NAMESPACE).resource(service).create();
+  }
+
   public static RoleSpec role(String name, Engine engine, Map<String, String> matchLabels) {
     RoleSpec role = new RoleSpec();
     role.setName(name);

@@ -80,9 +80,11 @@ public final class FakeProofRouter implements AutoCloseable {
   private final AtomicLong added = new AtomicLong();
   private final AtomicLong removed = new AtomicLong();
   private final AtomicLong generated = new AtomicLong();
+  private final AtomicLong requests = new AtomicLong();
   private final AtomicInteger workersAtFirstGenerate = new AtomicInteger(-1);
   private volatile boolean refuseRegistrations;
   private volatile boolean holdRegistrations;
+  private volatile long generateDelayMillis;
 
   public FakeProofRouter() throws IOException {
     server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
@@ -118,6 +120,15 @@ public final class FakeProofRouter implements AutoCloseable {
    */
   public FakeProofRouter holdRegistrations() {
     holdRegistrations = true;
+    return this;
+  }
+
+  /**
+   * Every {@code POST /generate} is answered only after {@code delay} (a router whose workers are
+   * slow to answer, or one that holds requests back).
+   */
+  public FakeProofRouter holdGenerate(java.time.Duration delay) {
+    generateDelayMillis = delay.toMillis();
     return this;
   }
 
@@ -158,12 +169,18 @@ public final class FakeProofRouter implements AutoCloseable {
     return generated.get();
   }
 
+  /** Every request the router received, on any path. */
+  public long requests() {
+    return requests.get();
+  }
+
   /** How many workers were registered when the first prompt arrived (-1 before any). */
   public int workersAtFirstGenerate() {
     return workersAtFirstGenerate.get();
   }
 
   private void handle(HttpExchange exchange) throws IOException {
+    requests.incrementAndGet();
     try (exchange) {
       byte[] body = exchange.getRequestBody().readAllBytes();
       String path = exchange.getRequestURI().getPath();
@@ -340,6 +357,14 @@ public final class FakeProofRouter implements AutoCloseable {
   private void generate(HttpExchange exchange, byte[] body) throws IOException {
     generated.incrementAndGet();
     workersAtFirstGenerate.compareAndSet(-1, registered.size());
+    if (generateDelayMillis > 0) {
+      try {
+        Thread.sleep(generateDelayMillis);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
     List<Worker> prefill = ready("prefill");
     List<Worker> decode = ready("decode");
     if (prefill.isEmpty() || decode.isEmpty()) {
