@@ -57,13 +57,7 @@ public record EngineEndpoint(
    * timeout} from now, so a probe of several requests cannot take several timeouts.
    */
   public EngineEndpoint startingNow() {
-    return new EngineEndpoint(
-        baseUri,
-        timeout,
-        bearerToken,
-        metricsBaseUri,
-        tls,
-        OptionalLong.of(System.nanoTime() + timeout.toNanos()));
+    return withDeadline(System.nanoTime() + timeout.toNanos());
   }
 
   /**
@@ -73,13 +67,12 @@ public record EngineEndpoint(
    */
   public EngineEndpoint startingNowNotAfter(long notAfterNanos) {
     long own = System.nanoTime() + timeout.toNanos();
+    return withDeadline(own - notAfterNanos < 0 ? own : notAfterNanos);
+  }
+
+  private EngineEndpoint withDeadline(long deadlineNanos) {
     return new EngineEndpoint(
-        baseUri,
-        timeout,
-        bearerToken,
-        metricsBaseUri,
-        tls,
-        OptionalLong.of(own - notAfterNanos < 0 ? own : notAfterNanos));
+        baseUri, timeout, bearerToken, metricsBaseUri, tls, OptionalLong.of(deadlineNanos));
   }
 
   /**

@@ -1,6 +1,5 @@
 package io.kvguard.probe;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Optional;
@@ -27,8 +26,6 @@ import java.util.Set;
  * it is named from the body's words where they say so.
  */
 final class RouterFoldedDecodeError {
-  private static final Set<String> FIELDS = Set.of("type", "code", "message");
-
   private RouterFoldedDecodeError() {}
 
   /** Why the answer proves nothing and what to change, when it is the router's decode_error. */
@@ -36,17 +33,14 @@ final class RouterFoldedDecodeError {
     if (response.status() != 500) {
       return Optional.empty();
     }
-    Optional<JsonNode> error =
-        ErrorBodies.strictObject(response)
-            .filter(body -> ErrorBodies.hasExactly(body, Set.of("error")))
-            .flatMap(body -> ErrorBodies.child(body, "error"))
-            .filter(e -> ErrorBodies.hasExactly(e, FIELDS))
-            .filter(e -> ErrorBodies.text(e, "type").orElse("").equals("Internal Server Error"))
-            .filter(e -> ErrorBodies.text(e, "code").orElse("").equals("decode_error"));
+    Optional<RouterErrorBody> error =
+        RouterErrorBody.read(response)
+            .filter(e -> e.type().equals("Internal Server Error"))
+            .filter(e -> e.code().equals("decode_error"));
     if (error.isEmpty()) {
       return Optional.empty();
     }
-    String message = ErrorBodies.text(error.get(), "message").orElse("");
+    String message = error.get().message();
     String head =
         "POST "
             + path

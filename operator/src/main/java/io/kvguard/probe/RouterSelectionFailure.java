@@ -1,8 +1,6 @@
 package io.kvguard.probe;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * sgl-model-gateway's own HTTP 503 when it has no worker to send a request to: no engine saw the
@@ -17,8 +15,6 @@ import java.util.Set;
  * stays the engine's answer.
  */
 final class RouterSelectionFailure {
-  private static final Set<String> FIELDS = Set.of("type", "code", "message");
-
   private RouterSelectionFailure() {}
 
   /** The router's code for this answer, when it is the router's own "no worker" 503. */
@@ -26,14 +22,10 @@ final class RouterSelectionFailure {
     if (response.status() != 503) {
       return Optional.empty();
     }
-    Optional<JsonNode> error =
-        ErrorBodies.strictObject(response)
-            .filter(body -> ErrorBodies.hasExactly(body, Set.of("error")))
-            .flatMap(body -> ErrorBodies.child(body, "error"))
-            .filter(e -> ErrorBodies.hasExactly(e, FIELDS))
-            .filter(e -> ErrorBodies.text(e, "type").orElse("").equals("Service Unavailable"));
-    String code = error.flatMap(e -> ErrorBodies.text(e, "code")).orElse("");
-    String message = error.flatMap(e -> ErrorBodies.text(e, "message")).orElse("");
+    Optional<RouterErrorBody> error =
+        RouterErrorBody.read(response).filter(e -> e.type().equals("Service Unavailable"));
+    String code = error.map(RouterErrorBody::code).orElse("");
+    String message = error.map(RouterErrorBody::message).orElse("");
     boolean selection =
         code.equals("server_selection_failed") && message.startsWith("No available servers: ");
     boolean noPrefill =

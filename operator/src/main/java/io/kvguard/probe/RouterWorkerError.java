@@ -1,12 +1,10 @@
 package io.kvguard.probe;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -35,8 +33,6 @@ import java.util.regex.Pattern;
  * and no proof could pass.
  */
 final class RouterWorkerError {
-  private static final Set<String> FIELDS = Set.of("type", "code", "message");
-
   /** The prefill message, and the http crate's "STATUS REASON" ({@code StatusCode} Display). */
   private static final Pattern PREFILL =
       Pattern.compile("Prefill server error \\(([1-5][0-9]{2}) ([^)]*)\\): (.*)", Pattern.DOTALL);
@@ -54,18 +50,14 @@ final class RouterWorkerError {
 
   /** The worker's own answer inside the router's error, when the answer is one; else empty. */
   static Optional<EngineResponse> workerAnswer(EngineResponse response) {
-    Optional<JsonNode> error =
-        ErrorBodies.strictObject(response)
-            .filter(body -> ErrorBodies.hasExactly(body, Set.of("error")))
-            .flatMap(body -> ErrorBodies.child(body, "error"))
-            .filter(e -> ErrorBodies.hasExactly(e, FIELDS));
+    Optional<RouterErrorBody> error = RouterErrorBody.read(response);
     if (error.isEmpty() || !KEPT.containsKey(response.status())) {
       return Optional.empty();
     }
     String[] kept = KEPT.get(response.status());
-    String type = ErrorBodies.text(error.get(), "type").orElse("");
-    String code = ErrorBodies.text(error.get(), "code").orElse("");
-    String message = ErrorBodies.text(error.get(), "message").orElse("");
+    String type = error.get().type();
+    String code = error.get().code();
+    String message = error.get().message();
     if (!type.equals(kept[1])) {
       return Optional.empty();
     }
