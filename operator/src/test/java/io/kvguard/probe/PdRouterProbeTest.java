@@ -74,8 +74,9 @@ class PdRouterProbeTest {
         new PoolObservation(POOL, OptionalLong.of(WINDOW), "0.5.22", mode, List.of()));
   }
 
+  /** Through a proof router whose --api-key is the engines' token, which kvguard sends. */
   private RejectionOutcome prove(List<PdRouterProbe.Member> members, Duration timeout) {
-    return prove(members, timeout, Optional.empty());
+    return prove(members, timeout, Optional.of(TOKEN));
   }
 
   /** With {@code token}: the engines' token, which kvguard sends to the router over plain HTTP. */
@@ -94,7 +95,7 @@ class PdRouterProbeTest {
 
   private RejectionOutcome proveWithDecode(Function<byte[], FakeEngine.Answer> decode)
       throws Exception {
-    router = new FakeProofRouter();
+    router = new FakeProofRouter().withApiKey(TOKEN);
     return prove(
         List.of(pod("prefill-0", "prefill", ANSWERS_BAND, 0), pod("decode-0", "decode", decode, 0)),
         Duration.ofSeconds(10));
@@ -107,7 +108,7 @@ class PdRouterProbeTest {
    */
   @Test
   void aProofPastItsCapFailsAndTheWorkersAddedAreStillRemoved() throws Exception {
-    router = new FakeProofRouter().holdGenerate(Duration.ofMillis(700));
+    router = new FakeProofRouter().withApiKey(TOKEN).holdGenerate(Duration.ofMillis(700));
     Duration timeout = Duration.ofSeconds(2);
     List<PdRouterProbe.Member> members =
         List.of(
