@@ -387,8 +387,8 @@ public final class RouterWorkers {
   private static String fix(EngineResponse response) {
     return switch (response.status()) {
       case 401, 403 ->
-          " (the router wants its --api-key: start the proof router without one, or with the"
-              + " engines' token, which kvguard sends over plain HTTP only)";
+          " (the router wants its --api-key: it must be the engines' token"
+              + " (spec.probe.authSecretRef), which kvguard sends over plain HTTP only)";
       case 404, 405 ->
           " (no worker API there: the Service must be sgl-model-gateway at a version with POST"
               + " /workers, v0.5.18 or a build with the same routes)";
