@@ -361,12 +361,12 @@ public final class RouterWorkers {
   /**
    * Why nothing is added to a router whose worker API answers without a key. sgl-model-gateway
    * v0.5.18 authenticates its worker routes only when started with {@code --api-key} ({@code
-   * server.rs:632-655}, {@code middleware.rs:114-144}), so without one anyone who reaches the router
-   * (another tenant's pod) can add a worker of their own during the proof: the router then picks it
-   * for prompts, its answer standing for the pods' own refusal, and sends it the client's {@code
-   * Authorization} header, the engines' token ({@code routers/http/pd_router.rs:1358-1378}, {@code
-   * routers/header_utils.rs:207-219}). Listing the workers again cannot close this: a worker can be
-   * added and removed between two listings.
+   * server.rs:632-655}, {@code middleware.rs:114-144}), so without one anyone who reaches the
+   * router (another tenant's pod) can add a worker of their own during the proof: the router then
+   * picks it for prompts, its answer standing for the pods' own refusal, and sends it the client's
+   * {@code Authorization} header, the engines' token ({@code routers/http/pd_router.rs:1358-1378},
+   * {@code routers/header_utils.rs:207-219}). Listing the workers again cannot close this: a worker
+   * can be added and removed between two listings.
    */
   private static String openWorkerApi(EngineEndpoint router) {
     return "GET /workers without a key answered HTTP 200: the proof router's worker API is open to"

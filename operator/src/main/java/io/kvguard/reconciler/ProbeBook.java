@@ -257,9 +257,7 @@ final class ProbeBook implements AutoCloseable {
           }
           String host =
               routerAddress.host(
-                  wanted.service(),
-                  namespace,
-                  ((RouterServices.Check.Usable) service).clusterIP());
+                  wanted.service(), namespace, ((RouterServices.Check.Usable) service).clusterIP());
           return routerProbe.prove(
               engine.get(),
               wanted.members().stream()

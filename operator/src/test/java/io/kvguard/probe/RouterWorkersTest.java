@@ -80,7 +80,8 @@ class RouterWorkersTest {
   void aWorkerSomeoneElseAddedAtThePodsUrlIsNotRemoved() throws Exception {
     pod = new FakeEngine().answer("/health", FakeEngine.Answer.status(200));
     String url = "http://127.0.0.1:" + pod.port();
-    router = new FakeProofRouter().withApiKey(TOKEN).withWorkerAddedBeforeThePostFor(url, "prefill");
+    router =
+        new FakeProofRouter().withApiKey(TOKEN).withWorkerAddedBeforeThePostFor(url, "prefill");
 
     RouterWorkers.Added added = workers.add(routerEndpoint(), List.of(prefill(url)), FOR);
     workers.remove(routerEndpoint(), added.ids());

@@ -82,13 +82,13 @@ class RouterServicesTest {
 
   /**
    * The proof goes to the cluster IP the Service was read with, not to its name: the operator's pod
-   * resolves {@code <service>.<namespace>.svc} through its search list, {@code svc.<cluster domain>}
-   * before {@code <cluster domain>} (kubernetes/kubernetes {@code pkg/kubelet/network/dns/dns.go}
-   * {@code generateSearchesForDNSClusterFirst}, ndots:5), and CoreDNS reads {@code
-   * glm-proof-router.inference.svc.svc.<cluster domain>} as the endpoint {@code glm-proof-router} of
-   * Service {@code inference} in namespace {@code svc} (coredns/coredns {@code
-   * plugin/kubernetes/parse.go} {@code parseRequest}, at 328e5a8d): whoever owns a namespace named
-   * svc answers for every namespace's router.
+   * resolves {@code <service>.<namespace>.svc} through its search list, {@code svc.<cluster
+   * domain>} before {@code <cluster domain>} (kubernetes/kubernetes {@code
+   * pkg/kubelet/network/dns/dns.go} {@code generateSearchesForDNSClusterFirst}, ndots:5), and
+   * CoreDNS reads {@code glm-proof-router.inference.svc.svc.<cluster domain>} as the endpoint
+   * {@code glm-proof-router} of Service {@code inference} in namespace {@code svc} (coredns/coredns
+   * {@code plugin/kubernetes/parse.go} {@code parseRequest}, at 328e5a8d): whoever owns a namespace
+   * named svc answers for every namespace's router.
    */
   @Test
   void theProofGoesToTheClusterIpTheServiceWasReadWith() {

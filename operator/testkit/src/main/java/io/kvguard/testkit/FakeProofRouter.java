@@ -55,12 +55,11 @@ import java.util.concurrent.atomic.AtomicLong;
  *       pd_router.rs:191-197}, {@code routers/error.rs}). Unlike the router, the decode worker is
  *       sent the prompt only after the prefill worker answered 2xx (the router sends both at once
  *       and drops the decode request when prefill fails, {@code pd_router.rs:711-759}).
- *
- * <li>The client's {@code Authorization} header is passed on to both workers with the prompt
- *     ({@code pd_router.rs:1358-1378}, {@code routers/header_utils.rs:207-219}); with an {@code
- *     --api-key} ({@link #withApiKey}), the worker routes and {@code /generate} answer 401 with no
- *     body to a request without {@code Bearer <key>} ({@code server.rs:544-586, 632-655}, {@code
- *     middleware.rs:114-144}); without one, anyone who reaches the router may add workers.
+ *   <li>The client's {@code Authorization} header is passed on to both workers with the prompt
+ *       ({@code pd_router.rs:1358-1378}, {@code routers/header_utils.rs:207-219}); with an {@code
+ *       --api-key} ({@link #withApiKey}), the worker routes and {@code /generate} answer 401 with
+ *       no body to a request without {@code Bearer <key>} ({@code server.rs:544-586, 632-655},
+ *       {@code middleware.rs:114-144}); without one, anyone who reaches the router may add workers.
  * </ul>
  *
  * Without registrations it is what a discovery router answers while every pod is un-Ready.
