@@ -98,11 +98,11 @@ class CheckProofRouterTest {
 
   /** The check against the router, {@code extra} after its --rejection-probe --pd-router. */
   private int check(String... extra) {
-    return check(routerUrl(), extra);
+    return checkAt(routerUrl(), extra);
   }
 
   /** The check against the router at {@code url}, with the engines' token in a key file. */
-  private int check(String url, String... extra) {
+  private int checkAt(String url, String... extra) {
     java.nio.file.Path key = tmp.resolve("engine-token");
     try {
       java.nio.file.Files.writeString(key, TOKEN);
@@ -318,7 +318,7 @@ class CheckProofRouterTest {
     fleet(REFUSES_BOTH);
     try (FakeProofRouter open = new FakeProofRouter()) {
       int exit =
-          check(
+          checkAt(
               "http://127.0.0.1:" + open.port(),
               "--register-prefill",
               prefill,
