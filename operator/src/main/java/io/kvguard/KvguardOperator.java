@@ -98,7 +98,7 @@ public final class KvguardOperator implements AutoCloseable {
       MeterRegistry registry,
       Clock clock,
       Runnable onLeaseLost) {
-    return create(client, config, registry, clock, onLeaseLost, RouterAddress.CLUSTER_DNS);
+    return create(client, config, registry, clock, onLeaseLost, RouterAddress.CLUSTER_IP);
   }
 
   /**

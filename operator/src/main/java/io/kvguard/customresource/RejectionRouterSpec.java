@@ -14,7 +14,8 @@ import java.util.Optional;
  * the ModelDeployment's namespace: the rejection probe sends its prompts there, where the router
  * adds the bootstrap fields a prefill or decode server needs, so the path that failed in the
  * incident is reached (issue 26 §2). Plain HTTP: the probe reaches it inside the cluster at {@code
- * http://<service>.<namespace>.svc:<port>}.
+ * http://<the Service's cluster IP>:<port>}, read just before each proof ({@code
+ * reconciler.RouterServices}).
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class RejectionRouterSpec {

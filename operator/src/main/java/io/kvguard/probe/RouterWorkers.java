@@ -36,7 +36,10 @@ import java.util.OptionalLong;
  *       answers 404.
  * </ul>
  *
- * Every worker kvguard adds carries the label {@value #LABEL} naming its ModelDeployment, so a
+ * A router whose worker API answers without a key gets nothing: another tenant could add a worker
+ * of its own to it during the proof ({@code openWorkerApi}).
+ *
+ * <p>Every worker kvguard adds carries the label {@value #LABEL} naming its ModelDeployment, so a
  * worker left behind by an earlier proof (an operator that stopped mid-proof) is removed before the
  * next; any other worker on the router makes the proof inconclusive, since a prompt could reach it.
  */
@@ -113,6 +116,10 @@ public final class RouterWorkers {
     List<String> ids = new ArrayList<>();
     JsonNode listed;
     try {
+      EngineResponse open = http.get(router.withBearerToken(Optional.empty()), "/workers");
+      if (open.status() == 200) {
+        return refused(ids, openWorkerApi(router));
+      }
       EngineResponse response = http.get(router, "/workers");
       if (response.status() != 200) {
         return refused(ids, "GET /workers answered HTTP " + response.status() + fix(response));
@@ -351,6 +358,28 @@ public final class RouterWorkers {
     }
   }
 
+  /**
+   * Why nothing is added to a router whose worker API answers without a key. sgl-model-gateway
+   * v0.5.18 authenticates its worker routes only when started with {@code --api-key} ({@code
+   * server.rs:632-655}, {@code middleware.rs:114-144}), so without one anyone who reaches the
+   * router (another tenant's pod) can add a worker of their own during the proof: the router then
+   * picks it for prompts, its answer standing for the pods' own refusal, and sends it the client's
+   * {@code Authorization} header, the engines' token ({@code routers/http/pd_router.rs:1358-1378},
+   * {@code routers/header_utils.rs:207-219}). Listing the workers again cannot close this: a worker
+   * can be added and removed between two listings.
+   */
+  private static String openWorkerApi(EngineEndpoint router) {
+    return "GET /workers without a key answered HTTP 200: the proof router's worker API is open to"
+        + " anyone who reaches it (started without --api-key), so another tenant could add a worker"
+        + " of its own during the proof, have the router pick it for the prompts (its answer would"
+        + " stand for the pods' own refusal) and be sent the engines' token with them; start the"
+        + " proof router with --api-key set to the engines' token"
+        + (router.bearerToken().isPresent()
+            ? ""
+            : ", which kvguard sends it only when it has one (spec.probe.authSecretRef; check:"
+                + " --api-key-file) and the pods are probed over plain HTTP");
+  }
+
   private static Added refused(List<String> ids, String problem) {
     return new Added(List.copyOf(ids), Optional.of(problem), false);
   }
@@ -358,8 +387,8 @@ public final class RouterWorkers {
   private static String fix(EngineResponse response) {
     return switch (response.status()) {
       case 401, 403 ->
-          " (the router wants its --api-key: start the proof router without one, or with the"
-              + " engines' token, which kvguard sends over plain HTTP only)";
+          " (the router wants its --api-key: it must be the engines' token"
+              + " (spec.probe.authSecretRef), which kvguard sends over plain HTTP only)";
       case 404, 405 ->
           " (no worker API there: the Service must be sgl-model-gateway at a version with POST"
               + " /workers, v0.5.18 or a build with the same routes)";

@@ -234,7 +234,6 @@ final class ProbeBook implements AutoCloseable {
       ModelDeployment md, ResourceID self, String namespace, RouterProofs.Request wanted) {
     Optional<EngineRejection> engine =
         engines.forEngine(io.kvguard.customresource.Engine.SGLANG).rejection();
-    String host = routerAddress.host(wanted.service(), namespace);
     rejections.request(
         wanted.key(),
         self,
@@ -256,6 +255,9 @@ final class ProbeBook implements AutoCloseable {
           if (service instanceof RouterServices.Check.Unreadable unreadable) {
             return new RejectionOutcome.Failed(unreadable.reason());
           }
+          String host =
+              routerAddress.host(
+                  wanted.service(), namespace, ((RouterServices.Check.Usable) service).clusterIP());
           return routerProbe.prove(
               engine.get(),
               wanted.members().stream()

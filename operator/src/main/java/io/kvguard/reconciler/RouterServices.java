@@ -38,8 +38,13 @@ public interface RouterServices {
 
   /** What the read found. */
   sealed interface Check {
-    /** The Service routes to pods its selector picks in its own namespace. */
-    record Usable() implements Check {}
+    /**
+     * The Service routes to pods its selector picks in its own namespace.
+     *
+     * @param clusterIP its {@code spec.clusterIP}, where the proof is sent ({@link
+     *     io.kvguard.probe.RouterAddress})
+     */
+    record Usable(String clusterIP) implements Check {}
 
     /** Not sent: the reason says what to change (RejectionProbeInconclusive). */
     record Refused(String reason) implements Check {}
@@ -123,6 +128,21 @@ public interface RouterServices {
               + " router, a host outside the cluster), so nothing was sent"
               + fix);
     }
-    return new Check.Usable();
+    // The proof goes to the cluster IP, not the name (RouterAddress): a Service without one is
+    // reached only through DNS. "None" makes it headless; the IP cannot change while the Service
+    // keeps its type (kubernetes/api v0.36.3 core/v1/types.go:6000-6016).
+    String clusterIP = spec.getClusterIP();
+    if (clusterIP == null || clusterIP.isEmpty() || clusterIP.equals("None")) {
+      return new Check.Refused(
+          what
+              + (clusterIP == null || clusterIP.isEmpty()
+                  ? " has no cluster IP"
+                  : " is headless (clusterIP: None)")
+              + ": kvguard sends the proof to the cluster IP it read, never to the Service's name,"
+              + " which the operator's DNS search list could resolve in another namespace (one named"
+              + " svc), so nothing was sent"
+              + fix);
+    }
+    return new Check.Usable(clusterIP);
   }
 }

@@ -46,6 +46,11 @@ class CheckProofRouterTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
+  /** The engines' token, which is also the proof router's --api-key. */
+  private static final String TOKEN = "engine-bearer-51c7e0a2";
+
+  @org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp;
+
   private final List<FakeEngine> engines = new ArrayList<>();
   private final FakeProofRouter router = newRouter();
   private final ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -53,7 +58,7 @@ class CheckProofRouterTest {
 
   private static FakeProofRouter newRouter() {
     try {
-      return new FakeProofRouter();
+      return new FakeProofRouter().withApiKey(TOKEN);
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }
@@ -93,13 +98,26 @@ class CheckProofRouterTest {
 
   /** The check against the router, {@code extra} after its --rejection-probe --pd-router. */
   private int check(String... extra) {
+    return checkAt(routerUrl(), extra);
+  }
+
+  /** The check against the router at {@code url}, with the engines' token in a key file. */
+  private int checkAt(String url, String... extra) {
+    java.nio.file.Path key = tmp.resolve("engine-token");
+    try {
+      java.nio.file.Files.writeString(key, TOKEN);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
     return run(
         concat(
             new String[] {
               "--engine",
               "sglang",
               "--url",
-              routerUrl(),
+              url,
+              "--api-key-file",
+              key.toString(),
               "--context-window",
               String.valueOf(WINDOW),
               "--rejection-probe",
@@ -288,6 +306,37 @@ class CheckProofRouterTest {
       assertThat(worker.get("removal").asText()).isEqualTo("removed");
     }
     assertThat(router.generated()).isZero();
+  }
+
+  /**
+   * A proof router started without --api-key: its worker API is open to anyone who reaches it, so
+   * the check refuses it as the operator does (RouterWorkers), adding and sending nothing.
+   */
+  @Test
+  void aProofRouterWhoseWorkerApiAnswersWithoutAKeyIsInconclusiveAndGetsNothing()
+      throws IOException {
+    fleet(REFUSES_BOTH);
+    try (FakeProofRouter open = new FakeProofRouter()) {
+      int exit =
+          checkAt(
+              "http://127.0.0.1:" + open.port(),
+              "--register-prefill",
+              prefill,
+              "--register-decode",
+              decode,
+              "--output",
+              "json");
+
+      JsonNode report = json();
+      assertThat(exit).isEqualTo(2);
+      assertThat(report.get("reason").asText()).isEqualTo("RejectionProbeInconclusive");
+      assertThat(report.get("message").asText())
+          .contains("GET /workers without a key answered HTTP 200")
+          .contains("--api-key");
+      assertThat(open.added()).isZero();
+      assertThat(open.generated()).isZero();
+    }
+    assertThat(promptsReachingEngines()).isZero();
   }
 
   @Test

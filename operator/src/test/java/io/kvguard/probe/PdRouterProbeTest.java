@@ -32,6 +32,8 @@ class PdRouterProbeTest {
   /** max_req_input_len of every pod: min(C − 1, P − 1) − 5. */
   private static final long M = WINDOW - 6;
 
+  private static final String TOKEN = "engine-bearer-51c7e0a2";
+
   private static final String LEAK = "CUSTOMER-B invoice 4471 for ACME Corp, card ending 0099";
 
   private static final Function<byte[], FakeEngine.Answer> REFUSES_BOTH =
@@ -72,12 +74,19 @@ class PdRouterProbeTest {
         new PoolObservation(POOL, OptionalLong.of(WINDOW), "0.5.22", mode, List.of()));
   }
 
+  /** Through a proof router whose --api-key is the engines' token, which kvguard sends. */
   private RejectionOutcome prove(List<PdRouterProbe.Member> members, Duration timeout) {
+    return prove(members, timeout, Optional.of(TOKEN));
+  }
+
+  /** With {@code token}: the engines' token, which kvguard sends to the router over plain HTTP. */
+  private RejectionOutcome prove(
+      List<PdRouterProbe.Member> members, Duration timeout, Optional<String> token) {
     EngineRejection sglang = EngineProbes.standard(http).forEngine(Engine.SGLANG).rejection().get();
     return probe.prove(
         sglang,
         members,
-        EngineEndpoint.of("http", "127.0.0.1", router.port(), timeout),
+        EngineEndpoint.of("http", "127.0.0.1", router.port(), timeout).withBearerToken(token),
         "zai-org/GLM-5.3",
         WINDOW + 1,
         Optional.of("inference/glm"),
@@ -86,7 +95,7 @@ class PdRouterProbeTest {
 
   private RejectionOutcome proveWithDecode(Function<byte[], FakeEngine.Answer> decode)
       throws Exception {
-    router = new FakeProofRouter();
+    router = new FakeProofRouter().withApiKey(TOKEN);
     return prove(
         List.of(pod("prefill-0", "prefill", ANSWERS_BAND, 0), pod("decode-0", "decode", decode, 0)),
         Duration.ofSeconds(10));
@@ -99,7 +108,7 @@ class PdRouterProbeTest {
    */
   @Test
   void aProofPastItsCapFailsAndTheWorkersAddedAreStillRemoved() throws Exception {
-    router = new FakeProofRouter().holdGenerate(Duration.ofMillis(700));
+    router = new FakeProofRouter().withApiKey(TOKEN).holdGenerate(Duration.ofMillis(700));
     Duration timeout = Duration.ofSeconds(2);
     List<PdRouterProbe.Member> members =
         List.of(
@@ -179,5 +188,73 @@ class PdRouterProbeTest {
                     0));
 
     assertThat(outcome).isInstanceOf(RejectionOutcome.Answered.class);
+  }
+
+  /** Another tenant's prefill engine, which refuses every prompt with SGLang's own sentences. */
+  private FakeEngine tenantPrefill() throws Exception {
+    FakeEngine tenant =
+        new FakeEngine()
+            .serve(EngineShapes.sglang(WINDOW, "prefill", "0.5.22", POOL))
+            .answerBy("/generate", REFUSES_BOTH);
+    engines.add(tenant);
+    return tenant;
+  }
+
+  /**
+   * A hostile tenant who reaches a proof router started without --api-key adds a prefill worker of
+   * its own once kvguard has listed the router's workers (sgl-model-gateway v0.5.18 applies no
+   * authentication to its worker routes without one: {@code server.rs:632-655}, {@code
+   * middleware.rs:114-144}). The router picks it for prompts and passes on kvguard's Authorization
+   * header, the engines' token ({@code routers/http/pd_router.rs:1358-1378}, {@code
+   * routers/header_utils.rs:207-219}), and its look-alike refusal stands for the pods' own, whose
+   * prefill here answers the band prompt (the incident). Nothing may be added to or sent through a
+   * router whose worker API answers without its key.
+   */
+  @Test
+  void aProofRouterWhoseWorkerApiAnswersWithoutAKeyGetsNoPodsNoPromptsAndNoToken()
+      throws Exception {
+    FakeEngine tenant = tenantPrefill();
+    router =
+        new FakeProofRouter()
+            .withTenantPrefillAddedAfterTheListing("http://127.0.0.1:" + tenant.port(), 8998);
+
+    RejectionOutcome outcome =
+        prove(
+            List.of(
+                pod("prefill-0", "prefill", ANSWERS_BAND, 0),
+                pod("decode-0", "decode", REFUSES_BOTH, 0)),
+            Duration.ofSeconds(10),
+            Optional.of(TOKEN));
+
+    assertThat(tenant.authorizations()).doesNotContain("Bearer " + TOKEN);
+    assertThat(outcome).isInstanceOf(RejectionOutcome.Inconclusive.class);
+    assertThat(((RejectionOutcome.Inconclusive) outcome).cause())
+        .contains("GET /workers without a key answered HTTP 200")
+        .contains("--api-key");
+    assertThat(router.added()).isZero();
+    assertThat(router.generated()).isZero();
+  }
+
+  /** With the engines' token as its --api-key, the tenant's worker is refused and hears nothing. */
+  @Test
+  void aProofRouterWithTheEnginesTokenAsItsApiKeyKeepsOtherTenantsWorkersOff() throws Exception {
+    FakeEngine tenant = tenantPrefill();
+    router =
+        new FakeProofRouter()
+            .withApiKey(TOKEN)
+            .withTenantPrefillAddedAfterTheListing("http://127.0.0.1:" + tenant.port(), 8998);
+
+    RejectionOutcome outcome =
+        prove(
+            List.of(
+                pod("prefill-0", "prefill", REFUSES_BOTH, 0),
+                pod("decode-0", "decode", REFUSES_BOTH, 0)),
+            Duration.ofSeconds(10),
+            Optional.of(TOKEN));
+
+    assertThat(outcome).isInstanceOf(RejectionOutcome.Refused.class);
+    assertThat(tenant.totalHits()).isZero();
+    assertThat(router.workersAtFirstGenerate()).isEqualTo(2);
+    assertThat(router.workers()).isZero();
   }
 }

@@ -21,6 +21,9 @@ class RouterWorkersTest {
   private static final String FOR = "models/glm";
   private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
+  /** The proof router's --api-key: the engines' token, which kvguard sends. */
+  private static final String TOKEN = "engine-bearer-51c7e0a2";
+
   private final EngineHttp http = EngineHttp.createDefault();
   private final RouterWorkers workers = new RouterWorkers(http);
   private FakeProofRouter router;
@@ -37,7 +40,9 @@ class RouterWorkersTest {
   }
 
   private EngineEndpoint routerEndpoint() {
-    return EngineEndpoint.of("http", "127.0.0.1", router.port(), TIMEOUT).startingNow();
+    return EngineEndpoint.of("http", "127.0.0.1", router.port(), TIMEOUT)
+        .withBearerToken(Optional.of(TOKEN))
+        .startingNow();
   }
 
   private RouterWorkers.Wanted prefill(String url) {
@@ -52,7 +57,7 @@ class RouterWorkersTest {
    */
   @Test
   void aFailedRegistrationIsRemovedWithoutWaitingOutTheTimeout() throws Exception {
-    router = new FakeProofRouter().refuseRegistrations();
+    router = new FakeProofRouter().withApiKey(TOKEN).refuseRegistrations();
 
     RouterWorkers.Added added =
         workers.add(routerEndpoint(), List.of(prefill("http://127.0.0.1:9")), FOR);
@@ -75,7 +80,8 @@ class RouterWorkersTest {
   void aWorkerSomeoneElseAddedAtThePodsUrlIsNotRemoved() throws Exception {
     pod = new FakeEngine().answer("/health", FakeEngine.Answer.status(200));
     String url = "http://127.0.0.1:" + pod.port();
-    router = new FakeProofRouter().withWorkerAddedBeforeThePostFor(url, "prefill");
+    router =
+        new FakeProofRouter().withApiKey(TOKEN).withWorkerAddedBeforeThePostFor(url, "prefill");
 
     RouterWorkers.Added added = workers.add(routerEndpoint(), List.of(prefill(url)), FOR);
     workers.remove(routerEndpoint(), added.ids());
@@ -92,11 +98,12 @@ class RouterWorkersTest {
    */
   @Test
   void aRegistrationStillRunningAtTheDeadlineIsTriedAgainLater() throws Exception {
-    router = new FakeProofRouter().holdRegistrations();
+    router = new FakeProofRouter().withApiKey(TOKEN).holdRegistrations();
 
     RouterWorkers.Added added =
         workers.add(
             EngineEndpoint.of("http", "127.0.0.1", router.port(), Duration.ofSeconds(1))
+                .withBearerToken(Optional.of(TOKEN))
                 .startingNow(),
             List.of(prefill("http://127.0.0.1:9")),
             FOR);
@@ -111,7 +118,7 @@ class RouterWorkersTest {
   void anAddedPodIsRegisteredHealthyAndGoneAfterRemoval() throws Exception {
     pod = new FakeEngine().answer("/health", FakeEngine.Answer.status(200));
     String url = "http://127.0.0.1:" + pod.port();
-    router = new FakeProofRouter();
+    router = new FakeProofRouter().withApiKey(TOKEN);
 
     RouterWorkers.Added added = workers.add(routerEndpoint(), List.of(prefill(url)), FOR);
     assertThat(added.problem()).isEmpty();

@@ -61,8 +61,8 @@ class ProbeBookTest {
           EngineProbes.standard(http),
           new RejectionProbe(http),
           new io.kvguard.probe.PdRouterProbe(http, new RejectionProbe(http)),
-          io.kvguard.probe.RouterAddress.CLUSTER_DNS,
-          (namespace, service) -> new RouterServices.Check.Usable(),
+          io.kvguard.probe.RouterAddress.CLUSTER_IP,
+          (namespace, service) -> new RouterServices.Check.Usable("10.96.0.10"),
           new ProbeCredentials(null, clock),
           new ProbeTrust(null, clock),
           new Observer(

@@ -44,6 +44,14 @@ class ProofRouterIT extends EmbeddedClusterTest {
   private static final List<String> PODS = List.of("prefill-0", "prefill-1", "decode-0");
   private static final String SERVICE = "glm-proof-router";
 
+  /** The engines' token (probe.authSecretRef), also the proof router's --api-key. */
+  private static final String TOKEN = "engine-bearer-51c7e0a2";
+
+  @org.junit.jupiter.api.BeforeEach
+  void allowTheEngineTokenInTheChart() {
+    h.rbacValues("probeCredentials: {enabled: true, secretNames: [engine-token]}");
+  }
+
   /** A build with the fix: prefill's scheduler refuses the band prompt. */
   private static final Function<byte[], FakeEngine.Answer> REFUSES_BOTH =
       EngineShapes.sglangGenerate(WINDOW, M, n -> EngineShapes.refusesBand(n, M));
@@ -60,7 +68,7 @@ class ProofRouterIT extends EmbeddedClusterTest {
 
   private static FakeProofRouter newRouter() {
     try {
-      return new FakeProofRouter();
+      return new FakeProofRouter().withApiKey(TOKEN);
     } catch (java.io.IOException e) {
       throw new IllegalStateException(e);
     }
@@ -105,6 +113,22 @@ class ProofRouterIT extends EmbeddedClusterTest {
             WINDOW,
             role("prefill", Engine.SGLANG, PREFILL),
             role("decode", Engine.SGLANG, DECODE));
+    h.client
+        .secrets()
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .resource(
+            new io.fabric8.kubernetes.api.model.SecretBuilder()
+                .withNewMetadata()
+                .withName("engine-token")
+                .endMetadata()
+                .addToStringData("token", TOKEN)
+                .build())
+        .create();
+    io.kvguard.customresource.SecretKeyRef token = new io.kvguard.customresource.SecretKeyRef();
+    token.setName("engine-token");
+    io.kvguard.customresource.ProbeSpec probeSpec = new io.kvguard.customresource.ProbeSpec();
+    probeSpec.setAuthSecretRef(token);
+    md.getSpec().setProbe(probeSpec);
     RejectionProbeSpec probe = new RejectionProbeSpec();
     probe.setEnabled(true);
     probe.setTimeoutSeconds(10);

@@ -13,6 +13,10 @@ import org.junit.jupiter.api.Test;
  */
 class RouterServicesTest {
   private static Service service(String type, Map<String, String> selector) {
+    return service(type, selector, "10.96.3.7");
+  }
+
+  private static Service service(String type, Map<String, String> selector, String clusterIP) {
     return new ServiceBuilder()
         .withNewMetadata()
         .withName("glm-proof-router")
@@ -21,6 +25,7 @@ class RouterServicesTest {
         .withNewSpec()
         .withType(type)
         .withSelector(selector)
+        .withClusterIP(clusterIP)
         .withExternalName(type != null && type.equals("ExternalName") ? "evil.example.com" : null)
         .endSpec()
         .build();
@@ -73,5 +78,36 @@ class RouterServicesTest {
     assertThat(refusal(null))
         .contains("glm-proof-router (spec.rejectionProbe.router.service) does not exist in")
         .contains("namespace inference");
+  }
+
+  /**
+   * The proof goes to the cluster IP the Service was read with, not to its name: the operator's pod
+   * resolves {@code <service>.<namespace>.svc} through its search list, {@code svc.<cluster
+   * domain>} before {@code <cluster domain>} (kubernetes/kubernetes {@code
+   * pkg/kubelet/network/dns/dns.go} {@code generateSearchesForDNSClusterFirst}, ndots:5), and
+   * CoreDNS reads {@code glm-proof-router.inference.svc.svc.<cluster domain>} as the endpoint
+   * {@code glm-proof-router} of Service {@code inference} in namespace {@code svc} (coredns/coredns
+   * {@code plugin/kubernetes/parse.go} {@code parseRequest}, at 328e5a8d): whoever owns a namespace
+   * named svc answers for every namespace's router.
+   */
+  @Test
+  void theProofGoesToTheClusterIpTheServiceWasReadWith() {
+    RouterServices.Check check = judge(service("ClusterIP", Map.of("app", "glm-proof-router")));
+
+    assertThat(check).isEqualTo(new RouterServices.Check.Usable("10.96.3.7"));
+    assertThat(
+            io.kvguard.probe.RouterAddress.CLUSTER_IP.host(
+                "glm-proof-router", "inference", "10.96.3.7"))
+        .isEqualTo("10.96.3.7");
+  }
+
+  /** A headless Service has no cluster IP: its name is resolved as above, so nothing is sent. */
+  @Test
+  void aHeadlessServiceIsRefused() {
+    assertThat(refusal(service("ClusterIP", Map.of("app", "glm-proof-router"), "None")))
+        .contains("is headless (clusterIP: None)")
+        .contains("nothing was sent");
+    assertThat(refusal(service(null, Map.of("app", "glm-proof-router"), null)))
+        .contains("has no cluster IP");
   }
 }

@@ -112,7 +112,7 @@ public final class OperatorHarness implements AutoCloseable {
             registry,
             Clock.systemUTC(),
             () -> {},
-            (service, namespace) -> "127.0.0.1");
+            (service, namespace, clusterIP) -> "127.0.0.1");
     operator.start();
     return this;
   }
@@ -157,6 +157,8 @@ public final class OperatorHarness implements AutoCloseable {
             .endMetadata()
             .withNewSpec()
             .withType("ClusterIP")
+            // The mock API server allocates none; a real one does (the proof is sent there).
+            .withClusterIP("10.96.0.10")
             .withSelector(Map.of("app", name))
             .addNewPort()
             .withPort(port)

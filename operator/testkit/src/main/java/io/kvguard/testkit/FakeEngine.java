@@ -7,6 +7,7 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -56,6 +57,7 @@ public final class FakeEngine implements AutoCloseable {
   private final Map<String, AtomicLong> hits = new ConcurrentHashMap<>();
   private final Map<String, byte[]> lastBodies = new ConcurrentHashMap<>();
   private final AtomicLong total = new AtomicLong();
+  private final List<String> authorizations = new java.util.concurrent.CopyOnWriteArrayList<>();
   private volatile String requiredBearer;
 
   public FakeEngine() throws IOException {
@@ -134,6 +136,14 @@ public final class FakeEngine implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Every Authorization header this engine was sent, in order (a router passes its client's on,
+   * sgl-model-gateway v0.5.18 {@code routers/http/pd_router.rs:1358-1378}).
+   */
+  public List<String> authorizations() {
+    return List.copyOf(authorizations);
+  }
+
   public long hits(String path) {
     AtomicLong count = hits.get(path);
     return count == null ? 0 : count.get();
@@ -157,6 +167,9 @@ public final class FakeEngine implements AutoCloseable {
     total.incrementAndGet();
     Answer answer = answers.getOrDefault(path, Answer.status(404));
     String authorization = exchange.getRequestHeaders().getFirst("Authorization");
+    if (authorization != null) {
+      authorizations.add(authorization);
+    }
     if (requiredBearer != null && !("Bearer " + requiredBearer).equals(authorization)) {
       answer = Answer.status(401);
     }

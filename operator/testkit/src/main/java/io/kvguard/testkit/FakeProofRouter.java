@@ -55,6 +55,11 @@ import java.util.concurrent.atomic.AtomicLong;
  *       pd_router.rs:191-197}, {@code routers/error.rs}). Unlike the router, the decode worker is
  *       sent the prompt only after the prefill worker answered 2xx (the router sends both at once
  *       and drops the decode request when prefill fails, {@code pd_router.rs:711-759}).
+ *   <li>The client's {@code Authorization} header is passed on to both workers with the prompt
+ *       ({@code pd_router.rs:1358-1378}, {@code routers/header_utils.rs:207-219}); with an {@code
+ *       --api-key} ({@link #withApiKey}), the worker routes and {@code /generate} answer 401 with
+ *       no body to a request without {@code Bearer <key>} ({@code server.rs:544-586, 632-655},
+ *       {@code middleware.rs:114-144}); without one, anyone who reaches the router may add workers.
  * </ul>
  *
  * Without registrations it is what a discovery router answers while every pod is un-Ready.
@@ -85,6 +90,8 @@ public final class FakeProofRouter implements AutoCloseable {
   private volatile boolean refuseRegistrations;
   private volatile boolean holdRegistrations;
   private volatile long generateDelayMillis;
+  private volatile String apiKey;
+  private volatile Worker tenantWorker;
 
   public FakeProofRouter() throws IOException {
     server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
@@ -129,6 +136,22 @@ public final class FakeProofRouter implements AutoCloseable {
    */
   public FakeProofRouter holdGenerate(java.time.Duration delay) {
     generateDelayMillis = delay.toMillis();
+    return this;
+  }
+
+  /** The router's {@code --api-key}: every worker route and /generate require it. */
+  public FakeProofRouter withApiKey(String key) {
+    apiKey = key;
+    return this;
+  }
+
+  /**
+   * Another tenant who reaches the router adds a prefill worker of its own at {@code url} right
+   * after the router first lists its workers, through the worker API and without the router's key:
+   * registered when the router has no {@code --api-key}, refused (401) when it has one.
+   */
+  public FakeProofRouter withTenantPrefillAddedAfterTheListing(String url, int bootstrapPort) {
+    tenantWorker = new Worker(url, "prefill", bootstrapPort, null);
     return this;
   }
 
@@ -185,14 +208,28 @@ public final class FakeProofRouter implements AutoCloseable {
       byte[] body = exchange.getRequestBody().readAllBytes();
       String path = exchange.getRequestURI().getPath();
       String method = exchange.getRequestMethod();
+      String key = apiKey;
+      String authorization = exchange.getRequestHeaders().getFirst("Authorization");
+      if (key != null
+          && (path.startsWith("/workers") || path.equals("/generate"))
+          && !("Bearer " + key).equals(authorization)) {
+        exchange.sendResponseHeaders(401, -1);
+        return;
+      }
       if (path.equals("/workers") && method.equals("POST")) {
         add(exchange, JSON.readTree(body));
       } else if (path.equals("/workers") && method.equals("GET")) {
-        send(exchange, 200, list());
+        ObjectNode listed = list();
+        Worker tenant = tenantWorker;
+        if (tenant != null && apiKey == null) {
+          tenantWorker = null;
+          register(tenant.url(), tenant);
+        }
+        send(exchange, 200, listed);
       } else if (path.startsWith("/workers/")) {
         worker(exchange, path.substring("/workers/".length()), method);
       } else if (path.equals("/generate") && method.equals("POST")) {
-        generate(exchange, body);
+        generate(exchange, body, authorization);
       } else {
         exchange.sendResponseHeaders(404, -1);
       }
@@ -354,7 +391,8 @@ public final class FakeProofRouter implements AutoCloseable {
     return answer;
   }
 
-  private void generate(HttpExchange exchange, byte[] body) throws IOException {
+  private void generate(HttpExchange exchange, byte[] body, String authorization)
+      throws IOException {
     generated.incrementAndGet();
     workersAtFirstGenerate.compareAndSet(-1, registered.size());
     if (generateDelayMillis > 0) {
@@ -392,7 +430,7 @@ public final class FakeProofRouter implements AutoCloseable {
             + ","
             + text.substring(text.indexOf('{') + 1);
     try {
-      HttpResponse<byte[]> fromPrefill = post(p, routed);
+      HttpResponse<byte[]> fromPrefill = post(p, routed, authorization);
       int status = fromPrefill.statusCode();
       if (status / 100 != 2) {
         // pd_router.rs:1294-1333: the prefill worker's body becomes part of the router's message.
@@ -408,7 +446,7 @@ public final class FakeProofRouter implements AutoCloseable {
                 + new String(fromPrefill.body(), StandardCharsets.UTF_8));
         return;
       }
-      HttpResponse<byte[]> answer = post(d, routed);
+      HttpResponse<byte[]> answer = post(d, routed, authorization);
       if (answer.statusCode() / 100 != 2) {
         // pd_router.rs:574-610: only the decode worker's error.message (or message) is kept.
         sendRouterError(
@@ -484,14 +522,17 @@ public final class FakeProofRouter implements AutoCloseable {
     return registered.values().stream().filter(w -> w.type().equals(type)).toList();
   }
 
-  private HttpResponse<byte[]> post(Worker worker, String body)
+  /** The client's Authorization goes along ({@code pd_router.rs:1358-1378}). */
+  private HttpResponse<byte[]> post(Worker worker, String body, String authorization)
       throws IOException, InterruptedException {
-    return client.send(
+    HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create(worker.url() + "/generate"))
             .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build(),
-        HttpResponse.BodyHandlers.ofByteArray());
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (authorization != null) {
+      request.header("Authorization", authorization);
+    }
+    return client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
   }
 
   /** routers/error.rs:55-81: {"error": {"type", "code", "message"}} and X-SMG-Error-Code. */
