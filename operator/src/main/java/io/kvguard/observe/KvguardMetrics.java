@@ -35,6 +35,7 @@ public final class KvguardMetrics {
   public static final String UNREADABLE_MODELDEPLOYMENTS = "kvguard_unreadable_modeldeployments";
   public static final String STRANDED_PODS = "kvguard_stranded_pods";
   public static final String PROBES_HUNG = "kvguard_probes_hung";
+  public static final String REJECTION_PROBES_HUNG = "kvguard_rejection_probes_hung";
   public static final List<String> ALL =
       List.of(
           POD_KV_POOL_TOKENS,
@@ -51,7 +52,8 @@ public final class KvguardMetrics {
           LABEL_ONLY_PODS,
           UNREADABLE_MODELDEPLOYMENTS,
           STRANDED_PODS,
-          PROBES_HUNG);
+          PROBES_HUNG,
+          REJECTION_PROBES_HUNG);
 
   private final MeterRegistry registry;
   private final Map<Tags, AtomicLong> poolTokens = new ConcurrentHashMap<>();
@@ -62,6 +64,7 @@ public final class KvguardMetrics {
   private final Map<Tags, AtomicLong> unreadable = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> stranded = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> hungProbes = new ConcurrentHashMap<>();
+  private final Map<Tags, AtomicLong> hungRejectionProbes = new ConcurrentHashMap<>();
 
   public KvguardMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -293,6 +296,27 @@ public final class KvguardMetrics {
             "kvguard.probes.hung",
             "Engine probes running past the hung threshold, counted on the hung budget instead of"
                 + " their namespace's share of the probe threads",
+            tags)
+        .set(probes);
+  }
+
+  /**
+   * Rejection probes of a namespace (router proofs included) running past the hung threshold, on
+   * the rejection probes' own hung budget (KVGUARD_HUNG_PROBE_LIMIT, one per namespace). A sibling
+   * of {@link #hungProbes}, not a label on it: its series stay as they were. A namespace's series
+   * exists only while it has one.
+   */
+  public void hungRejectionProbes(String namespace, long probes) {
+    Tags tags = Tags.of("namespace", namespace);
+    if (probes <= 0) {
+      remove(hungRejectionProbes, "kvguard.rejection.probes.hung", tags);
+      return;
+    }
+    gauge(
+            hungRejectionProbes,
+            "kvguard.rejection.probes.hung",
+            "Rejection probes running past the hung threshold, counted on the rejection probes'"
+                + " hung budget instead of the rejection probe threads",
             tags)
         .set(probes);
   }

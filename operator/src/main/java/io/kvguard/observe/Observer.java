@@ -534,6 +534,14 @@ public final class Observer implements AutoCloseable {
   }
 
   /**
+   * A namespace's rejection probes (and proofs through its router) now counted as hung, on the
+   * rejection probes' own hung budget; 0 drops its series.
+   */
+  public void hungRejectionProbes(String namespace, int hung) {
+    metrics.hungRejectionProbes(namespace, hung);
+  }
+
+  /**
    * The stranded pods of every namespace whose pods are cached, recounted from the caches: a
    * namespace counted 0, or no longer cached (no ModelDeployment left there), loses its series.
    */

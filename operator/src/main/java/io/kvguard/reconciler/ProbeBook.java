@@ -82,12 +82,9 @@ final class ProbeBook implements AutoCloseable {
             clock,
             ProbeOutcome::failed,
             changed);
-    // One rejection probe per namespace at once: they may take minutes, and a refusing engine
-    // answers in milliseconds, so a tenant whose engines hang holds one thread, not the pool. They
-    // have no hung budget: a rejection probe legitimately runs for minutes.
     this.rejections =
         new ProbeScheduler<>(
-            new TenantFairExecutor("kvguard-rejection-probe", limits.rejectionConcurrency(), 1),
+            rejectionExecutor(limits, observer::hungRejectionProbes),
             clock,
             RejectionOutcome.Failed::new,
             changed);
@@ -100,6 +97,23 @@ final class ProbeBook implements AutoCloseable {
     this.trust = trust;
     this.observer = observer;
     this.targets = targets;
+  }
+
+  /**
+   * The rejection probes' executor. One rejection probe per namespace at once: they may take
+   * minutes, and a refusing engine answers in milliseconds. One running past the hung threshold
+   * moves to the rejection hung budget ({@link ProbeLimits#rejectionHung}), so namespaces of
+   * engines that take the prompt and never answer do not hold the threads every other namespace's
+   * rejection proofs need; it still ends at its own timeout, failed.
+   */
+  static TenantFairExecutor rejectionExecutor(
+      ProbeLimits limits, TenantFairExecutor.HungCounts hungCounts) {
+    return new TenantFairExecutor(
+        "kvguard-rejection-probe",
+        limits.rejectionConcurrency(),
+        1,
+        limits.rejectionHung(),
+        hungCounts);
   }
 
   /**

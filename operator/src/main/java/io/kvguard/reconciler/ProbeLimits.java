@@ -8,7 +8,8 @@ import java.time.Duration;
  * because they may take minutes. A probe running longer than {@code hungAfter} is hung: it gives
  * its namespace's slot and its thread's place back and is counted on a budget of its own, at most
  * {@code hungProbeLimit} in all and {@code concurrencyPerNamespace} for one namespace (0: no
- * budget, a probe holds its slot until it ends).
+ * budget, a probe holds its slot until it ends). Rejection probes have a hung budget of their own
+ * by the same rule: the same threshold and limit in all, one for one namespace.
  */
 public record ProbeLimits(
     int concurrency,
@@ -52,5 +53,19 @@ public record ProbeLimits(
         ? TenantFairExecutor.Hung.NEVER
         : new TenantFairExecutor.Hung(
             hungAfter, hungProbeLimit, Math.min(hungProbeLimit, concurrencyPerNamespace));
+  }
+
+  /**
+   * The hung budget of the rejection probes' executor (issue 28 §4 applied to them): four
+   * namespaces of engines that accept the prompt and never answer held its four threads for the
+   * whole rejection timeout, and every other namespace's rejection proofs (and so their gates)
+   * waited. The same threshold and limit in all as the pool probes'; one per namespace, as one
+   * rejection probe per namespace runs at once. A rejection probe that legitimately runs long only
+   * moves to this budget: nothing is cut short.
+   */
+  TenantFairExecutor.Hung rejectionHung() {
+    return hungProbeLimit == 0
+        ? TenantFairExecutor.Hung.NEVER
+        : new TenantFairExecutor.Hung(hungAfter, hungProbeLimit, 1);
   }
 }

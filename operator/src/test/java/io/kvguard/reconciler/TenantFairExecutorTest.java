@@ -190,4 +190,68 @@ class TenantFairExecutorTest {
     await().atMost(Duration.ofSeconds(2)).until(() -> next.getCount() == 0);
     assertThat(executor.threadCount()).isEqualTo(1);
   }
+
+  /**
+   * Eight namespaces whose engines take the rejection prompt and never answer, on the rejection
+   * executor as ProbeBook builds it with the default limits (4 threads, one per namespace).
+   */
+  private void eightNamespacesOfHangingRejectionProbes(ProbeLimits limits) {
+    executor = ProbeBook.rejectionExecutor(limits, (tenant, hung) -> {});
+    for (int ns = 0; ns < 8; ns++) {
+      executor.submit("hang-" + ns, hanging());
+    }
+    await()
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> executor.load().values().stream().mapToInt(load -> load[1]).sum() >= 4);
+  }
+
+  @Test
+  void eightNamespacesOfHangingRejectionProbesDoNotHoldTheThreadsAnotherNamespaceNeeds() {
+    eightNamespacesOfHangingRejectionProbes(new ProbeLimits(32, 4, 4));
+    CountDownLatch innocent = new CountDownLatch(1);
+    executor.submit("innocent", innocent::countDown);
+
+    // The hanging ones in its way pass the hung threshold (0.5 s) in two rounds of four.
+    await().atMost(Duration.ofSeconds(2)).until(() -> innocent.getCount() == 0);
+    await()
+        .atMost(Duration.ofSeconds(3))
+        .until(
+            () ->
+                executor.hung().size() == 8
+                    && executor.hung().values().stream().allMatch(hung -> hung == 1));
+    assertThat(executor.threadCount()).isLessThanOrEqualTo(4 + 8 + 1);
+  }
+
+  @Test
+  void withoutAHungBudgetEightNamespacesOfHangingRejectionProbesKeepAnotherNamespaceWaiting() {
+    // The rule before, and KVGUARD_HUNG_PROBE_LIMIT=0 now: four hanging namespaces hold the four
+    // rejection threads for the whole rejection timeout.
+    eightNamespacesOfHangingRejectionProbes(
+        new ProbeLimits(32, 4, 4, 0, ProbeLimits.DEFAULT_HUNG_AFTER));
+    CountDownLatch innocent = new CountDownLatch(1);
+    executor.submit("innocent", innocent::countDown);
+
+    await()
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> innocent.getCount() == 1);
+    assertThat(executor.hung()).isEmpty();
+  }
+
+  @Test
+  void aNamespaceHoldsOneHungRejectionProbeAndItsNextHoldsItsWorkingSlot() {
+    // One per namespace: the budget's bound, and what a tenant can still do with more pods.
+    executor =
+        ProbeBook.rejectionExecutor(
+            new ProbeLimits(32, 4, 2, 256, Duration.ofMillis(50)), (tenant, hung) -> {});
+    for (int i = 0; i < 3; i++) {
+      executor.submit("hang", hanging());
+    }
+    await().atMost(Duration.ofSeconds(5)).until(() -> executor.hung().equals(Map.of("hang", 1)));
+    await().atMost(Duration.ofSeconds(5)).until(() -> executor.load().get("hang")[1] == 2);
+    CountDownLatch innocent = new CountDownLatch(1);
+    executor.submit("innocent", innocent::countDown);
+    await().atMost(Duration.ofSeconds(2)).until(() -> innocent.getCount() == 0);
+    assertThat(executor.load().get("hang")).containsExactly(1, 2);
+  }
 }
