@@ -58,6 +58,8 @@ class DocsCoverageTest {
                 + "` (chart: `engineProbes.hungLimit`) |")
         .contains("| `" + io.kvguard.observe.KvguardMetrics.PROBES_HUNG + "{namespace}` |")
         .contains(
+            "| `" + io.kvguard.observe.KvguardMetrics.REJECTION_PROBES_HUNG + "{namespace}` |")
+        .contains(
             "longer than "
                 + io.kvguard.reconciler.ProbeLimits.DEFAULT_HUNG_AFTER.toMillis() / 1000.0
                 + " s");

@@ -76,6 +76,7 @@ class AlertsAndDashboardTest {
     metrics.gateWriteFailure("inference", "glm");
     metrics.strandedPods("inference", 1);
     metrics.hungProbes("inference", 1);
+    metrics.hungRejectionProbes("inference", 1);
     metrics.eventWrite("inference", "glm", "dropped");
     metrics.advisoryWarning("inference", "glm", "prefill", "sglang-pd-admission-abort", 2);
     metrics.labelOnlyPods(KvguardMetrics.roleTags("inference", "glm", "prefill"), 1);
@@ -247,7 +248,9 @@ class AlertsAndDashboardTest {
         .contains("sum by")
         .contains("count by");
     assertThat(metricsOf("Stranded pods")).containsExactly(KvguardMetrics.STRANDED_PODS);
-    assertThat(metricsOf("Hung probes")).containsExactly(KvguardMetrics.PROBES_HUNG);
+    assertThat(metricsOf("Hung probes"))
+        .containsExactlyInAnyOrder(
+            KvguardMetrics.PROBES_HUNG, KvguardMetrics.REJECTION_PROBES_HUNG);
     assertThat(metricsOf("Gate transitions"))
         .containsExactly(KvguardMetrics.GATE_TRANSITIONS_TOTAL);
     assertThat(metricsOf("Probe latency"))
