@@ -89,7 +89,8 @@ class RecreatedPolicyIT extends EmbeddedClusterTest {
     await()
         .atMost(Duration.ofSeconds(15))
         .untilAsserted(() -> assertThat(engine.totalHits()).isGreaterThan(hits + 1));
-    assertThat(h.gate("serve-0")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False"));
+    assertThat(h.gate("serve-0"))
+        .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False"));
   }
 
   @Test
