@@ -58,6 +58,9 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private static final Logger LOG = LoggerFactory.getLogger(ModelDeploymentReconciler.class);
   private static final Duration WRITE_RETRY = Duration.ofSeconds(5);
 
+  /** Long after JOSDK ended the scope of a deletion's pass (passOwedAfterDeletion). */
+  private static final Duration DELETION_SCOPE_END = Duration.ofSeconds(1);
+
   private final Clock clock;
   private final ProbeEventSource probeEvents = new ProbeEventSource();
   private final ProbeBook probes;
@@ -222,6 +225,10 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     try (PodCache.InUse namespacePods =
         pods.use(md.getMetadata().getNamespace(), context.eventSourceRetriever(), policies)) {
       return pass(md, context);
+    } finally {
+      if (context.isPrimaryResourceDeleted()) {
+        passOwedAfterDeletion(ResourceID.fromResource(md));
+      }
     }
   }
 
@@ -231,7 +238,10 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    */
   private UpdateControl<ModelDeployment> pass(
       ModelDeployment md, Context<ModelDeployment> context) {
-    if (context.isPrimaryResourceDeleted() || md.isMarkedForDeletion()) {
+    // A deletion's pass may be handed the policy created again under the name (see
+    // passOwedAfterDeletion): that one is live, and gets a pass like any other.
+    boolean deleted = context.isPrimaryResourceDeleted() && !cachedAsLive(md);
+    if (deleted || md.isMarkedForDeletion()) {
       handBack(md, context);
       return UpdateControl.noUpdate();
     }
@@ -252,7 +262,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
                 start,
                 now);
     List<PodAssessment> assessed = pass.pods();
-    GateStage.Written written = gates.write(md, hooks(md, context), assessed, start.before(), now);
+    GateStage.Written written =
+        gates.write(md, hooks(md, context, false), assessed, start.before(), now);
     List<AdvisoryWarnings.Found> advisories = AdvisoryWarnings.of(md, written.kept());
     List<PodVerdictStatus> entries = StatusFactory.entries(written.kept(), start.before(), now);
     ModelDeploymentStatus status =
@@ -437,8 +448,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    * the watch event of the condition write (arriving before the label write) is known as ours and
    * triggers no pass.
    */
-  private GateWriter.Hooks hooks(ModelDeployment md, Context<ModelDeployment> context) {
-    boolean gone = context.isPrimaryResourceDeleted();
+  private GateWriter.Hooks hooks(
+      ModelDeployment md, Context<ModelDeployment> context, boolean gone) {
     return new GateWriter.Hooks() {
       @Override
       public void beforeWrite() {
@@ -474,10 +485,58 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
             name ->
                 cachedPod(md.getMetadata().getNamespace(), name)
                     .ifPresent(pod -> concerned.putIfAbsent(name, pod)));
-    List<PassReport.WriteFailure> failed = gates.handBack(md, hooks(md, context), concerned);
+    List<PassReport.WriteFailure> failed =
+        gates.handBack(md, hooks(md, context, context.isPrimaryResourceDeleted()), concerned);
     memory.policyGone(md, failed);
     if (!context.isPrimaryResourceDeleted()) {
       PolicyFinalizer.release(context.getClient(), md);
+    }
+  }
+
+  /** Whether the policy cache holds this very policy (its UID), not being deleted. */
+  private boolean cachedAsLive(ModelDeployment md) {
+    IndexerResourceCache<ModelDeployment> cache = policies;
+    return cache != null
+        && cache
+            .get(ResourceID.fromResource(md))
+            .filter(
+                held ->
+                    java.util.Objects.equals(
+                        md.getMetadata().getUid(), held.getMetadata().getUid()))
+            .filter(held -> !held.isMarkedForDeletion())
+            .isPresent();
+  }
+
+  /**
+   * A pass JOSDK runs on a deletion is the last it runs for the name until the policy's own watch
+   * sends another event: when it ends, JOSDK forgets every event of the name that came meanwhile,
+   * and drops every later one that is not the policy's own (probe completions, pod events, the
+   * pass's reschedule) while it keeps no state for the name (operator-framework/java-operator-sdk
+   * v5.2.3, operator-framework-core/src/main/java/io/javaoperatorsdk/operator/processing/event/:
+   * {@code EventProcessor.eventProcessingFinished} calls {@code cleanupForDeletedEvent}, and {@code
+   * ResourceStateManager.getOrCreateOnResourceEvent} makes state for resource events only). So a
+   * policy created again under the name while the deletion's passes ran (kubectl replace --force)
+   * lost its creation event, and would get no pass until edited: its pods as the old policy left
+   * them, opened by the hand-back, for good. A second after this pass ends (JOSDK ends its scope on
+   * the same thread as soon as it returns, EventProcessor.ReconcilerExecutor.run), a policy the
+   * cache then holds under the name is given the event it lost.
+   */
+  private void passOwedAfterDeletion(ResourceID name) {
+    try {
+      strandedCount.schedule(
+          () -> {
+            IndexerResourceCache<ModelDeployment> cache = policies;
+            if (cache != null) {
+              cache
+                  .get(name)
+                  .filter(md -> !md.isMarkedForDeletion())
+                  .ifPresent(probeEvents::policyNeedsPass);
+            }
+          },
+          DELETION_SCOPE_END.toMillis(),
+          java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // The operator is stopping: no pass follows anyway.
     }
   }
 
