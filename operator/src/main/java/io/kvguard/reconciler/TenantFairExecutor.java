@@ -215,12 +215,24 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
     }
     for (int i = turns.size(); i > 0; i--) {
       String tenant = turns.poll();
-      if (tenants.get(tenant).running < perTenant) {
+      if (tenants.get(tenant).running < share(tenants.get(tenant))) {
         return tenant;
       }
       turns.add(tenant);
     }
     return null;
+  }
+
+  /**
+   * How many working slots the tenant may hold: its share, or one once its hung share is full. A
+   * tenant whose hung share is full and whose next tasks hang too keeps those working, so with the
+   * whole share eight namespaces of eight hanging probes (four hung and four working each) held all
+   * 32 threads; with one, it takes 32 namespaces, while the tenant's own other probes still run one
+   * at a time.
+   */
+  private int share(Tenant tenant) {
+    boolean hungShareFull = hungRule.limit() > 0 && tenant.hung >= hungRule.perTenant();
+    return hungShareFull ? Math.min(1, perTenant) : perTenant;
   }
 
   /**

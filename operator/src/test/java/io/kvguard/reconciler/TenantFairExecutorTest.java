@@ -123,6 +123,38 @@ class TenantFairExecutorTest {
   }
 
   @Test
+  void eightNamespacesOfEightHangingProbesDoNotHoldTheThreadsAnotherNamespaceNeeds() {
+    // Four of each namespace's probes fill its hung share; before, the next four kept their working
+    // slots, and the eight namespaces held all 32 threads.
+    executor =
+        new TenantFairExecutor(
+            "test-probe",
+            32,
+            4,
+            new TenantFairExecutor.Hung(ProbeLimits.DEFAULT_HUNG_AFTER, 256, 4),
+            (tenant, hung) -> {});
+    for (int ns = 0; ns < 8; ns++) {
+      for (int pod = 0; pod < 8; pod++) {
+        executor.submit("hang-" + ns, hanging());
+      }
+    }
+    await()
+        .atMost(Duration.ofSeconds(3))
+        .until(
+            () ->
+                executor.hung().size() == 8
+                    && executor.hung().values().stream().allMatch(hung -> hung == 4));
+    long submitted = System.nanoTime();
+    AtomicLong ranAfter = new AtomicLong(-1);
+    executor.submit("innocent", () -> ranAfter.set(System.nanoTime() - submitted));
+
+    await().atMost(Duration.ofSeconds(2)).until(() -> ranAfter.get() >= 0);
+    // Each namespace holds at most one working slot past its hung share: 8 of the 32.
+    assertThat(executor.load().values().stream().mapToInt(load -> load[1]).sum())
+        .isLessThanOrEqualTo(8 * 4 + 8);
+  }
+
+  @Test
   void underTheRuleBeforeTheSameNamespacesKeepAnotherNamespaceWaiting() {
     // What issue 28 §4 measured: no hung budget, 8 namespaces' hanging probes fill the 32 threads.
     executor = new TenantFairExecutor("test-probe", 32, 4);
