@@ -224,15 +224,15 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
   }
 
   /**
-   * How many working slots the tenant may hold: its share, or one once its hung share is full. A
-   * tenant whose hung share is full and whose next tasks hang too keeps those working, so with the
-   * whole share eight namespaces of eight hanging probes (four hung and four working each) held all
-   * 32 threads; with one, it takes 32 namespaces, while the tenant's own other probes still run one
-   * at a time.
+   * How many working slots the tenant may hold: its share less its hung tasks, but at least one. A
+   * tenant's hung tasks were its working ones: given back as working slots, its next tasks took
+   * them, hung too and, its hung share full, kept them, so eight namespaces of eight hanging probes
+   * (four hung and four working each) held all 32 threads. Counted this way a tenant holds at most
+   * its share, or its hung share plus one, threads; filling the 32 takes 32 namespaces. Without a
+   * hung budget nothing is hung and the share is whole.
    */
   private int share(Tenant tenant) {
-    boolean hungShareFull = hungRule.limit() > 0 && tenant.hung >= hungRule.perTenant();
-    return hungShareFull ? Math.min(1, perTenant) : perTenant;
+    return Math.max(1, perTenant - tenant.hung);
   }
 
   /**
