@@ -53,7 +53,10 @@ public interface RouterServices {
     record Unreadable(String reason) implements Check {}
   }
 
-  Check check(String namespace, String service);
+  /**
+   * @param port spec.rejectionProbe.router.port, where on the cluster IP the proof is sent
+   */
+  Check check(String namespace, String service, int port);
 
   /** How the cause of a proof not sent because of its Service starts. */
   String NOT_SENT = "not sent: router Service ";
@@ -69,7 +72,7 @@ public interface RouterServices {
 
   /** Reads the Service with one GET per proof (proofs are sent once per key, not per pass). */
   static RouterServices reading(KubernetesClient client) {
-    return (namespace, name) -> {
+    return (namespace, name, port) -> {
       Service service;
       try {
         service = client.services().inNamespace(namespace).withName(name).get();
@@ -83,12 +86,12 @@ public interface RouterServices {
                 + " engines' token would go; the chart grants get on services wherever kvguard"
                 + " watches");
       }
-      return judge(namespace, name, service);
+      return judge(namespace, name, port, service);
     };
   }
 
   /** The verdict on a Service as read (null: it does not exist). Pure. */
-  static Check judge(String namespace, String name, Service service) {
+  static Check judge(String namespace, String name, int port, Service service) {
     String what = name + " (spec.rejectionProbe.router.service)";
     String fix =
         "; point spec.rejectionProbe.router.service at a Service of type ClusterIP in namespace "
