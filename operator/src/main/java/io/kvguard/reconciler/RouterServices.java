@@ -146,6 +146,37 @@ public interface RouterServices {
               + " svc), so nothing was sent"
               + fix);
     }
+    // Only a port the Service lists is forwarded from the cluster IP to its pods ("The port that
+    // will be exposed by this service", TCP unless set: core/v1/types.go:6239-6264 at v0.36.3);
+    // any other port of that IP reaches no router pod.
+    java.util.List<io.fabric8.kubernetes.api.model.ServicePort> ports =
+        spec.getPorts() == null ? java.util.List.of() : spec.getPorts();
+    boolean forwarded =
+        ports.stream()
+            .anyMatch(
+                p ->
+                    p.getPort() != null
+                        && p.getPort() == port
+                        && (p.getProtocol() == null || p.getProtocol().equals("TCP")));
+    if (!forwarded) {
+      java.util.List<String> listed =
+          ports.stream()
+              .map(
+                  p ->
+                      p.getPort()
+                          + "/"
+                          + EngineText.safe(p.getProtocol() == null ? "TCP" : p.getProtocol()))
+              .toList();
+      return new Check.Refused(
+          what
+              + " has no TCP port "
+              + port
+              + " (spec.rejectionProbe.router.port; it lists "
+              + (listed.isEmpty() ? "none" : String.join(", ", listed))
+              + "): the cluster IP forwards only the Service's own ports, not its pods'"
+              + " targetPort, so nothing was sent"
+              + fix);
+    }
     return new Check.Usable(clusterIP);
   }
 }
