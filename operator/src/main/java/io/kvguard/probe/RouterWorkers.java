@@ -120,6 +120,9 @@ public final class RouterWorkers {
       if (open.status() == 200) {
         return refused(ids, openWorkerApi(router));
       }
+      if (!routersOwnRefusal(open)) {
+        return refused(ids, notTheRoutersRefusal(open));
+      }
       EngineResponse response = http.get(router, "/workers");
       if (response.status() != 200) {
         return refused(ids, "GET /workers answered HTTP " + response.status() + fix(response));
@@ -378,6 +381,33 @@ public final class RouterWorkers {
             ? ""
             : ", which kvguard sends it only when it has one (spec.probe.authSecretRef; check:"
                 + " --api-key-file) and the pods are probed over plain HTTP");
+  }
+
+  /**
+   * Whether an anonymous {@code GET /workers} was refused by sgl-model-gateway's {@code --api-key}
+   * check, not by something in front of it: v0.5.18 answers 401 with no body ({@code
+   * middleware.rs:114-144}, {@code Err(StatusCode::UNAUTHORIZED)}). A proxy on the Service's port
+   * that turns anonymous requests away (an authorization policy's 403, a login page's 401) says
+   * nothing about the router behind it, whose own port other tenants may still reach. Control-plane
+   * authentication's 401 has a body (lightseekorg/smg 5ddd447ef, crate auth 1.0.0, {@code
+   * auth/src/middleware.rs:232-247}) and is refused too: with it the worker routes take its
+   * credentials, not {@code --api-key} ({@code server.rs:641-653}), and {@code /generate} may take
+   * none.
+   */
+  private static boolean routersOwnRefusal(EngineResponse response) {
+    return response.status() == 401 && response.length() == 0;
+  }
+
+  private static String notTheRoutersRefusal(EngineResponse response) {
+    return "GET /workers without a key answered HTTP "
+        + response.status()
+        + (response.status() == 401 ? " with a body" : "")
+        + ", not sgl-model-gateway's own --api-key refusal (401 with no body): something other"
+        + " than the router's --api-key answered (a proxy in front of it, control-plane"
+        + " authentication), which does not show that the router's worker API and /generate are"
+        + " closed to whoever reaches the router's pods; start the proof router with --api-key set"
+        + " to the engines' token, without control-plane authentication, and point the Service"
+        + " straight at it";
   }
 
   private static Added refused(List<String> ids, String problem) {

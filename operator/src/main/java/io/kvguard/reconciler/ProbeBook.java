@@ -261,7 +261,8 @@ final class ProbeBook implements AutoCloseable {
           }
           // Read before every proof: the prompts and the engines' token go where the Service
           // sends them.
-          RouterServices.Check service = routerServices.check(namespace, wanted.service());
+          RouterServices.Check service =
+              routerServices.check(namespace, wanted.service(), wanted.port());
           if (service instanceof RouterServices.Check.Refused refused) {
             return new RejectionOutcome.Inconclusive(
                 RouterServices.NOT_SENT + refused.reason(), wanted.promptTokens());

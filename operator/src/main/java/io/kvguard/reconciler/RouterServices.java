@@ -53,7 +53,10 @@ public interface RouterServices {
     record Unreadable(String reason) implements Check {}
   }
 
-  Check check(String namespace, String service);
+  /**
+   * @param port spec.rejectionProbe.router.port, where on the cluster IP the proof is sent
+   */
+  Check check(String namespace, String service, int port);
 
   /** How the cause of a proof not sent because of its Service starts. */
   String NOT_SENT = "not sent: router Service ";
@@ -69,7 +72,7 @@ public interface RouterServices {
 
   /** Reads the Service with one GET per proof (proofs are sent once per key, not per pass). */
   static RouterServices reading(KubernetesClient client) {
-    return (namespace, name) -> {
+    return (namespace, name, port) -> {
       Service service;
       try {
         service = client.services().inNamespace(namespace).withName(name).get();
@@ -83,12 +86,12 @@ public interface RouterServices {
                 + " engines' token would go; the chart grants get on services wherever kvguard"
                 + " watches");
       }
-      return judge(namespace, name, service);
+      return judge(namespace, name, port, service);
     };
   }
 
   /** The verdict on a Service as read (null: it does not exist). Pure. */
-  static Check judge(String namespace, String name, Service service) {
+  static Check judge(String namespace, String name, int port, Service service) {
     String what = name + " (spec.rejectionProbe.router.service)";
     String fix =
         "; point spec.rejectionProbe.router.service at a Service of type ClusterIP in namespace "
@@ -141,6 +144,37 @@ public interface RouterServices {
               + ": kvguard sends the proof to the cluster IP it read, never to the Service's name,"
               + " which the operator's DNS search list could resolve in another namespace (one named"
               + " svc), so nothing was sent"
+              + fix);
+    }
+    // Only a port the Service lists is forwarded from the cluster IP to its pods ("The port that
+    // will be exposed by this service", TCP unless set: core/v1/types.go:6239-6264 at v0.36.3);
+    // any other port of that IP reaches no router pod.
+    java.util.List<io.fabric8.kubernetes.api.model.ServicePort> ports =
+        spec.getPorts() == null ? java.util.List.of() : spec.getPorts();
+    boolean forwarded =
+        ports.stream()
+            .anyMatch(
+                p ->
+                    p.getPort() != null
+                        && p.getPort() == port
+                        && (p.getProtocol() == null || p.getProtocol().equals("TCP")));
+    if (!forwarded) {
+      java.util.List<String> listed =
+          ports.stream()
+              .map(
+                  p ->
+                      p.getPort()
+                          + "/"
+                          + EngineText.safe(p.getProtocol() == null ? "TCP" : p.getProtocol()))
+              .toList();
+      return new Check.Refused(
+          what
+              + " has no TCP port "
+              + port
+              + " (spec.rejectionProbe.router.port; it lists "
+              + (listed.isEmpty() ? "none" : String.join(", ", listed))
+              + "): the cluster IP forwards only the Service's own ports, not its pods'"
+              + " targetPort, so nothing was sent"
               + fix);
     }
     return new Check.Usable(clusterIP);

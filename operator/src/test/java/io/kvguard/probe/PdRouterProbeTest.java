@@ -257,4 +257,37 @@ class PdRouterProbeTest {
     assertThat(router.workersAtFirstGenerate()).isEqualTo(2);
     assertThat(router.workers()).isZero();
   }
+
+  /**
+   * A proxy on the Service's port refuses requests without a token (403 here, an authorization
+   * policy's) in front of a router started without --api-key, whose own pod port stays open to
+   * other tenants. Only the router's own 401 shows its key is enforced: sgl-model-gateway v0.5.18
+   * answers an unauthenticated worker route 401 ({@code middleware.rs:114-144}), or with
+   * control-plane authentication 401 "Missing or invalid Authorization header" (lightseekorg/smg
+   * 5ddd447ef {@code auth/src/middleware.rs:232-247}).
+   */
+  @Test
+  void aProxysRefusalOfAnAnonymousListingDoesNotStandForTheRoutersKey() throws Exception {
+    FakeEngine tenant = tenantPrefill();
+    router =
+        new FakeProofRouter()
+            .behindAProxyAnsweringAnonymousRequests(403)
+            .withTenantPrefillAddedAfterTheListing("http://127.0.0.1:" + tenant.port(), 8998);
+
+    RejectionOutcome outcome =
+        prove(
+            List.of(
+                pod("prefill-0", "prefill", ANSWERS_BAND, 0),
+                pod("decode-0", "decode", REFUSES_BOTH, 0)),
+            Duration.ofSeconds(10),
+            Optional.of(TOKEN));
+
+    assertThat(tenant.authorizations()).doesNotContain("Bearer " + TOKEN);
+    assertThat(outcome).isInstanceOf(RejectionOutcome.Inconclusive.class);
+    assertThat(((RejectionOutcome.Inconclusive) outcome).cause())
+        .contains("GET /workers without a key answered HTTP 403")
+        .contains("--api-key");
+    assertThat(router.added()).isZero();
+    assertThat(router.generated()).isZero();
+  }
 }

@@ -62,7 +62,7 @@ class ProbeBookTest {
           new RejectionProbe(http),
           new io.kvguard.probe.PdRouterProbe(http, new RejectionProbe(http)),
           io.kvguard.probe.RouterAddress.CLUSTER_IP,
-          (namespace, service) -> new RouterServices.Check.Usable("10.96.0.10"),
+          (namespace, service, port) -> new RouterServices.Check.Usable("10.96.0.10"),
           new ProbeCredentials(null, clock),
           new ProbeTrust(null, clock),
           new Observer(

@@ -12,6 +12,9 @@ import org.junit.jupiter.api.Test;
  * endpoints Kubernetes writes from the pods their selector picks in their own namespace.
  */
 class RouterServicesTest {
+  /** spec.rejectionProbe.router.port, a port the Service lists. */
+  private static final int ROUTER_PORT = 30000;
+
   private static Service service(String type, Map<String, String> selector) {
     return service(type, selector, "10.96.3.7");
   }
@@ -27,12 +30,17 @@ class RouterServicesTest {
         .withSelector(selector)
         .withClusterIP(clusterIP)
         .withExternalName(type != null && type.equals("ExternalName") ? "evil.example.com" : null)
+        .addNewPort()
+        .withName("http")
+        .withPort(ROUTER_PORT)
+        .withNewTargetPort(ROUTER_PORT)
+        .endPort()
         .endSpec()
         .build();
   }
 
   private static RouterServices.Check judge(Service service) {
-    return RouterServices.judge("inference", "glm-proof-router", service);
+    return RouterServices.judge("inference", "glm-proof-router", ROUTER_PORT, service);
   }
 
   private static String refusal(Service service) {
@@ -109,5 +117,67 @@ class RouterServicesTest {
         .contains("nothing was sent");
     assertThat(refusal(service(null, Map.of("app", "glm-proof-router"), null)))
         .contains("has no cluster IP");
+  }
+
+  /**
+   * The proof goes to {@code <cluster IP>:<port>}; only a port the Service lists is forwarded to
+   * its pods ("The port that will be exposed by this service", its protocol TCP unless set
+   * otherwise: kubernetes/api v0.36.3 {@code core/v1/types.go:6239-6264}). The pods' port ({@code
+   * targetPort}, {@code :6266-6275}) named instead of the Service's, or a port the Service forwards
+   * as UDP only, reaches no router pod: nothing is sent, and the reason names the ports the Service
+   * has.
+   */
+  @Test
+  void aPortTheServiceDoesNotForwardOverTcpIsRefused() {
+    Service targetPortOnly =
+        new ServiceBuilder(service("ClusterIP", Map.of("app", "glm-proof-router")))
+            .editSpec()
+            .withPorts(
+                new io.fabric8.kubernetes.api.model.ServicePortBuilder()
+                    .withName("http")
+                    .withPort(80)
+                    .withNewTargetPort(ROUTER_PORT)
+                    .build())
+            .endSpec()
+            .build();
+    assertThat(refusal(targetPortOnly))
+        .contains("has no TCP port " + ROUTER_PORT)
+        .contains("80/TCP")
+        .contains("nothing was sent");
+
+    Service udpOnly =
+        new ServiceBuilder(service("ClusterIP", Map.of("app", "glm-proof-router")))
+            .editSpec()
+            .withPorts(
+                new io.fabric8.kubernetes.api.model.ServicePortBuilder()
+                    .withPort(ROUTER_PORT)
+                    .withProtocol("UDP")
+                    .build())
+            .endSpec()
+            .build();
+    assertThat(refusal(udpOnly)).contains("has no TCP port " + ROUTER_PORT).contains("30000/UDP");
+
+    Service noPorts =
+        new ServiceBuilder(service("ClusterIP", Map.of("app", "glm-proof-router")))
+            .editSpec()
+            .withPorts(java.util.List.of())
+            .endSpec()
+            .build();
+    assertThat(refusal(noPorts)).contains("has no TCP port " + ROUTER_PORT);
+  }
+
+  /** A port listed without a protocol is TCP ("Default is TCP", core/v1/types.go:6239-6243). */
+  @Test
+  void aListedPortWithoutAProtocolIsTcp() {
+    Service service =
+        new ServiceBuilder(service("ClusterIP", Map.of("app", "glm-proof-router")))
+            .editSpec()
+            .withPorts(
+                new io.fabric8.kubernetes.api.model.ServicePortBuilder()
+                    .withPort(ROUTER_PORT)
+                    .build())
+            .endSpec()
+            .build();
+    assertThat(judge(service)).isEqualTo(new RouterServices.Check.Usable("10.96.3.7"));
   }
 }

@@ -91,6 +91,7 @@ public final class FakeProofRouter implements AutoCloseable {
   private volatile boolean holdRegistrations;
   private volatile long generateDelayMillis;
   private volatile String apiKey;
+  private volatile int proxyStatus;
   private volatile Worker tenantWorker;
 
   public FakeProofRouter() throws IOException {
@@ -142,6 +143,17 @@ public final class FakeProofRouter implements AutoCloseable {
   /** The router's {@code --api-key}: every worker route and /generate require it. */
   public FakeProofRouter withApiKey(String key) {
     apiKey = key;
+    return this;
+  }
+
+  /**
+   * An authenticating proxy on the Service's port (a mesh sidecar's authorization policy, say) in
+   * front of a router without {@code --api-key}: a request without {@code Authorization} is
+   * answered {@code status} by the proxy; the rest reach the router. Another tenant reaching the
+   * router's pod directly is not stopped by it ({@link #withTenantPrefillAddedAfterTheListing}).
+   */
+  public FakeProofRouter behindAProxyAnsweringAnonymousRequests(int status) {
+    proxyStatus = status;
     return this;
   }
 
@@ -210,6 +222,10 @@ public final class FakeProofRouter implements AutoCloseable {
       String method = exchange.getRequestMethod();
       String key = apiKey;
       String authorization = exchange.getRequestHeaders().getFirst("Authorization");
+      if (proxyStatus != 0 && authorization == null) {
+        exchange.sendResponseHeaders(proxyStatus, -1);
+        return;
+      }
       if (key != null
           && (path.startsWith("/workers") || path.equals("/generate"))
           && !("Bearer " + key).equals(authorization)) {
