@@ -206,28 +206,45 @@ class RecreatedPolicyIT extends EmbeddedClusterTest {
   }
 
   @Test
-  void aPolicyCreatedAgainWithTheFinalizerAndDeletedMeanwhileIsLetGo() {
+  void aPolicyCreatedAgainWithTheFinalizerAndDeletedWhileTheDeletionsPassRanIsLetGo() {
     h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
-    CountDownLatch passUnderWay = new CountDownLatch(1);
-    AtomicBoolean held = new AtomicBoolean();
-    h.api.faults(
-        request ->
-            "PATCH".equals(request.getMethod())
-                    && request.getPath().contains(STATUS_PATH)
-                    && held.compareAndSet(false, true)
-                ? conflictLate(passUnderWay)
-                : null);
     h.create(policy());
-    await().atMost(Duration.ofSeconds(30)).until(() -> passUnderWay.getCount() == 0);
+    awaitGate("serve-0", "True", "PoolSufficient");
+    // As in aPolicyCreatedAgainWhileTheDeletionsLastPassRanIsReconciled: the deletion's own pass
+    // is under way (its hand-back answered three seconds late).
+    AtomicBoolean finalizerGone = new AtomicBoolean();
+    AtomicBoolean held = new AtomicBoolean();
+    CountDownLatch lastPassUnderWay = new CountDownLatch(1);
+    h.api.faults(
+        request -> {
+          String path = request.getPath().replaceFirst("[?].*$", "");
+          if ("PATCH".equals(request.getMethod()) && path.endsWith("/modeldeployments/glm")) {
+            finalizerGone.set(true);
+            return null;
+          }
+          if (!"PATCH".equals(request.getMethod()) || !path.contains("/pods/")) {
+            return null;
+          }
+          if (!finalizerGone.get()) {
+            return forbidden();
+          }
+          if (held.compareAndSet(false, true)) {
+            lastPassUnderWay.countDown();
+            return forbidden().setBodyDelay(3, TimeUnit.SECONDS);
+          }
+          return null;
+        });
     h.client
         .resources(ModelDeployment.class)
         .inNamespace(OperatorHarness.NAMESPACE)
         .withName("glm")
         .delete();
-    await().atMost(Duration.ofSeconds(2)).until(() -> h.get("glm") == null);
+    await().atMost(Duration.ofSeconds(30)).until(() -> lastPassUnderWay.getCount() == 0);
+    assertThat(h.get("glm")).isNull();
     // Created again from a manifest read off the cluster (kubectl get -o yaml, then kubectl
     // replace --force): it carries kvguard's finalizer. Deleted again at once (a GitOps prune, the
-    // namespace going), it waits on kvguard to let it go.
+    // namespace going), it waits on kvguard to let it go: both its events came while the deletion's
+    // pass ran, and went with that deletion's state.
     ModelDeployment exported = policy();
     exported.getMetadata().setFinalizers(java.util.List.of(PolicyFinalizer.NAME));
     h.create(exported);
