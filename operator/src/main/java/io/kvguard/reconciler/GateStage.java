@@ -108,13 +108,17 @@ final class GateStage {
 
   /**
    * {@code hooks}: the finalizer before the first write, each accepted write into the pod cache.
+   * {@code predecessorGone}: the pass runs in the scope of the deletion of a policy that had the
+   * same name, so the pods recorded under the name that this policy does not select were that
+   * policy's, and are handed back open as its deletion would have, not let go shut.
    */
   Written write(
       ModelDeployment md,
       GateWriter.Hooks hooks,
       List<PodAssessment> assessments,
       Map<String, VerdictRecord> before,
-      Instant now) {
+      Instant now,
+      boolean predecessorGone) {
     ResourceID self = ResourceID.fromResource(md);
     boolean audit =
         md.getSpec() != null && md.getSpec().effectiveEnforcement() == Enforcement.Audit;
@@ -169,7 +173,17 @@ final class GateStage {
                     a -> new KeptPods.Kept(a.podName(), a.role()),
                     (a, b) -> a));
     Map<String, KeptPods.Kept> gone = keptPods.gone(self, keptNow);
-    releaseDeselected(md, hooks, self, before, gone, written, audit);
+    // An Audit policy never held a gate shut, so it has nothing to keep shut either.
+    GateDecision left =
+        predecessorGone
+            ? GateDecision.policyRemoved(md.getMetadata().getName())
+            : audit
+                ? GateDecision.released(
+                    "no longer selected by ModelDeployment "
+                        + md.getMetadata().getName()
+                        + " (Audit mode)")
+                : GateDecision.noLongerSelected(md.getMetadata().getName());
+    releaseDeselected(md, hooks, self, before, gone, written, left);
     // What this policy remembers of pods it no longer has (deleted, recreated under a new UID, or
     // let go) goes now.
     for (String uid : gone.keySet()) {
@@ -221,17 +235,9 @@ final class GateStage {
       Map<String, VerdictRecord> before,
       Map<String, KeptPods.Kept> goneSinceLastPass,
       Written written,
-      boolean audit) {
+      GateDecision left) {
     Set<String> selected =
         written.kept().stream().map(PodAssessment::podName).collect(Collectors.toSet());
-    // An Audit policy never held a gate shut, so it has nothing to keep shut either.
-    GateDecision left =
-        audit
-            ? GateDecision.released(
-                "no longer selected by ModelDeployment "
-                    + md.getMetadata().getName()
-                    + " (Audit mode)")
-            : GateDecision.noLongerSelected(md.getMetadata().getName());
     for (String name : before.keySet()) {
       if (!selected.contains(name)) {
         written.released().add(new PassReport.Released(name, before.get(name).role()));

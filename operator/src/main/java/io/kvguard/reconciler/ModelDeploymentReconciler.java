@@ -262,8 +262,16 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
                 start,
                 now);
     List<PodAssessment> assessed = pass.pods();
+    // In a deletion's scope (handed the policy created again under the name), the pods recorded
+    // under the name that this policy does not select were the deleted one's: handed back open.
     GateStage.Written written =
-        gates.write(md, hooks(md, context, false), assessed, start.before(), now);
+        gates.write(
+            md,
+            hooks(md, context, false),
+            assessed,
+            start.before(),
+            now,
+            context.isPrimaryResourceDeleted());
     List<AdvisoryWarnings.Found> advisories = AdvisoryWarnings.of(md, written.kept());
     List<PodVerdictStatus> entries = StatusFactory.entries(written.kept(), start.before(), now);
     ModelDeploymentStatus status =
@@ -527,10 +535,9 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
           () -> {
             IndexerResourceCache<ModelDeployment> cache = policies;
             if (cache != null) {
-              cache
-                  .get(name)
-                  .filter(md -> !md.isMarkedForDeletion())
-                  .ifPresent(probeEvents::policyNeedsPass);
+              // Being deleted too, it needs its pass all the same: only a pass of it releases
+              // kvguard's finalizer (a manifest read off the cluster carries it).
+              cache.get(name).ifPresent(probeEvents::policyNeedsPass);
             }
           },
           DELETION_SCOPE_END.toMillis(),

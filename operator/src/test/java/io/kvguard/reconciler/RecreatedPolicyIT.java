@@ -146,6 +146,118 @@ class RecreatedPolicyIT extends EmbeddedClusterTest {
     assertThat(h.labelled("serve-0")).isFalse();
   }
 
+  @Test
+  void theDeletedPolicysPodsTheNewOneDoesNotSelectAreHandedBackOpen() {
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    // The pass that writes the pod writes the status next (0/1 to 1/1): that status write is
+    // answered 409 three seconds late, so the deletion below arrives while the pass runs.
+    AtomicBoolean podWritten = new AtomicBoolean();
+    AtomicBoolean held = new AtomicBoolean();
+    CountDownLatch passUnderWay = new CountDownLatch(1);
+    h.api.faults(
+        request -> {
+          if (!"PATCH".equals(request.getMethod())) {
+            return null;
+          }
+          if (request.getPath().contains("/pods/serve-0")) {
+            podWritten.set(true);
+            return null;
+          }
+          return request.getPath().contains(STATUS_PATH)
+                  && podWritten.get()
+                  && held.compareAndSet(false, true)
+              ? conflictLate(passUnderWay)
+              : null;
+        });
+    h.create(policy());
+    await().atMost(Duration.ofSeconds(30)).until(() -> passUnderWay.getCount() == 0);
+    assertThat(h.gate("serve-0"))
+        .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+
+    // Its finalizer removed by hand, the policy goes at once; the one created again under its
+    // name selects other pods. The deleted policy's pod is nobody's now: handed back open, as
+    // its deletion's pass would have (HandBackIT), not let go shut as if a live policy had
+    // stopped selecting it.
+    h.client
+        .resources(ModelDeployment.class)
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .withName("glm")
+        .edit(
+            md -> {
+              md.getMetadata().setFinalizers(java.util.List.of());
+              return md;
+            });
+    h.client
+        .resources(ModelDeployment.class)
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .withName("glm")
+        .delete();
+    await().atMost(Duration.ofSeconds(2)).until(() -> h.get("glm") == null);
+    ModelDeployment elsewhere =
+        h.modelDeployment(
+            "glm", WINDOW, role("serve", Engine.SGLANG, Map.of("app", "glm", "role", "other")));
+    h.create(elsewhere);
+
+    awaitGate("serve-0", "True", "PolicyRemoved");
+    assertThat(h.labelled("serve-0")).isFalse();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(h.status("glm").verified).isEqualTo("0/0"));
+  }
+
+  @Test
+  void aPolicyCreatedAgainWithTheFinalizerAndDeletedWhileTheDeletionsPassRanIsLetGo() {
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.create(policy());
+    awaitGate("serve-0", "True", "PoolSufficient");
+    // As in aPolicyCreatedAgainWhileTheDeletionsLastPassRanIsReconciled: the deletion's own pass
+    // is under way (its hand-back answered three seconds late).
+    AtomicBoolean finalizerGone = new AtomicBoolean();
+    AtomicBoolean held = new AtomicBoolean();
+    CountDownLatch lastPassUnderWay = new CountDownLatch(1);
+    h.api.faults(
+        request -> {
+          String path = request.getPath().replaceFirst("[?].*$", "");
+          if ("PATCH".equals(request.getMethod()) && path.endsWith("/modeldeployments/glm")) {
+            finalizerGone.set(true);
+            return null;
+          }
+          if (!"PATCH".equals(request.getMethod()) || !path.contains("/pods/")) {
+            return null;
+          }
+          if (!finalizerGone.get()) {
+            return forbidden();
+          }
+          if (held.compareAndSet(false, true)) {
+            lastPassUnderWay.countDown();
+            return forbidden().setBodyDelay(3, TimeUnit.SECONDS);
+          }
+          return null;
+        });
+    h.client
+        .resources(ModelDeployment.class)
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .withName("glm")
+        .delete();
+    await().atMost(Duration.ofSeconds(30)).until(() -> lastPassUnderWay.getCount() == 0);
+    assertThat(h.get("glm")).isNull();
+    // Created again from a manifest read off the cluster (kubectl get -o yaml, then kubectl
+    // replace --force): it carries kvguard's finalizer. Deleted again at once (a GitOps prune, the
+    // namespace going), it waits on kvguard to let it go: both its events came while the deletion's
+    // pass ran, and went with that deletion's state.
+    ModelDeployment exported = policy();
+    exported.getMetadata().setFinalizers(java.util.List.of(PolicyFinalizer.NAME));
+    h.create(exported);
+    h.client
+        .resources(ModelDeployment.class)
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .withName("glm")
+        .delete();
+    assertThat(h.get("glm").isMarkedForDeletion()).isTrue();
+
+    await().atMost(Duration.ofSeconds(15)).until(() -> h.get("glm") == null);
+  }
+
   private static MockResponse forbidden() {
     return new MockResponse()
         .setResponseCode(403)
