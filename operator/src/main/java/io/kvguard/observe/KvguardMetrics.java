@@ -172,18 +172,13 @@ public final class KvguardMetrics {
    * namespace's series exists only while it has one, so namespaces never grow the registry.
    */
   public void unreadableModelDeployments(String namespace, long count) {
-    Tags tags = Tags.of("namespace", namespace);
-    if (count <= 0) {
-      remove(unreadable, "kvguard.unreadable.modeldeployments", tags);
-      return;
-    }
-    gauge(
-            unreadable,
-            "kvguard.unreadable.modeldeployments",
-            "ModelDeployments whose stored spec or status kvguard cannot read: it applies none of"
-                + " them (the pods they gated stay shut) until they are fixed or deleted",
-            tags)
-        .set(count);
+    namespaceGauge(
+        unreadable,
+        "kvguard.unreadable.modeldeployments",
+        "ModelDeployments whose stored spec or status kvguard cannot read: it applies none of"
+            + " them (the pods they gated stay shut) until they are fixed or deleted",
+        namespace,
+        count);
   }
 
   /** Pods of a role an engine advisory applies to that only warns (no fixed release verified). */
@@ -266,19 +261,14 @@ public final class KvguardMetrics {
    * so neither policies nor namespaces coming and going grow the registry.
    */
   public void strandedPods(String namespace, long pods) {
-    Tags tags = Tags.of("namespace", namespace);
-    if (pods <= 0) {
-      remove(stranded, "kvguard.stranded.pods", tags);
-      return;
-    }
-    gauge(
-            stranded,
-            "kvguard.stranded.pods",
-            "Pods still carrying the kvguard.io/pool-verified condition, kvguard.io/verified label"
-                + " and verdict record of a deleted ModelDeployment that could not hand them back,"
-                + " and selected by none",
-            tags)
-        .set(pods);
+    namespaceGauge(
+        stranded,
+        "kvguard.stranded.pods",
+        "Pods still carrying the kvguard.io/pool-verified condition, kvguard.io/verified label"
+            + " and verdict record of a deleted ModelDeployment that could not hand them back,"
+            + " and selected by none",
+        namespace,
+        pods);
   }
 
   /**
@@ -286,18 +276,13 @@ public final class KvguardMetrics {
    * (KVGUARD_HUNG_PROBE_LIMIT). A namespace's series exists only while it has one.
    */
   public void hungProbes(String namespace, long probes) {
-    Tags tags = Tags.of("namespace", namespace);
-    if (probes <= 0) {
-      remove(hungProbes, "kvguard.probes.hung", tags);
-      return;
-    }
-    gauge(
-            hungProbes,
-            "kvguard.probes.hung",
-            "Engine probes running past the hung threshold, counted on the hung budget instead of"
-                + " their namespace's share of the probe threads",
-            tags)
-        .set(probes);
+    namespaceGauge(
+        hungProbes,
+        "kvguard.probes.hung",
+        "Engine probes running past the hung threshold, counted on the hung budget instead of"
+            + " their namespace's share of the probe threads",
+        namespace,
+        probes);
   }
 
   /**
@@ -307,18 +292,13 @@ public final class KvguardMetrics {
    * exists only while it has one.
    */
   public void hungRejectionProbes(String namespace, long probes) {
-    Tags tags = Tags.of("namespace", namespace);
-    if (probes <= 0) {
-      remove(hungRejectionProbes, "kvguard.rejection.probes.hung", tags);
-      return;
-    }
-    gauge(
-            hungRejectionProbes,
-            "kvguard.rejection.probes.hung",
-            "Rejection probes running past the hung threshold, counted on the rejection probes'"
-                + " hung budget instead of the rejection probe threads",
-            tags)
-        .set(probes);
+    namespaceGauge(
+        hungRejectionProbes,
+        "kvguard.rejection.probes.hung",
+        "Rejection probes running past the hung threshold, counted on the rejection probes'"
+            + " hung budget instead of the rejection probe threads",
+        namespace,
+        probes);
   }
 
   /** The namespaces that have a {@link #strandedPods} series now. */
@@ -363,6 +343,20 @@ public final class KvguardMetrics {
       }
     }
     return namespace.equals(ns) && modelDeployment.equals(md);
+  }
+
+  /**
+   * Sets a namespace's series of a per-namespace gauge, or removes it at 0: a namespace's series
+   * exists only while its value is positive, so namespaces never grow the registry.
+   */
+  private void namespaceGauge(
+      Map<Tags, AtomicLong> values, String name, String description, String namespace, long value) {
+    Tags tags = Tags.of("namespace", namespace);
+    if (value <= 0) {
+      remove(values, name, tags);
+      return;
+    }
+    gauge(values, name, description, tags).set(value);
   }
 
   private AtomicLong gauge(
