@@ -1,14 +1,9 @@
 package io.kvguard.bench;
 
-import io.fabric8.kubernetes.api.model.IntOrString;
-import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
-import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
-import io.kvguard.customresource.ModelDeploymentSpec;
-import io.kvguard.customresource.RoleSpec;
 import io.kvguard.gate.GateNames;
 import io.kvguard.testkit.EmbeddedApiServer;
 import io.kvguard.testkit.EngineShapes;
@@ -138,20 +133,7 @@ public final class ArchiveTraining {
   }
 
   private static ModelDeployment policy(String name) {
-    RoleSpec role = new RoleSpec();
-    role.setName("serve");
-    role.setEngine(Engine.SGLANG);
-    role.setSelector(new LabelSelectorBuilder().withMatchLabels(Map.of("app", name)).build());
-    role.setPort(new IntOrString(SimulatedPods.ENGINE_PORT_NAME));
-    ModelDeploymentSpec spec = new ModelDeploymentSpec();
-    spec.setModel("zai-org/GLM-5.3");
-    spec.setContextWindow(WINDOW);
-    spec.setRoles(List.of(role));
-    ModelDeployment md = new ModelDeployment();
-    md.getMetadata().setName(name);
-    md.getMetadata().setNamespace(NAMESPACE);
-    md.setSpec(spec);
-    return md;
+    return PodCacheBenchmark.policy(NAMESPACE, name);
   }
 
   /** The jar as the image's ENTRYPOINT runs it, with the image's and the chart's settings. */

@@ -436,7 +436,8 @@ public final class PodCacheBenchmark implements AutoCloseable {
     }
   }
 
-  private static ModelDeployment policy(String namespace, String name) {
+  /** An SGLang policy of one role selecting {@code app=name} on the simulated pods' engine port. */
+  static ModelDeployment policy(String namespace, String name) {
     RoleSpec role = new RoleSpec();
     role.setName("serve");
     role.setEngine(Engine.SGLANG);
