@@ -10,10 +10,14 @@ import io.fabric8.kubernetes.client.informers.cache.BasicItemStore;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.kvguard.gate.GateNames;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.stream.Stream;
 
 /**
  * A pod informer's store that keeps of each pod only what kvguard reads (a copy made before the pod
@@ -35,22 +39,45 @@ import java.util.function.Function;
  * every pod it is handed by namespace and removes a pod's index entries only when its store held
  * the pod: a pod not stored at all would stay in that index after it is deleted (fabric8 7.5.2,
  * {@code CacheImpl.put/remove}). The key also lets a repeated LIST skip an unchanged pod (same
- * resourceVersion: no event). kvguard's own indexes skip pods held as keys ({@link
- * #indexingKeptPodsOnly}), and {@link PodCache} never hands one out.
+ * resourceVersion: no event). kvguard's own indexes are kept here ({@link #byIndex}) and file only
+ * the pods kept whole, and {@link PodCache} never hands out a pod held as its key.
  */
 final class LeanPodStore extends BasicItemStore<Pod> {
   private final String namespace;
   private final PodCacheFilter filter;
+  private final Map<String, Function<Pod, List<String>>> indexers;
+
+  /** Index name → index key → the store keys of the pods filed there. */
+  private final Map<String, Map<String, Set<String>>> indexes = new HashMap<>();
 
   LeanPodStore(String namespace, PodCacheFilter filter) {
+    this(namespace, filter, SelectionIndex.podIndexers());
+  }
+
+  LeanPodStore(
+      String namespace, PodCacheFilter filter, Map<String, Function<Pod, List<String>>> indexers) {
     super(Cache::metaNamespaceKeyFunc);
     this.namespace = namespace;
     this.filter = filter;
+    this.indexers = Map.copyOf(indexers);
+    indexers.keySet().forEach(name -> indexes.put(name, new ConcurrentHashMap<>()));
   }
 
   @Override
   public Pod put(String key, Pod pod) {
-    return super.put(key, filter.keeps(pod) ? lean(pod) : new KeyOnly(namespace, pod));
+    Pod stored = filter.keeps(pod) ? lean(pod) : new KeyOnly(namespace, pod);
+    Pod before = super.put(key, stored);
+    reindex(key, before, stored);
+    return before;
+  }
+
+  @Override
+  public Pod remove(String key) {
+    Pod before = super.remove(key);
+    if (before != null) {
+      reindex(key, before, null);
+    }
+    return before;
   }
 
   /** A pod this store holds as its key alone: not one to read anything from. */
@@ -59,19 +86,70 @@ final class LeanPodStore extends BasicItemStore<Pod> {
   }
 
   /**
-   * Indexes that file only the pods {@code filter} keeps. Consistent on removal: fabric8 removes a
-   * pod's entries by applying the index to what the store held, which for a kept pod is its lean
-   * copy (the filter reads nothing the lean copy drops, so it keeps that too) and for a key yields
-   * nothing, as it did when the whole pod came.
+   * The kept pods filed under {@code key} of kvguard's pod index {@code index} ({@link
+   * SelectionIndex#podIndexers()}). A pod an update leaves under a key is found under it throughout
+   * the update, which fabric8's informer indexes do not promise: fabric8 7.5.2 ({@code
+   * CacheImpl.updateIndices}, {@code CacheImpl.Index.update}) takes a pod out of every entry of its
+   * old version and then files the new one, and {@code byIndex} does not wait for that, so a pass
+   * reading while an unchanged pod was updated found no pod (the policy's first pass saw an empty
+   * role and the pod waited a whole probe period; a pod selected by two roles was judged by the
+   * second). Here a pod is filed under its new keys before it leaves its old ones. Between the
+   * store's write and the index's, a pod may still be found under a key its new version left:
+   * callers check each pod against the key ({@link OwnWrites#overIndex}).
    */
-  static Map<String, Function<Pod, List<String>>> indexingKeptPodsOnly(
-      PodCacheFilter filter, Map<String, Function<Pod, List<String>>> indexers) {
-    Map<String, Function<Pod, List<String>>> kept = new LinkedHashMap<>();
-    indexers.forEach(
-        (name, index) ->
-            kept.put(
-                name, pod -> isKeyOnly(pod) || !filter.keeps(pod) ? List.of() : index.apply(pod)));
-    return kept;
+  List<Pod> byIndex(String index, String key) {
+    Map<String, Set<String>> entries = indexes.get(index);
+    Set<String> podKeys = entries == null ? null : entries.get(key);
+    if (podKeys == null) {
+      return List.of();
+    }
+    List<Pod> found = new ArrayList<>(podKeys.size());
+    for (String podKey : podKeys) {
+      Pod pod = get(podKey);
+      if (pod != null && !isKeyOnly(pod)) {
+        found.add(pod);
+      }
+    }
+    return found;
+  }
+
+  /** The store keys filed under {@code key} of {@code index} (an entry left behind shows here). */
+  Set<String> filed(String index, String key) {
+    return Set.copyOf(indexes.get(index).getOrDefault(key, Set.of()));
+  }
+
+  /** Every pod this store keeps whole (not those held as their key alone). */
+  Stream<Pod> kept() {
+    return values().filter(pod -> !isKeyOnly(pod));
+  }
+
+  /**
+   * Called under fabric8's cache lock (its {@code put} and {@code remove} are synchronized), and
+   * synchronized here too so that writers never interleave whatever calls them.
+   */
+  private synchronized void reindex(String podKey, Pod before, Pod after) {
+    for (Map.Entry<String, Function<Pod, List<String>>> indexer : indexers.entrySet()) {
+      Map<String, Set<String>> entries = indexes.get(indexer.getKey());
+      List<String> was = keysOf(indexer.getValue(), before);
+      List<String> now = keysOf(indexer.getValue(), after);
+      for (String key : now) {
+        entries.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(podKey);
+      }
+      for (String key : was) {
+        if (!now.contains(key)) {
+          entries.computeIfPresent(
+              key,
+              (k, pods) -> {
+                pods.remove(podKey);
+                return pods.isEmpty() ? null : pods;
+              });
+        }
+      }
+    }
+  }
+
+  private static List<String> keysOf(Function<Pod, List<String>> indexer, Pod pod) {
+    return pod == null || isKeyOnly(pod) ? List.of() : indexer.apply(pod);
   }
 
   /**

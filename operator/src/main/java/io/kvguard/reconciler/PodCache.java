@@ -83,7 +83,10 @@ final class PodCache implements SelectionIndex.Pods {
   }
 
   /** A namespace's informer and the filter its store keeps pods by. */
-  private record Cached(InformerEventSource<Pod, ModelDeployment> source, PodCacheFilter filter) {}
+  private record Cached(
+      InformerEventSource<Pod, ModelDeployment> source,
+      LeanPodStore store,
+      PodCacheFilter filter) {}
 
   PodCache(SecondaryToPrimaryMapper<Pod> policiesOfPod, int listConcurrency) {
     if (listConcurrency < 1) {
@@ -169,29 +172,26 @@ final class PodCache implements SelectionIndex.Pods {
     if (replacing != null && replacing.source().name().equals(name)) {
       name = name + RELIST_SUFFIX;
     }
+    LeanPodStore store = new LeanPodStore(namespace, filter);
     InformerEventSource<Pod, ModelDeployment> source =
         new InformerEventSource<>(
             InformerEventSourceConfiguration.from(Pod.class, ModelDeployment.class)
                 .withName(name)
                 .withNamespaces(Set.of(namespace))
                 .withFollowControllerNamespacesChanges(false)
-                .withItemStore(new LeanPodStore(namespace, filter))
+                .withItemStore(store)
                 .withInformerListLimit(LIST_PAGE_SIZE)
                 .withSecondaryToPrimaryMapper(policiesOfPod)
                 .withOnAddFilter(
                     pod -> afterFirstList(firstList.get(), pod) && addTriggersPass(filter, pod))
                 .build(),
             sources.eventSourceContextForDynamicRegistration());
-    source.addIndexers(LeanPodStore.indexingKeptPodsOnly(filter, SelectionIndex.podIndexers()));
     awaitTurnToList(namespace);
     try {
       // Registers and starts it: returns once the informer has listed the namespace (or throws).
       sources.dynamicallyRegisterEventSource(source);
       firstList.set(
-          source
-              .list(namespace)
-              .map(PodCache::listedVersion)
-              .collect(Collectors.toUnmodifiableSet()));
+          store.values().map(PodCache::listedVersion).collect(Collectors.toUnmodifiableSet()));
     } catch (RuntimeException e) {
       // Not left registered half-started: the next pass tries again from scratch.
       sources.dynamicallyDeRegisterEventSource(source.name());
@@ -202,7 +202,7 @@ final class PodCache implements SelectionIndex.Pods {
     if (replacing == null) {
       LOG.info("caching the pods of namespace {}: it holds a ModelDeployment", namespace);
     }
-    return new Cached(source, filter);
+    return new Cached(source, store, filter);
   }
 
   /**
@@ -309,13 +309,13 @@ final class PodCache implements SelectionIndex.Pods {
   /** The namespace's pods under {@code key} of one of {@link SelectionIndex}'s pod indexes. */
   @Override
   public List<Pod> byIndex(String namespace, String index, String key) {
-    // kvguard's indexes file no pod held as a key (LeanPodStore.indexingKeptPodsOnly).
+    // kvguard's indexes are the store's own (LeanPodStore.byIndex) and file no pod held as a key.
     Cached cached = byNamespace.get(namespace);
     if (cached == null) {
       return List.of();
     }
     Function<Pod, List<String>> keys = SelectionIndex.podIndexers().get(index);
-    List<Pod> indexed = cached.source().byIndex(index, key);
+    List<Pod> indexed = cached.store().byIndex(index, key);
     if (keys == null) {
       return indexed.stream().map(pod -> ownWrites.current(pod, true)).toList();
     }
@@ -334,11 +334,7 @@ final class PodCache implements SelectionIndex.Pods {
     Cached cached = byNamespace.get(namespace);
     return cached == null
         ? Stream.empty()
-        : cached
-            .source()
-            .list(namespace)
-            .filter(pod -> !LeanPodStore.isKeyOnly(pod))
-            .map(pod -> ownWrites.current(pod, true));
+        : cached.store().kept().map(pod -> ownWrites.current(pod, true));
   }
 
   /**

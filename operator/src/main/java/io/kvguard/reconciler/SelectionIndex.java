@@ -148,6 +148,13 @@ final class SelectionIndex {
   /**
    * Policies of the pod's namespace that might select it, list it or have recorded a verdict on it:
    * a superset the caller filters exactly.
+   *
+   * <p>The policies' indexes are fabric8's (the controller's informer), which re-file a policy on
+   * each update by taking it out of its entries first (fabric8 7.5.2 {@code
+   * CacheImpl.updateIndices}): a lookup while a policy's status is written may miss it. When the
+   * indexes find none, the namespace's policies are read whole, so a pod is never judged to concern
+   * no policy on an index's word alone (a probe would be dropped, a pod's event mapped nowhere).
+   * Pods keep their own indexes ({@link LeanPodStore#byIndex}).
    */
   static List<ModelDeployment> candidatePolicies(
       IndexerResourceCache<ModelDeployment> policies, Pod pod) {
@@ -167,6 +174,9 @@ final class SelectionIndex {
       policies
           .get(new ResourceID(recorded, namespace))
           .ifPresent(md -> found.putIfAbsent(ResourceID.fromResource(md), md));
+    }
+    if (found.isEmpty()) {
+      policies.list(namespace).forEach(md -> found.put(ResourceID.fromResource(md), md));
     }
     List<ModelDeployment> byName = new ArrayList<>(found.values());
     byName.sort(Comparator.comparing((HasMetadata md) -> md.getMetadata().getName()));

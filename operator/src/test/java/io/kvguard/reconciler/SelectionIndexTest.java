@@ -198,6 +198,29 @@ class SelectionIndexTest {
   }
 
   @Test
+  void aPolicyTheIndexMissesWhileItIsUpdatedIsStillFoundForThePodItSelects() {
+    // fabric8's index takes a policy out of its entries and files it again on each update: a
+    // lookup in between finds nothing.
+    MemoryCache<ModelDeployment> midUpdate =
+        new MemoryCache<>() {
+          @Override
+          public List<ModelDeployment> byIndex(String index, String key) {
+            return List.of();
+          }
+        };
+    SelectionIndex.register(midUpdate);
+    ModelDeployment md = policy("inference", "glm", matchLabels(Map.of("app", "glm")));
+    midUpdate.put(md);
+    midUpdate.put(policy("other", "glm", matchLabels(Map.of("app", "glm"))));
+    Pod pod = pod("inference", "serve-0", Map.of("app", "glm"));
+
+    assertThat(names(SelectionIndex.candidatePolicies(midUpdate, pod))).containsExactly("glm");
+    assertThat(SelectionIndex.candidatePolicies(midUpdate, pod))
+        .singleElement()
+        .satisfies(found -> assertThat(found.getMetadata().getNamespace()).isEqualTo("inference"));
+  }
+
+  @Test
   void aRoleIsFiledUnderItsFirstMatchLabelByKeyOrderOrTheWholeNamespace() {
     ModelDeployment md =
         policy(
@@ -214,7 +237,7 @@ class SelectionIndexTest {
   }
 
   /** An informer cache in memory: resources by namespace/name, and the indexers it was given. */
-  private static final class MemoryCache<T extends HasMetadata> implements IndexerResourceCache<T> {
+  private static class MemoryCache<T extends HasMetadata> implements IndexerResourceCache<T> {
     private final Map<ResourceID, T> resources = new HashMap<>();
     private final Map<String, Function<T, List<String>>> indexers = new HashMap<>();
 
