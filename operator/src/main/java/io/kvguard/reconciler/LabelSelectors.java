@@ -24,6 +24,16 @@ public final class LabelSelectors {
     if (noLabels && noExpressions) {
       return Optional.of("selector is empty and would select every pod in the namespace");
     }
+    if (!noLabels) {
+      for (Map.Entry<String, String> label : selector.getMatchLabels().entrySet()) {
+        // The API server stores a label selector's values as strings; an object that reached
+        // kvguard otherwise (a null in JSON) selects nothing rather than stop the namespace's
+        // cache.
+        if (label.getKey() == null || label.getValue() == null) {
+          return Optional.of("matchLabels " + label.getKey() + " has no value");
+        }
+      }
+    }
     if (!noExpressions) {
       for (LabelSelectorRequirement requirement : selector.getMatchExpressions()) {
         String operator = requirement.getOperator();

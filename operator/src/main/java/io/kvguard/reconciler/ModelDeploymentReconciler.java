@@ -576,7 +576,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   private List<ModelDeployment> policiesConcerning(Pod pod) {
     String name = pod.getMetadata().getName();
     Set<String> recorded = VerdictRecords.of(pod).keySet();
-    return SelectionIndex.candidatePolicies(policies, pod).stream()
+    return SelectionIndex.candidatePolicies(policies, pod, pods.keeps(pod)).stream()
         .filter(md -> md.getMetadata().getDeletionTimestamp() == null)
         .filter(
             md ->
@@ -606,7 +606,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       return Optional.of("pod " + namespace + "/" + name + " uses the node's network");
     }
     boolean selected =
-        SelectionIndex.candidatePolicies(policies, pod).stream()
+        SelectionIndex.candidatePolicies(policies, pod, true).stream()
             .anyMatch(md -> md.getMetadata().getDeletionTimestamp() == null && selects(md, pod));
     return selected
         ? Optional.empty()

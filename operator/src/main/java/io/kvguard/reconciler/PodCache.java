@@ -298,6 +298,12 @@ final class PodCache implements SelectionIndex.Pods {
     return new TreeSet<>(byNamespace.keySet());
   }
 
+  /** Whether the pod's namespace is cached and its cache keeps this pod whole. */
+  boolean keeps(Pod pod) {
+    Cached cached = byNamespace.get(pod.getMetadata().getNamespace());
+    return cached != null && cached.filter().keeps(pod);
+  }
+
   Optional<Pod> get(ResourceID pod) {
     return pod.getNamespace()
         .map(byNamespace::get)

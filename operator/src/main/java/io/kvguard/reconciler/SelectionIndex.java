@@ -152,12 +152,14 @@ final class SelectionIndex {
    * <p>The policies' indexes are fabric8's (the controller's informer), which re-file a policy on
    * each update by taking it out of its entries first (fabric8 7.5.2 {@code
    * CacheImpl.updateIndices}): a lookup while a policy's status is written may miss it. When the
-   * indexes find none, the namespace's policies are read whole, so a pod is never judged to concern
-   * no policy on an index's word alone (a probe would be dropped, a pod's event mapped nowhere).
+   * indexes find none for a pod the namespace's pod cache keeps ({@code kept}: a selector there
+   * selects it, or it carries kvguard's marks), the namespace's policies are read whole, so such a
+   * pod is never judged to concern no policy on an index's word alone (a probe would be dropped, a
+   * pod's event mapped nowhere). Other pods (a batch job's) concern no policy and cost no read.
    * Pods keep their own indexes ({@link LeanPodStore#byIndex}).
    */
   static List<ModelDeployment> candidatePolicies(
-      IndexerResourceCache<ModelDeployment> policies, Pod pod) {
+      IndexerResourceCache<ModelDeployment> policies, Pod pod, boolean kept) {
     String namespace = pod.getMetadata().getNamespace();
     Map<ResourceID, ModelDeployment> found = new LinkedHashMap<>();
     List<String> keys = new ArrayList<>(podKeys(pod));
@@ -175,7 +177,7 @@ final class SelectionIndex {
           .get(new ResourceID(recorded, namespace))
           .ifPresent(md -> found.putIfAbsent(ResourceID.fromResource(md), md));
     }
-    if (found.isEmpty()) {
+    if (found.isEmpty() && kept) {
       policies.list(namespace).forEach(md -> found.put(ResourceID.fromResource(md), md));
     }
     List<ModelDeployment> byName = new ArrayList<>(found.values());

@@ -86,6 +86,28 @@ class LabelSelectorsTest {
   }
 
   @Test
+  void aMatchLabelsEntryWithoutAValueIsAProblemAndSelectsNoPodInsteadOfThrowing() {
+    // What the API server never stores, but the pod cache's filter must not throw on: it runs for
+    // every pod of the namespace as the informer stores it.
+    java.util.Map<String, String> labels = new java.util.HashMap<>();
+    labels.put("app", null);
+    LabelSelector selector = new LabelSelectorBuilder().withMatchLabels(labels).build();
+
+    assertThat(LabelSelectors.problem(selector)).hasValue("matchLabels app has no value");
+    assertThat(LabelSelectors.matches(selector, Map.of("app", "glm"))).isFalse();
+    assertThat(
+            new PodCacheFilter(java.util.Set.of(selector))
+                .keeps(
+                    new io.fabric8.kubernetes.api.model.PodBuilder()
+                        .withNewMetadata()
+                        .withName("serve-0")
+                        .withLabels(Map.of("app", "glm"))
+                        .endMetadata()
+                        .build()))
+        .isFalse();
+  }
+
+  @Test
   void anEmptySelectorIsRefusedInsteadOfSelectingEveryPod() {
     LabelSelector empty = new LabelSelector();
 

@@ -188,7 +188,7 @@ class SelectionIndexTest {
             Map.of(GateNames.VERDICTS_ANNOTATION, "{\"recorded\": {\"role\": \"role0\"}}"));
     pods.put(pod);
 
-    assertThat(names(SelectionIndex.candidatePolicies(policies, pod)))
+    assertThat(names(SelectionIndex.candidatePolicies(policies, pod, true)))
         .containsExactly("by-expressions", "by-labels", "listing", "recorded");
     assertThat(
             names(
@@ -214,8 +214,12 @@ class SelectionIndexTest {
     midUpdate.put(policy("other", "glm", matchLabels(Map.of("app", "glm"))));
     Pod pod = pod("inference", "serve-0", Map.of("app", "glm"));
 
-    assertThat(names(SelectionIndex.candidatePolicies(midUpdate, pod))).containsExactly("glm");
-    assertThat(SelectionIndex.candidatePolicies(midUpdate, pod))
+    assertThat(names(SelectionIndex.candidatePolicies(midUpdate, pod, true)))
+        .containsExactly("glm");
+    // A pod the namespace's cache does not keep (no selector there selects it, no kvguard mark)
+    // concerns no policy: its events cost no read of the namespace's policies.
+    assertThat(SelectionIndex.candidatePolicies(midUpdate, pod, false)).isEmpty();
+    assertThat(SelectionIndex.candidatePolicies(midUpdate, pod, true))
         .singleElement()
         .satisfies(found -> assertThat(found.getMetadata().getNamespace()).isEqualTo("inference"));
   }

@@ -90,9 +90,15 @@ class TritonMetricsPortIT {
         .contains("declare blockCountIsPool: true");
     assertThat(metrics.hits("/metrics")).isPositive();
     assertThat(inference.hits("/metrics")).isZero();
-    PodVerdictStatus recorded = h.status("triton").pods.get(0);
-    assertThat(recorded.poolTokens).isEqualTo(399_296L);
-    assertThat(recorded.poolSource).isEqualTo("UPPER_BOUND");
+    // The pod's gate is written before the policy's status: the status may follow a moment later.
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              PodVerdictStatus recorded = h.status("triton").pods.get(0);
+              assertThat(recorded.poolTokens).isEqualTo(399_296L);
+              assertThat(recorded.poolSource).isEqualTo("UPPER_BOUND");
+            });
     assertThat(h.status("triton").roles.get(0).smallestPoolTokens).isNull();
 
     h.client
