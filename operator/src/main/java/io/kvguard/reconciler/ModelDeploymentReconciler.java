@@ -61,6 +61,9 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   /** Long after JOSDK ended the scope of a deletion's pass (passOwedAfterDeletion). */
   private static final Duration DELETION_SCOPE_END = Duration.ofSeconds(1);
 
+  /** Events a policy is given after a deletion's pass of its name while it has had no pass. */
+  private static final int OWED_PASS_EVENTS = 5;
+
   private final Clock clock;
   private final ProbeEventSource probeEvents = new ProbeEventSource();
   private final ProbeBook probes;
@@ -68,6 +71,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
 
   /** What is kept per policy, and the one place that forgets it. */
   private final PolicyMemory memory;
+
+  private final OwedPass owedPasses;
 
   private final Observer observer;
   private final RecordSigner signer;
@@ -168,6 +173,17 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
             probes::forget,
             probeEvents::probeFinished);
     this.memory = new PolicyMemory(probes, gates, observer);
+    this.owedPasses =
+        new OwedPass(
+            strandedCount,
+            name -> {
+              IndexerResourceCache<ModelDeployment> cache = policies;
+              return cache == null ? Optional.empty() : cache.get(name);
+            },
+            memory::hadPass,
+            probeEvents::policyNeedsPass,
+            DELETION_SCOPE_END,
+            OWED_PASS_EVENTS);
   }
 
   /** What is kept per policy, by part (tests: nothing outlives its policy). */
@@ -527,24 +543,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    * lost its creation event, and would get no pass until edited: its pods as the old policy left
    * them, opened by the hand-back, for good. A second after this pass ends (JOSDK ends its scope on
    * the same thread as soon as it returns, EventProcessor.ReconcilerExecutor.run), a policy the
-   * cache then holds under the name is given the event it lost.
+   * cache then holds under the name is given the event it lost, and again while it has had no pass
+   * ({@link OwedPass}: a stall of this thread past the first second would lose the first).
    */
   private void passOwedAfterDeletion(ResourceID name) {
-    try {
-      strandedCount.schedule(
-          () -> {
-            IndexerResourceCache<ModelDeployment> cache = policies;
-            if (cache != null) {
-              // Being deleted too, it needs its pass all the same: only a pass of it releases
-              // kvguard's finalizer (a manifest read off the cluster carries it).
-              cache.get(name).ifPresent(probeEvents::policyNeedsPass);
-            }
-          },
-          DELETION_SCOPE_END.toMillis(),
-          java.util.concurrent.TimeUnit.MILLISECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      // The operator is stopping: no pass follows anyway.
-    }
+    owedPasses.deletionPassEnded(name);
   }
 
   /**

@@ -1,0 +1,95 @@
+package io.kvguard.reconciler;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import io.kvguard.customresource.ModelDeployment;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A policy created again under a name while that name's deletion pass ran gets an event once the
+ * deletion's scope ended. JOSDK drops that event if the deletion's thread has stalled and not yet
+ * ended the scope: the event must come again until the policy has had a pass.
+ */
+class OwedPassTest {
+  private static final ResourceID NAME = new ResourceID("glm", "inference");
+  private static final Duration FIRST = Duration.ofMillis(20);
+
+  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+  private final AtomicReference<ModelDeployment> cached = new AtomicReference<>();
+  private final AtomicBoolean hadPass = new AtomicBoolean();
+  private final List<ModelDeployment> sent = new CopyOnWriteArrayList<>();
+
+  private final OwedPass owed =
+      new OwedPass(
+          timer,
+          name -> Optional.ofNullable(cached.get()),
+          md -> hadPass.get(),
+          sent::add,
+          FIRST,
+          5);
+
+  @AfterEach
+  void stop() {
+    timer.shutdownNow();
+  }
+
+  private static ModelDeployment policy(String uid, boolean deleting) {
+    ModelDeployment md = new ModelDeployment();
+    md.getMetadata().setNamespace("inference");
+    md.getMetadata().setName("glm");
+    md.getMetadata().setUid(uid);
+    if (deleting) {
+      md.getMetadata().setDeletionTimestamp("2026-12-06T00:00:00Z");
+    }
+    return md;
+  }
+
+  @Test
+  void aPolicyWhoseOwedEventWasLostIsGivenItAgainUntilItHasAPass() {
+    cached.set(policy("new", false));
+    owed.deletionPassEnded(NAME);
+
+    // The first event and a repeat (JOSDK dropped the first: no pass came).
+    await().atMost(Duration.ofSeconds(5)).until(() -> sent.size() >= 2);
+    hadPass.set(true);
+    int afterThePass = sent.size();
+    // The repeats' waits (20, 40, 80, 160 ms) are long over.
+    await().pollDelay(Duration.ofMillis(800)).atMost(Duration.ofSeconds(2)).until(() -> true);
+
+    assertThat(sent.size()).isLessThanOrEqualTo(afterThePass + 1);
+    assertThat(sent).allSatisfy(md -> assertThat(md.getMetadata().getUid()).isEqualTo("new"));
+  }
+
+  @Test
+  void theEventsStopAfterTheirNumberAndNoneGoesToANameTheCacheNoLongerHolds() {
+    cached.set(policy("new", false));
+    owed.deletionPassEnded(NAME);
+    await().pollDelay(Duration.ofMillis(1_200)).atMost(Duration.ofSeconds(3)).until(() -> true);
+    assertThat(sent).hasSize(5);
+
+    sent.clear();
+    cached.set(null);
+    owed.deletionPassEnded(NAME);
+    await().pollDelay(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> true);
+    assertThat(sent).isEmpty();
+  }
+
+  @Test
+  void aPolicyBeingDeletedIsGivenItsEventsEvenAfterAPassOnlyAPassOfItReleasesTheFinalizer() {
+    cached.set(policy("recreated", true));
+    hadPass.set(true);
+    owed.deletionPassEnded(NAME);
+    await().atMost(Duration.ofSeconds(3)).until(() -> sent.size() == 5);
+  }
+}
