@@ -52,6 +52,9 @@ final class PolicyMemory {
    */
   private final ConcurrentMap<ResourceID, String> passing = new ConcurrentHashMap<>();
 
+  /** New policies whose first status waits for their first verdicts. */
+  final FirstStatus firstStatus = new FirstStatus();
+
   private final Object[] stripes = new Object[STRIPES];
   private final ProbeBook probes;
   private final GateStage gates;
@@ -132,6 +135,7 @@ final class PolicyMemory {
   /** Called holding the policy's lock. */
   private void forget(ResourceID policy) {
     generations.remove(policy);
+    firstStatus.forget(policy);
     probes.forgetAll(policy);
     gates.forget(policy);
   }
@@ -139,6 +143,7 @@ final class PolicyMemory {
   private Set<ResourceID> held() {
     Set<ResourceID> held = new HashSet<>(passing.keySet());
     held.addAll(generations.keySet());
+    held.addAll(firstStatus.policies());
     held.addAll(probes.policies());
     held.addAll(gates.policies());
     return held;
@@ -157,6 +162,7 @@ final class PolicyMemory {
     Map<String, Set<String>> held = new TreeMap<>();
     held.put("generations", names.apply(generations.keySet()));
     held.put("passing", names.apply(passing.keySet()));
+    held.put("first statuses", names.apply(firstStatus.policies()));
     held.put("probes", names.apply(probes.policies()));
     held.put("gates", names.apply(gates.policies()));
     held.put("observer (UIDs)", observer.uids());
