@@ -310,18 +310,10 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
               .map(RoleSpec::getName)
               .toList());
     }
-    Duration next = nextPass(md, written, now);
     if (!StatusComparison.same(md.getStatus(), status)) {
-      Optional<Duration> hold =
-          memory.firstStatus.holdFor(md, entries, start.invalid().isEmpty(), now);
-      if (hold.isPresent()) {
-        // The probes' answers bring the next pass; this one only makes sure of it.
-        next = hold.get().compareTo(next) < 0 ? hold.get() : next;
-      } else {
-        writeStatus(md, context, status);
-      }
+      writeStatus(md, context, status);
     }
-    return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(next);
+    return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(nextPass(md, written, now));
   }
 
   /**

@@ -52,9 +52,6 @@ final class PolicyMemory {
    */
   private final ConcurrentMap<ResourceID, String> passing = new ConcurrentHashMap<>();
 
-  /** New policies whose first status waits for their first verdicts. */
-  final FirstStatus firstStatus = new FirstStatus();
-
   private final Object[] stripes = new Object[STRIPES];
   private final ProbeBook probes;
   private final GateStage gates;
@@ -135,7 +132,6 @@ final class PolicyMemory {
   /** Called holding the policy's lock. */
   private void forget(ResourceID policy) {
     generations.remove(policy);
-    firstStatus.forget(policy);
     probes.forgetAll(policy);
     gates.forget(policy);
   }
@@ -143,7 +139,6 @@ final class PolicyMemory {
   private Set<ResourceID> held() {
     Set<ResourceID> held = new HashSet<>(passing.keySet());
     held.addAll(generations.keySet());
-    held.addAll(firstStatus.policies());
     held.addAll(probes.policies());
     held.addAll(gates.policies());
     return held;
@@ -162,7 +157,6 @@ final class PolicyMemory {
     Map<String, Set<String>> held = new TreeMap<>();
     held.put("generations", names.apply(generations.keySet()));
     held.put("passing", names.apply(passing.keySet()));
-    held.put("first statuses", names.apply(firstStatus.policies()));
     held.put("probes", names.apply(probes.policies()));
     held.put("gates", names.apply(gates.policies()));
     held.put("observer (UIDs)", observer.uids());

@@ -145,19 +145,12 @@ class DeletedPolicyStateIT extends EmbeddedClusterTest {
               assertThat(leftovers(keeperUid)).as("what deleted policies left, by part").isEmpty();
               assertThat(seriesOfDeletedPolicies()).isEmpty();
             });
-    // Every part holds the live policy, except the wait for a first status: the keeper's status
-    // is written, so that one holds nothing.
     assertThat(reconciler().policyMemory())
         .allSatisfy(
-            (part, held) -> {
-              if (part.equals("first statuses")) {
-                assertThat(held).as(part).isEmpty();
-              } else {
+            (part, held) ->
                 assertThat(held)
                     .as(part)
-                    .containsAnyOf(OperatorHarness.NAMESPACE + "/keeper", keeperUid);
-              }
-            });
+                    .containsAnyOf(OperatorHarness.NAMESPACE + "/keeper", keeperUid));
     System.out.printf(
         "deleted-policy-state: nothing left after %d ms%n",
         (System.nanoTime() - started) / 1_000_000);

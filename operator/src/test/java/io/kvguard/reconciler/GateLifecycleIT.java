@@ -238,17 +238,16 @@ class GateLifecycleIT extends EmbeddedClusterTest {
     Map<String, FakeEngine.Answer> slow =
         new java.util.HashMap<>(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
     slow.put("/server_info", slow.get("/server_info").delayedBy(4_000));
-    FakeEngine engine = h.engine(slow);
-    h.pod("serve-0", SERVE, engine);
+    h.pod("serve-0", SERVE, h.engine(slow));
     ModelDeployment md = serving(role("serve", Engine.SGLANG, SERVE));
     waitForSlowAnswers(md);
     h.create(md);
-    // The pass ran and its probe waits for the answer. The status, too: a new policy's first
-    // status comes with its first verdicts (FirstStatus).
-    await().untilAsserted(() -> assertThat(engine.hits("/server_info")).isPositive());
-    assertThat(h.get("glm").getStatus())
-        .as("a status that would say only: awaiting probes")
-        .isNull();
+    await()
+        .untilAsserted(
+            () ->
+                assertThat(h.status("glm").pods)
+                    .extracting(p -> p.reason)
+                    .containsExactly("AwaitingProbe"));
     assertThat(h.get("glm").getMetadata().getFinalizers())
         .as("nothing written to a pod yet")
         .isEmpty();
