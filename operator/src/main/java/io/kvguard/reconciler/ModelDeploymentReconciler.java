@@ -180,7 +180,6 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
               IndexerResourceCache<ModelDeployment> cache = policies;
               return cache == null ? Optional.empty() : cache.get(name);
             },
-            memory::hadPass,
             probeEvents::policyNeedsPass,
             DELETION_SCOPE_END,
             OWED_PASS_EVENTS);
@@ -264,6 +263,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     // First of all: the sweep of deleted policies must see this one as live before it keeps
     // anything.
     Long lastGeneration = memory.passStarting(md);
+    // A pass in a deletion's scope is not the policy's own: JOSDK forgets the name after it.
+    owedPasses.passStarted(md, context.isPrimaryResourceDeleted());
     Instant now = clock.instant();
     // A spec it cannot read is named here and held by SpecProblems; a status it cannot read is
     // treated as absent and rewritten by this pass.
@@ -544,7 +545,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    * them, opened by the hand-back, for good. A second after this pass ends (JOSDK ends its scope on
    * the same thread as soon as it returns, EventProcessor.ReconcilerExecutor.run), a policy the
    * cache then holds under the name is given the event it lost, and again while it has had no pass
-   * ({@link OwedPass}: a stall of this thread past the first second would lose the first).
+   * of its own, outside a deletion's scope ({@link OwedPass}: a stall of this thread past the first
+   * second would lose the first, and a pass this scope ran of that policy is forgotten with it).
    */
   private void passOwedAfterDeletion(ResourceID name) {
     owedPasses.deletionPassEnded(name);

@@ -86,12 +86,6 @@ final class PolicyMemory {
     return generations.put(self, generation);
   }
 
-  /** Whether a pass of this very policy (its UID, not only its name) has started. */
-  boolean hadPass(ModelDeployment md) {
-    String uid = md.getMetadata().getUid();
-    return uid != null && uid.equals(passing.get(ResourceID.fromResource(md)));
-  }
-
   /**
    * The policy's deletion pass handed its pods back: everything kept about it goes, and the pods it
    * could not hand back are said.
