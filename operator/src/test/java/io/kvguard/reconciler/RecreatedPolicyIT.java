@@ -47,6 +47,44 @@ class RecreatedPolicyIT extends EmbeddedClusterTest {
     return md;
   }
 
+  /**
+   * Deletes the policy "glm" so that its deletion's own pass is under way when this returns: the
+   * hand-back is refused (403) until the finalizer goes; then the deletion's own pass (the watch's
+   * DELETED event) tries again, and that write is answered three seconds late. The policy is gone
+   * from the API server by then.
+   */
+  private void deleteWhileItsLastPassIsHeld() {
+    AtomicBoolean finalizerGone = new AtomicBoolean();
+    AtomicBoolean held = new AtomicBoolean();
+    CountDownLatch lastPassUnderWay = new CountDownLatch(1);
+    h.api.faults(
+        request -> {
+          String path = request.getPath().replaceFirst("[?].*$", "");
+          if ("PATCH".equals(request.getMethod()) && path.endsWith("/modeldeployments/glm")) {
+            finalizerGone.set(true);
+            return null;
+          }
+          if (!"PATCH".equals(request.getMethod()) || !path.contains("/pods/")) {
+            return null;
+          }
+          if (!finalizerGone.get()) {
+            return forbidden();
+          }
+          if (held.compareAndSet(false, true)) {
+            lastPassUnderWay.countDown();
+            return forbidden().setBodyDelay(3, TimeUnit.SECONDS);
+          }
+          return null;
+        });
+    h.client
+        .resources(ModelDeployment.class)
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .withName("glm")
+        .delete();
+    await().atMost(Duration.ofSeconds(30)).until(() -> lastPassUnderWay.getCount() == 0);
+    assertThat(h.get("glm")).isNull();
+  }
+
   @Test
   void aPolicyCreatedAgainWhileTheDeletedOnesPassRanNeverOpensAPodNoProbePassed() {
     // The incident's pool: never to be opened by an Enforce policy.
@@ -99,37 +137,7 @@ class RecreatedPolicyIT extends EmbeddedClusterTest {
     h.create(policy());
     awaitGate("serve-0", "True", "PoolSufficient");
     await().atMost(Duration.ofSeconds(10)).until(() -> h.labelled("serve-0"));
-    // The hand-back is refused (403) until the finalizer goes; then the deletion's own pass (the
-    // watch's DELETED event) tries again, and that write is answered three seconds late.
-    AtomicBoolean finalizerGone = new AtomicBoolean();
-    AtomicBoolean held = new AtomicBoolean();
-    CountDownLatch lastPassUnderWay = new CountDownLatch(1);
-    h.api.faults(
-        request -> {
-          String path = request.getPath().replaceFirst("[?].*$", "");
-          if ("PATCH".equals(request.getMethod()) && path.endsWith("/modeldeployments/glm")) {
-            finalizerGone.set(true);
-            return null;
-          }
-          if (!"PATCH".equals(request.getMethod()) || !path.contains("/pods/")) {
-            return null;
-          }
-          if (!finalizerGone.get()) {
-            return forbidden();
-          }
-          if (held.compareAndSet(false, true)) {
-            lastPassUnderWay.countDown();
-            return forbidden().setBodyDelay(3, TimeUnit.SECONDS);
-          }
-          return null;
-        });
-    h.client
-        .resources(ModelDeployment.class)
-        .inNamespace(OperatorHarness.NAMESPACE)
-        .withName("glm")
-        .delete();
-    await().atMost(Duration.ofSeconds(30)).until(() -> lastPassUnderWay.getCount() == 0);
-    assertThat(h.get("glm")).isNull();
+    deleteWhileItsLastPassIsHeld();
     // Created again, asking for a window the pod's pool cannot hold: the pod must be shut.
     ModelDeployment stricter = policy();
     stricter.getSpec().setContextWindow(2 * 2_040_000L);
@@ -210,37 +218,7 @@ class RecreatedPolicyIT extends EmbeddedClusterTest {
     h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
     h.create(policy());
     awaitGate("serve-0", "True", "PoolSufficient");
-    // As in aPolicyCreatedAgainWhileTheDeletionsLastPassRanIsReconciled: the deletion's own pass
-    // is under way (its hand-back answered three seconds late).
-    AtomicBoolean finalizerGone = new AtomicBoolean();
-    AtomicBoolean held = new AtomicBoolean();
-    CountDownLatch lastPassUnderWay = new CountDownLatch(1);
-    h.api.faults(
-        request -> {
-          String path = request.getPath().replaceFirst("[?].*$", "");
-          if ("PATCH".equals(request.getMethod()) && path.endsWith("/modeldeployments/glm")) {
-            finalizerGone.set(true);
-            return null;
-          }
-          if (!"PATCH".equals(request.getMethod()) || !path.contains("/pods/")) {
-            return null;
-          }
-          if (!finalizerGone.get()) {
-            return forbidden();
-          }
-          if (held.compareAndSet(false, true)) {
-            lastPassUnderWay.countDown();
-            return forbidden().setBodyDelay(3, TimeUnit.SECONDS);
-          }
-          return null;
-        });
-    h.client
-        .resources(ModelDeployment.class)
-        .inNamespace(OperatorHarness.NAMESPACE)
-        .withName("glm")
-        .delete();
-    await().atMost(Duration.ofSeconds(30)).until(() -> lastPassUnderWay.getCount() == 0);
-    assertThat(h.get("glm")).isNull();
+    deleteWhileItsLastPassIsHeld();
     // Created again from a manifest read off the cluster (kubectl get -o yaml, then kubectl
     // replace --force): it carries kvguard's finalizer. Deleted again at once (a GitOps prune, the
     // namespace going), it waits on kvguard to let it go: both its events came while the deletion's
