@@ -83,10 +83,46 @@ final class PodCache implements SelectionIndex.Pods {
   }
 
   /** A namespace's informer and the filter its store keeps pods by. */
-  private record Cached(
-      InformerEventSource<Pod, ModelDeployment> source,
-      LeanPodStore store,
-      PodCacheFilter filter) {}
+  private record Cached(Informer source, LeanPodStore store, PodCacheFilter filter) {}
+
+  /**
+   * What this cache uses of a namespace's informer: JOSDK's {@link InformerEventSource} (a test's
+   * stand-in through {@link #cached}).
+   */
+  interface Informer {
+    String name();
+
+    /**
+     * The pod as JOSDK reads it: JOSDK 5.2.3 {@code ManagedInformerEventSource.get} answers from
+     * its temporary cache (a write it was told of, until the pod's next watch event) before the
+     * store.
+     */
+    Optional<Pod> get(ResourceID pod);
+
+    /**
+     * Tells JOSDK's temporary cache of an accepted write; {@code base}: the version it replaced.
+     */
+    void handleRecentResourceUpdate(ResourceID pod, Pod written, Pod base);
+  }
+
+  private static Informer informer(InformerEventSource<Pod, ModelDeployment> source) {
+    return new Informer() {
+      @Override
+      public String name() {
+        return source.name();
+      }
+
+      @Override
+      public Optional<Pod> get(ResourceID pod) {
+        return source.get(pod);
+      }
+
+      @Override
+      public void handleRecentResourceUpdate(ResourceID pod, Pod written, Pod base) {
+        source.handleRecentResourceUpdate(pod, written, base);
+      }
+    };
+  }
 
   PodCache(SecondaryToPrimaryMapper<Pod> policiesOfPod, int listConcurrency) {
     if (listConcurrency < 1) {
@@ -202,7 +238,15 @@ final class PodCache implements SelectionIndex.Pods {
     if (replacing == null) {
       LOG.info("caching the pods of namespace {}: it holds a ModelDeployment", namespace);
     }
-    return new Cached(source, store, filter);
+    return new Cached(informer(source), store, filter);
+  }
+
+  /**
+   * Caches {@code namespace} as though its informer had listed it into {@code store} (for tests,
+   * which drive the store and the informer's temporary cache in a chosen order).
+   */
+  void cached(String namespace, Informer informer, LeanPodStore store, PodCacheFilter filter) {
+    byNamespace.put(namespace, new Cached(informer, store, filter));
   }
 
   /**
