@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.client.informers.cache.BasicItemStore;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.kvguard.gate.GateNames;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,6 +16,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -117,6 +119,16 @@ final class LeanPodStore extends BasicItemStore<Pod> {
   /** The store keys filed under {@code key} of {@code index} (an entry left behind shows here). */
   Set<String> filed(String index, String key) {
     return Set.copyOf(indexes.get(index).getOrDefault(key, Set.of()));
+  }
+
+  /**
+   * This store's own copy of {@code pod}, when it keeps it whole. Never JOSDK's temporary cache's
+   * (the informer's {@code get} answers from that first): only the store tells whether the watch
+   * has brought a write back yet.
+   */
+  Optional<Pod> kept(ResourceID pod) {
+    Pod stored = get(Cache.namespaceKeyFunc(pod.getNamespace().orElse(namespace), pod.getName()));
+    return stored == null || isKeyOnly(stored) ? Optional.empty() : Optional.of(stored);
   }
 
   /** Every pod this store keeps whole (not those held as their key alone). */

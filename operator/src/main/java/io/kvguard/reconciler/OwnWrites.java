@@ -99,8 +99,9 @@ final class OwnWrites {
   /**
    * What an index lookup finds once this process's writes are read over the store: {@code indexed}
    * (the store's pods under {@code key}) as last written, less those a write moved off {@code key},
-   * plus written pods the store has not indexed under it yet. {@code stored}: the store's copy of a
-   * pod; {@code keys}: the index's function.
+   * plus written pods the store has not indexed under it yet. {@code stored}: the store's own copy
+   * of a pod (never JOSDK's temporary cache's: a write read from there counts as shown by the store
+   * and is forgotten before the store shows it); {@code keys}: the index's function.
    *
    * <p>A write the store already shows is forgotten here, not kept until {@link #KEPT}: every pass
    * looks up its policy's pods twice, so a write kept after the store caught up cost each of them a

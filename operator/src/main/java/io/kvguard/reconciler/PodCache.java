@@ -370,13 +370,12 @@ final class PodCache implements SelectionIndex.Pods {
       return indexed.stream().map(pod -> ownWrites.current(pod, true)).toList();
     }
     // Our own writes the store has not indexed yet: a pass reads the verdict record the pass
-    // before it wrote.
-    return ownWrites.overIndex(
-        namespace,
-        key,
-        indexed,
-        id -> cached.source().get(id).filter(pod -> !LeanPodStore.isKeyOnly(pod)),
-        keys);
+    // before it wrote. Each is weighed against the store's copy, never the informer's get: that
+    // answers from JOSDK's temporary cache first, which holds our last write until the pod's next
+    // watch event, so the write read as shown by the store and was forgotten; the condition
+    // write's event then left the store's older pod the only one known, and the next pass wrote
+    // the label again and had it refused (ScaleBenchmarkIT, PodCacheOwnWritesTest).
+    return ownWrites.overIndex(namespace, key, indexed, cached.store()::kept, keys);
   }
 
   @Override
