@@ -216,10 +216,16 @@ public final class KvguardOperator implements AutoCloseable {
       // comes first, as it did when it ran in create.
       verdictKey.awaitFirstAttempt(FIRST_KEY_READ_WAIT);
     }
-    operator.start();
+    // With a lease, the pods are listed as soon as the informer has synced, beside the lease's
+    // review and the lease itself.
+    AtomicBoolean started = new AtomicBoolean();
     if (leaderElection) {
-      // The informer is synced and the elector is acquiring the lease: list the pods beside it.
-      PodCacheWarmUp.start(controller, reconciler, stopping);
+      PodCacheWarmUp.start(controller, reconciler, stopping, started::get);
+    }
+    try {
+      operator.start();
+    } finally {
+      started.set(true);
     }
   }
 

@@ -13,14 +13,18 @@ import org.slf4j.LoggerFactory;
  * acquired, so the first pass finds them cached instead of listing them itself (issue 28 §5).
  *
  * <p>Why here and not in JOSDK: with leader election, {@code Operator.start()} starts the
- * ModelDeployment informer, waits for its sync, then starts the elector and returns; the first pass
- * runs only once the lease is held (java-operator-sdk v5.2.3, {@code Operator.start}, {@code
- * ControllerManager.start(false)}, {@code LeaderElectionManager.start}). The pod informers are
- * registered by passes ({@code PodCache}), so before this their LIST and WATCH came after the
- * lease, in series. An informer writes nothing, so a replica that does not lead may hold one: every
- * replica now caches the pods of the namespaces with a ModelDeployment, and a follower that takes
- * over starts from a warm cache. The cost is the same memory and one pod WATCH per namespace on
- * each replica (docs/architecture.md).
+ * ModelDeployment informer, waits for its sync, then asks for a SelfSubjectRulesReview, starts the
+ * elector and returns; the first pass runs only once the lease is held (java-operator-sdk v5.2.3,
+ * {@code Operator.start}, {@code ControllerManager.start(false)}, {@code
+ * LeaderElectionManager.start} and its {@code checkLeaseAccess}). JOSDK has no hook between the
+ * sync and the review, so the warm-up starts beside {@code Operator.start()} and watches the
+ * ModelDeployment informer's health until it has synced and watches: the pods are then listed while
+ * the review and the lease are answered, not after the review. The pod informers are registered by
+ * passes ({@code PodCache}), so before this their LIST and WATCH came after the lease, in series.
+ * An informer writes nothing, so a replica that does not lead may hold one: every replica now
+ * caches the pods of the namespaces with a ModelDeployment, and a follower that takes over starts
+ * from a warm cache. The cost is the same memory and one pod WATCH per namespace on each replica
+ * (docs/architecture.md).
  *
  * <p>The namespaces are listed one by one in the order the pass would ({@code
  * KVGUARD_POD_LIST_CONCURRENCY} still bounds how many list at once); a pass arriving meanwhile
@@ -32,11 +36,19 @@ final class PodCacheWarmUp {
 
   private PodCacheWarmUp() {}
 
-  /** Starts the warm-up on a thread of its own; returns at once. */
+  /** How often the warm-up looks whether the ModelDeployment informer has synced. */
+  private static final long SYNC_POLL_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(5);
+
+  /**
+   * Starts the warm-up on a thread of its own; returns at once. It waits until the ModelDeployment
+   * informer has synced (or {@code started} says {@code Operator.start()} returned, which JOSDK
+   * does only after the sync, or failed) and then lists the pods.
+   */
   static Thread start(
       RegisteredController<ModelDeployment> registered,
       ModelDeploymentReconciler reconciler,
-      AtomicBoolean stopping) {
+      AtomicBoolean stopping,
+      java.util.function.BooleanSupplier started) {
     // JOSDK's public RegisteredController does not expose the event sources; the instance register
     // returns is its Controller (v5.2.3, Operator.register), whose EventSourceManager is what a
     // pass's Context hands PodCache.
@@ -45,6 +57,12 @@ final class PodCacheWarmUp {
         new Thread(
             () -> {
               try {
+                while (!synced(controller) && !started.getAsBoolean() && !stopping.get()) {
+                  java.util.concurrent.locks.LockSupport.parkNanos(SYNC_POLL_NANOS);
+                }
+                if (stopping.get()) {
+                  return;
+                }
                 int namespaces = reconciler.cachePodsAhead(controller.getEventSourceManager());
                 LOG.info("cached the pods of {} namespace(s) before the first pass", namespaces);
               } catch (RuntimeException e) {
@@ -57,5 +75,15 @@ final class PodCacheWarmUp {
     thread.setDaemon(true);
     thread.start();
     return thread;
+  }
+
+  /**
+   * Whether the ModelDeployment informers have listed and watch: JOSDK marks the controller's event
+   * source running only once every informer it holds has started (v5.2.3, {@code
+   * ManagedInformerEventSource.start}: {@code manager().start()}, which waits for each informer's
+   * start, then {@code super.start()}, which sets it running).
+   */
+  private static boolean synced(Controller<ModelDeployment> controller) {
+    return controller.getEventSourceManager().getControllerEventSource().isRunning();
   }
 }

@@ -126,6 +126,64 @@ class StartupOrderIT {
     }
   }
 
+  /**
+   * The namespace's pods are listed as soon as the ModelDeployment informer has synced, before the
+   * elector's first request: JOSDK asks for a SelfSubjectRulesReview before it starts the elector,
+   * in the thread that started the operator (java-operator-sdk v5.2.3, {@code
+   * LeaderElectionManager.start}, {@code checkLeaseAccess}), and a warm-up started only when that
+   * returned waited for the review's answer.
+   */
+  @Test
+  void podsAreListedWhileTheLeaseAccessReviewIsAnswered() {
+    try (OperatorHarness h = new OperatorHarness()) {
+      FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+      h.pod("serve-0", SERVE, engine);
+      h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+      java.util.concurrent.atomic.AtomicBoolean held =
+          new java.util.concurrent.atomic.AtomicBoolean();
+      h.api.faults(
+          request ->
+              request.getMethod().equals("POST")
+                      && request.getPath().startsWith(REVIEW_PATH)
+                      && held.compareAndSet(false, true)
+                  ? new MockResponse()
+                      .setResponseCode(201)
+                      .setBody(LEASE_RULES)
+                      .setBodyDelay(HELD_MILLIS, TimeUnit.MILLISECONDS)
+                  : null);
+      h.api.clearRequests();
+
+      h.start();
+
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(
+              () ->
+                  assertThat(h.gate("serve-0"))
+                      .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
+      List<EmbeddedApiServer.Request> requests = h.operatorRequests();
+      long reviewAnswered =
+          first(requests, r -> r.method().equals("POST") && r.path().startsWith(REVIEW_PATH))
+              + TimeUnit.MILLISECONDS.toNanos(HELD_MILLIS);
+      long podList = first(requests, r -> r.method().equals("GET") && podList(r) && !watch(r));
+      assertThat(podList)
+          .as("the namespace's pods were listed before the held review was answered")
+          .isLessThan(reviewAnswered);
+      assertThat(first(requests, r -> r.method().equals("PATCH") && r.path().contains("/pods/")))
+          .as("no pod was written before the review was answered and the lease held")
+          .isGreaterThan(reviewAnswered);
+    }
+  }
+
+  private static final String REVIEW_PATH = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews";
+
+  /** What the embedded API server answers every review with: leases may be written. */
+  private static final String LEASE_RULES =
+      "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SelfSubjectRulesReview\","
+          + "\"status\":{\"incomplete\":false,\"resourceRules\":[{\"verbs\":[\"*\"],"
+          + "\"apiGroups\":[\"coordination.k8s.io\"],\"resources\":[\"leases\"]}],"
+          + "\"nonResourceRules\":[]}}";
+
   private static String leasePath() {
     return "/apis/coordination.k8s.io/v1/namespaces/"
         + OperatorHarness.OPERATOR_NAMESPACE
