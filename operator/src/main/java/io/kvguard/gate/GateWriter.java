@@ -31,6 +31,14 @@ public final class GateWriter {
      * land).
      */
     void accepted(Pod written, Pod previous);
+
+    /**
+     * As above; {@code read}: the version the decision was made on, older than {@code previous}
+     * when a conflict made the write read the pod again ({@link PodGate.Accepted}).
+     */
+    default void accepted(Pod written, Pod previous, Pod read) {
+      accepted(written, previous);
+    }
   }
 
   /**
@@ -148,7 +156,12 @@ public final class GateWriter {
     }
     try {
       PodGate.Outcome outcome =
-          gate.apply(pod, decision, record, hooks::beforeWrite, hooks::accepted);
+          gate.apply(
+              pod,
+              decision,
+              record,
+              hooks::beforeWrite,
+              (written, previous, read) -> hooks.accepted(written, previous, read));
       boolean flipped =
           judged
               && decision != null

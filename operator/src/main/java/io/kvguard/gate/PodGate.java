@@ -57,6 +57,27 @@ public final class PodGate {
   }
 
   /**
+   * Hears of an accepted write: the pod written, the version it replaced ({@code base}), and the
+   * version the caller read the pod at ({@code read}): older than {@code base} when a conflict made
+   * the write read the pod again. A cache lagging the API server may still show {@code read}.
+   */
+  @FunctionalInterface
+  public interface Accepted {
+    void accepted(Pod written, Pod base, Pod read);
+  }
+
+  /** As below, telling {@code written} of each write and the version it replaced only. */
+  public Outcome apply(
+      Pod cached,
+      GateDecision decision,
+      RecordUpdate update,
+      Runnable beforeWrite,
+      BiConsumer<Pod, Pod> written) {
+    return apply(
+        cached, decision, update, beforeWrite, (pod, base, read) -> written.accept(pod, base));
+  }
+
+  /**
    * As above, and brings the policy's verdict record on the pod to {@code update} in the
    * condition's request. {@code decision} null leaves condition and label as they are and writes
    * only the record (a policy letting go of a pod another policy still gates).
@@ -66,7 +87,7 @@ public final class PodGate {
       GateDecision decision,
       RecordUpdate update,
       Runnable beforeWrite,
-      BiConsumer<Pod, Pod> written) {
+      Accepted written) {
     String policy = update == null ? null : update.modelDeployment();
     // Condition first: for a closing gate both writes close it; for an opening gate the label
     // follows the condition so a label-routed pod is never ahead of its condition. Handing a pod
@@ -90,7 +111,7 @@ public final class PodGate {
     }
     Pod pod = cached;
     if (condition.written() != null) {
-      written.accept(condition.written(), condition.base());
+      written.accepted(condition.written(), condition.base(), cached);
       pod = condition.written();
     }
     if (decision == null) {
@@ -107,7 +128,7 @@ public final class PodGate {
               false,
               false);
       if (label.written() != null) {
-        written.accept(label.written(), label.base());
+        written.accepted(label.written(), label.base(), cached);
       }
       return new Outcome(
           condition.written() != null,
@@ -125,7 +146,7 @@ public final class PodGate {
             false,
             judgedOpening);
     if (label.written() != null) {
-      written.accept(label.written(), label.base());
+      written.accepted(label.written(), label.base(), cached);
     }
     return new Outcome(
         condition.written() != null, label.written() != null, label.podGone(), label.superseded());

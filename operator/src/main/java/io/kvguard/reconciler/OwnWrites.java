@@ -51,6 +51,16 @@ final class OwnWrites {
 
   /** An accepted write: {@code written} replaced {@code base}, the version it was planned on. */
   void written(Pod written, Pod base) {
+    written(written, base, base);
+  }
+
+  /**
+   * As above; {@code read}: the version the pass read the pod at, older than {@code base} when the
+   * write's resourceVersion test failed and PodGate read the pod again. The store may still show
+   * {@code read} (it lags the API server, which is why the test failed): that version is behind the
+   * write too, not a newer one to forget it for.
+   */
+  void written(Pod written, Pod base, Pod read) {
     long now = nanos.getAsLong();
     byPod.compute(
         ResourceID.fromResource(written),
@@ -62,6 +72,9 @@ final class OwnWrites {
           }
           if (base != null && sameUid(base, written)) {
             behind.add(version(base));
+          }
+          if (read != null && sameUid(read, written)) {
+            behind.add(version(read));
           }
           return new Written(written, Set.copyOf(behind), now);
         });

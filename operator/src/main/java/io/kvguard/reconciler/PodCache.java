@@ -392,10 +392,18 @@ final class PodCache implements SelectionIndex.Pods {
    * temporary cache). {@code base}: the version the write was planned on.
    */
   void written(Pod written, Pod base) {
+    written(written, base, base);
+  }
+
+  /**
+   * As above; {@code read}: the version the pass read, older than {@code base} when the write was
+   * planned again on a fresh read after a conflict ({@link OwnWrites#written(Pod, Pod, Pod)}).
+   */
+  void written(Pod written, Pod base, Pod read) {
     Cached cached = byNamespace.get(written.getMetadata().getNamespace());
     if (cached != null) {
       Pod lean = LeanPodStore.lean(written);
-      ownWrites.written(lean, base);
+      ownWrites.written(lean, base, read);
       cached.source().handleRecentResourceUpdate(ResourceID.fromResource(written), lean, base);
     }
   }

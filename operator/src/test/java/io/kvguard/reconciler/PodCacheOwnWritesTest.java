@@ -182,6 +182,40 @@ class PodCacheOwnWritesTest {
         .containsExactly("12");
   }
 
+  private static Pod at(Pod pod, String version) {
+    return new PodBuilder(pod).editMetadata().withResourceVersion(version).endMetadata().build();
+  }
+
+  /**
+   * The pass read the pod at rv 10 from a store behind the API server (the kubelet wrote rv 11,
+   * whose event is on its way): the condition write's resourceVersion test failed, PodGate read the
+   * pod again and wrote rv 12 on rv 11, then the label (rv 13). Until the kubelet's event comes the
+   * store still shows rv 10, a version the writes replaced though neither was planned on it; a
+   * lookup meanwhile must not take it for a newer one and forget the writes.
+   */
+  @Test
+  void aWriteReplannedAfterAConflictIsKeptWhileTheStoreStillShowsTheVersionThePassRead() {
+    Pod listed = listed();
+    informer.event(listed);
+    pods.cached(NS, informer, store, FILTER);
+    Pod kubelet =
+        at(new PodBuilder(listed).editStatus().withPodIP("10.0.0.7").endStatus().build(), "11");
+    Pod condition = at(conditionWritten(kubelet), "12");
+    pods.written(condition, kubelet, listed);
+    Pod label = at(labelWritten(condition), "13");
+    pods.written(label, condition, listed);
+
+    // Policy b's pass looks up its pods while the store still shows rv 10.
+    assertThat(pods.byIndex(NS, SelectionIndex.POD_LABEL, NS + "/app=b")).isEmpty();
+
+    // The kubelet's event comes (it triggers policy a's pass); the writes' events are on their way.
+    informer.event(kubelet);
+    List<Pod> selected = pods.byIndex(NS, SelectionIndex.POD_LABEL, NS + "/app=a");
+    assertThat(versions(selected)).containsExactly("13");
+    assertThat(versions(pods.byIndex(NS, SelectionIndex.POD_RECORDED_BY, NS + "/policy-a")))
+        .containsExactly("13");
+  }
+
   @Test
   void theWriteIsForgottenOnceTheStoreShowsIt() {
     Pod condition = passOfPolicyAWrites();
