@@ -45,6 +45,47 @@ class PodGateIT {
     assertThat(labels()).doesNotContainKey(GateNames.VERIFIED_LABEL);
   }
 
+  /**
+   * A write refused because the pod changed after the caller's read (someone else's field) is
+   * planned again on a fresh read; its hearer learns both versions: the caller's cache may still
+   * show the one it read, which the write replaced as surely as the fresh one (OwnWrites).
+   */
+  @Test
+  void aWritePlannedAgainAfterAConflictTellsTheVersionTheCallerRead() {
+    Pod read = pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
+    client
+        .pods()
+        .inNamespace(NS)
+        .withName("serve-0")
+        .edit(
+            p -> {
+              p.getMetadata().getLabels().put("team", "search");
+              return p;
+            });
+    java.util.List<String> heard = new java.util.ArrayList<>();
+
+    PodGate.Outcome outcome =
+        gate.apply(
+            read,
+            OPEN,
+            null,
+            () -> {},
+            (written, base, caller) ->
+                heard.add(
+                    written.getMetadata().getResourceVersion()
+                        + " on "
+                        + base.getMetadata().getResourceVersion()
+                        + " read "
+                        + caller.getMetadata().getResourceVersion()));
+
+    assertThat(outcome.conditionWritten()).isTrue();
+    assertThat(heard).hasSize(2);
+    String readVersion = read.getMetadata().getResourceVersion();
+    assertThat(heard).allSatisfy(line -> assertThat(line).endsWith(" read " + readVersion));
+    // The condition was planned again on the fresh pod, not on the read.
+    assertThat(heard.get(0)).doesNotContain(" on " + readVersion + " ");
+  }
+
   @Test
   void theLabelDoesNotFollowAnOpenConditionOntoAContainerThatRestartedBetweenTheWrites() {
     Pod created = pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
