@@ -216,6 +216,40 @@ class PodCacheOwnWritesTest {
         .containsExactly("13");
   }
 
+  /**
+   * The write's watch event lands between the lookup's read of the store's index (which did not
+   * file the pod under the key yet) and its read of the store's copy (which shows the write): the
+   * pod is under the key before and after, so the lookup finds it.
+   */
+  @Test
+  @org.junit.jupiter.api.Disabled(
+      "open: OwnWrites.overIndex finds a forgotten write's pod by the store's index only;"
+          + " checking the store's copy against the key costs one key call per write, which"
+          + " OwnWritesTest.anIndexLookupReadsItsWritesOverTheStoreAndForgetsThoseTheStoreShows"
+          + " pins at zero (review-own-writes report)")
+  void theWritesEventLandingMidLookupLeavesThePodFound() {
+    Pod listed = listed();
+    store.put(Cache.metaNamespaceKeyFunc(listed), listed);
+    OwnWrites writes = new OwnWrites();
+    Pod condition = conditionWritten(listed);
+    writes.written(LeanPodStore.lean(condition), listed);
+    String key = NS + "/policy-a";
+    List<Pod> indexed = store.byIndex(SelectionIndex.POD_RECORDED_BY, key);
+
+    List<Pod> found =
+        writes.overIndex(
+            NS,
+            key,
+            indexed,
+            id -> {
+              store.put(Cache.metaNamespaceKeyFunc(condition), condition);
+              return store.kept(id);
+            },
+            SelectionIndex.podIndexers().get(SelectionIndex.POD_RECORDED_BY));
+
+    assertThat(versions(found)).containsExactly("11");
+  }
+
   @Test
   void theWriteIsForgottenOnceTheStoreShowsIt() {
     Pod condition = passOfPolicyAWrites();
