@@ -222,11 +222,6 @@ class PodCacheOwnWritesTest {
    * pod is under the key before and after, so the lookup finds it.
    */
   @Test
-  @org.junit.jupiter.api.Disabled(
-      "open: OwnWrites.overIndex finds a forgotten write's pod by the store's index only;"
-          + " checking the store's copy against the key costs one key call per write, which"
-          + " OwnWritesTest.anIndexLookupReadsItsWritesOverTheStoreAndForgetsThoseTheStoreShows"
-          + " pins at zero (review-own-writes report)")
   void theWritesEventLandingMidLookupLeavesThePodFound() {
     Pod listed = listed();
     store.put(Cache.metaNamespaceKeyFunc(listed), listed);
