@@ -60,7 +60,8 @@ final class PodCacheWarmUp {
                 while (!synced(controller) && !started.getAsBoolean() && !stopping.get()) {
                   java.util.concurrent.locks.LockSupport.parkNanos(SYNC_POLL_NANOS);
                 }
-                if (stopping.get()) {
+                // Operator.start() returned without the informer running: it failed, and says so.
+                if (stopping.get() || !synced(controller)) {
                   return;
                 }
                 int namespaces = reconciler.cachePodsAhead(controller.getEventSourceManager());
