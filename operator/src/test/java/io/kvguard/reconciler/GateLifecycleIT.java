@@ -168,9 +168,7 @@ class GateLifecycleIT extends EmbeddedClusterTest {
                     .extracting(Event::getReason)
                     .contains("EngineContextExceedsPool"));
 
-    ModelDeployment md = h.get("glm");
-    md.getSpec().getRoles().get(0).setAllowEngineContextAbovePool(true);
-    h.client.resource(md).update();
+    h.editSpec("glm", spec -> spec.getRoles().get(0).setAllowEngineContextAbovePool(true));
     awaitGate("serve-0", "True", "PoolSufficient");
     await()
         .untilAsserted(

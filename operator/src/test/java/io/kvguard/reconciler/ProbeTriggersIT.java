@@ -78,10 +78,12 @@ class ProbeTriggersIT extends EmbeddedClusterTest {
     long before = engine.hits("/server_info");
     double closedBefore = closings();
 
-    ModelDeployment md = h.get("glm");
-    md.getSpec().getRoles().get(0).setMinReadyPods(1);
-    md.getSpec().setMinPoolRatio(1.5);
-    h.client.resource(md).update();
+    h.editSpec(
+        "glm",
+        spec -> {
+          spec.getRoles().get(0).setMinReadyPods(1);
+          spec.setMinPoolRatio(1.5);
+        });
 
     await().atMost(Duration.ofSeconds(10)).until(() -> engine.hits("/server_info") > before);
     await()
