@@ -18,6 +18,17 @@ public final class VerdictRecords {
   private static final TypeReference<TreeMap<String, VerdictRecord>> TYPE =
       new TypeReference<>() {};
 
+  /**
+   * Each annotation text read, with what it says, while some pod still holds that text. A pass
+   * reads a pod's records several times (its index keys, the records it trusts, the patch it plans,
+   * the stranded-pod count) and the same pod object is read by many passes: parsing each time was a
+   * twentieth of the operator's CPU at start-up (issue 28 §5). Weak keys: an entry lasts as long as
+   * a pod object that holds the text, so the memory is that of the pods the cache keeps, however
+   * large a tenant makes the annotation. What is kept is immutable.
+   */
+  private static final Map<String, Map<String, VerdictRecord>> READ =
+      Collections.synchronizedMap(new java.util.WeakHashMap<>());
+
   private VerdictRecords() {}
 
   /**
@@ -29,6 +40,16 @@ public final class VerdictRecords {
     if (json == null || json.isBlank()) {
       return Map.of();
     }
+    Map<String, VerdictRecord> known = READ.get(json);
+    if (known != null) {
+      return known;
+    }
+    Map<String, VerdictRecord> read = parse(json);
+    READ.put(json, read);
+    return read;
+  }
+
+  private static Map<String, VerdictRecord> parse(String json) {
     try {
       Map<String, VerdictRecord> records = MAPPER.readValue(json, TYPE);
       return records == null ? Map.of() : Collections.unmodifiableMap(records);

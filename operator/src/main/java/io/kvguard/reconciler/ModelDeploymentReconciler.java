@@ -36,6 +36,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -454,16 +455,31 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       ModelDeployment md, Context<ModelDeployment> context, ModelDeploymentStatus status) {
     // Not UpdateControl.patchStatus: without SSA that is a JSON diff against the cached copy, which
     // lags behind our own last write (JOSDK 5 does not cache it), so the patch fails (422) and
-    // events repeat. This reads the current resource, writes a JSON patch against it, and puts the
-    // answer in the cache, so the next pass reads its own write. (A JSON patch, never server-side
-    // apply, as everywhere in kvguard.)
-    PrimaryUpdateAndCacheUtils.patchStatusAndCacheResource(
+    // events repeat. Nor fabric8's editStatus (JOSDK's patchStatusAndCacheResource): it copies the
+    // whole resource twice through JSON to compute that diff, the largest part of a status write's
+    // cost (issue 28 §5). The status is kvguard's alone and every pass concludes all of it, so one
+    // JSON patch op sets it whole ("add" replaces a member that exists), and the answer goes to the
+    // cache so the next pass reads its own write. (A JSON patch, never server-side apply, as
+    // everywhere in kvguard.)
+    var client = context.getClient();
+    String patch =
+        "[{\"op\":\"add\",\"path\":\"/status\",\"value\":"
+            + client.getKubernetesSerialization().asJson(status)
+            + "}]";
+    // JOSDK's own loop around the write: the answer is cached, and a 409 or 422 waits for a newer
+    // copy in the cache and is tried again (v5.2.3, PrimaryUpdateAndCacheUtils).
+    PrimaryUpdateAndCacheUtils.updateAndCacheResource(
         md,
         context,
-        fresh -> {
-          fresh.setStatus(status);
-          return fresh;
-        });
+        UnaryOperator.identity(),
+        current ->
+            client
+                .resource(current)
+                .subresource("status")
+                .patch(
+                    io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                        io.fabric8.kubernetes.client.dsl.base.PatchType.JSON),
+                    patch));
   }
 
   /**
