@@ -8,6 +8,7 @@ import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.javaoperatorsdk.operator.processing.event.source.SecondaryToPrimaryMapper;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvguard.customresource.ModelDeployment;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -80,6 +81,34 @@ final class PodCache implements SelectionIndex.Pods {
    */
   private static final class Namespace {
     int passes;
+
+    /** The filter last computed, and the policies (UID and generation) it was computed from. */
+    Set<String> filterOf;
+
+    PodCacheFilter filter;
+
+    /**
+     * The filter the namespace's policies want. A pass asks under the namespace's lock, and at N =
+     * 1,000 every one of a namespace's passes read every policy's selectors to hash them (issue 28
+     * §5): the selectors are in the spec, whose every change the API server counts in {@code
+     * metadata.generation}, so the filter is computed again only when a policy came, went or
+     * changed generation.
+     */
+    PodCacheFilter wanted(List<ModelDeployment> policies) {
+      Set<String> of = new HashSet<>();
+      for (ModelDeployment md : policies) {
+        Long generation = md.getMetadata().getGeneration();
+        if (generation == null) {
+          return PodCacheFilter.of(policies.stream());
+        }
+        of.add(md.getMetadata().getUid() + "/" + generation);
+      }
+      if (!of.equals(filterOf)) {
+        filter = PodCacheFilter.of(policies.stream());
+        filterOf = of;
+      }
+      return filter;
+    }
   }
 
   /** A namespace's informer and the filter its store keeps pods by. */
@@ -160,7 +189,7 @@ final class PodCache implements SelectionIndex.Pods {
       IndexerResourceCache<ModelDeployment> policies) {
     Namespace state = namespaces.computeIfAbsent(namespace, ns -> new Namespace());
     synchronized (state) {
-      PodCacheFilter wanted = PodCacheFilter.of(policies.list(namespace));
+      PodCacheFilter wanted = state.wanted(policies.list(namespace).toList());
       Cached current = byNamespace.get(namespace);
       while (current != null && !current.filter().equals(wanted) && state.passes > 0) {
         try {
@@ -170,7 +199,7 @@ final class PodCache implements SelectionIndex.Pods {
           throw new IllegalStateException(
               "interrupted waiting to list namespace " + namespace + " again", e);
         }
-        wanted = PodCacheFilter.of(policies.list(namespace));
+        wanted = state.wanted(policies.list(namespace).toList());
         current = byNamespace.get(namespace);
       }
       if (current == null || !current.filter().equals(wanted)) {
