@@ -126,12 +126,31 @@ public final class RecordSigner {
     byte[] message =
         (podUid + "\n" + modelDeployment + "\n" + json).getBytes(StandardCharsets.UTF_8);
     try {
-      Mac mac = Mac.getInstance(ALGORITHM);
-      mac.init(key);
-      return Base64.getUrlEncoder().withoutPadding().encodeToString(mac.doFinal(message));
+      return Base64.getUrlEncoder().withoutPadding().encodeToString(mac(key).doFinal(message));
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("HMAC-SHA256 unavailable", e);
     }
+  }
+
+  /** A thread's Mac, initialised with the key it last signed or verified with. */
+  private record KeyedMac(SecretKeySpec key, Mac mac) {}
+
+  /**
+   * Each pass signs or verifies a record per pod: looking the algorithm up and initialising a Mac
+   * each time was a quarter of that (issue 28 §5). {@code doFinal} leaves a Mac as {@code init}
+   * left it (javax.crypto.Mac), so a thread reuses its own while the key is the same.
+   */
+  private static final ThreadLocal<KeyedMac> MACS = new ThreadLocal<>();
+
+  private static Mac mac(SecretKeySpec key) throws GeneralSecurityException {
+    KeyedMac held = MACS.get();
+    if (held == null || held.key() != key) {
+      Mac mac = Mac.getInstance(ALGORITHM);
+      mac.init(key);
+      held = new KeyedMac(key, mac);
+      MACS.set(held);
+    }
+    return held.mac();
   }
 
   @Override

@@ -84,6 +84,10 @@ class RecordSignerTest {
     assertThat(RecordSigner.withKey(otherKey).verifies(POD, "glm", signed))
         .as("after a key rotation")
         .isFalse();
+    // The same thread, back to the first key: each signer uses its own key, whichever came last.
+    assertThat(SIGNER.verifies(POD, "glm", signed)).isTrue();
+    assertThat(RecordSigner.withKey(otherKey).sign(POD, "glm", RECORD).sig())
+        .isNotEqualTo(signed.sig());
   }
 
   @Test
