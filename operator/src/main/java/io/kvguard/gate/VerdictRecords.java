@@ -25,9 +25,18 @@ public final class VerdictRecords {
    * twentieth of the operator's CPU at start-up (issue 28 §5). Weak keys: an entry lasts as long as
    * a pod object that holds the text, so the memory is that of the pods the cache keeps, however
    * large a tenant makes the annotation. What is kept is immutable.
+   *
+   * <p>Only annotations of at most {@value #REMEMBERED_RECORDS} records are kept: what is parsed is
+   * far larger than its text (a TreeMap entry and a record per {@code "x":{}}, 14 times the text at
+   * 256 KiB: 3.5 MiB a pod), so a tenant filling their pods' annotations with empty records would
+   * hold gigabytes of the operator's heap for as long as the pods live. A pod carries one record
+   * per policy that gated it; a larger annotation is parsed on each read, as before the memo.
    */
   private static final Map<String, Map<String, VerdictRecord>> READ =
       Collections.synchronizedMap(new java.util.WeakHashMap<>());
+
+  /** The most records an annotation may hold and still be remembered once parsed. */
+  static final int REMEMBERED_RECORDS = 16;
 
   private VerdictRecords() {}
 
@@ -45,7 +54,9 @@ public final class VerdictRecords {
       return known;
     }
     Map<String, VerdictRecord> read = parse(json);
-    READ.put(json, read);
+    if (read.size() <= REMEMBERED_RECORDS) {
+      READ.put(json, read);
+    }
     return read;
   }
 

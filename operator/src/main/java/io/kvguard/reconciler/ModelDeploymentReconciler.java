@@ -458,28 +458,65 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     // events repeat. Nor fabric8's editStatus (JOSDK's patchStatusAndCacheResource): it copies the
     // whole resource twice through JSON to compute that diff, the largest part of a status write's
     // cost (issue 28 §5). The status is kvguard's alone and every pass concludes all of it, so one
-    // JSON patch op sets it whole ("add" replaces a member that exists), and the answer goes to the
+    // JSON patch sets it whole ("add" replaces a member that exists), guarded by the version it was
+    // concluded from, and the answer goes to the
     // cache so the next pass reads its own write. (A JSON patch, never server-side apply, as
     // everywhere in kvguard.)
     var client = context.getClient();
-    String patch =
-        "[{\"op\":\"add\",\"path\":\"/status\",\"value\":"
-            + client.getKubernetesSerialization().asJson(status)
-            + "}]";
-    // JOSDK's own loop around the write: the answer is cached, and a 409 or 422 waits for a newer
-    // copy in the cache and is tried again (v5.2.3, PrimaryUpdateAndCacheUtils).
-    PrimaryUpdateAndCacheUtils.updateAndCacheResource(
-        md,
-        context,
-        UnaryOperator.identity(),
-        current ->
-            client
+    String value = client.getKubernetesSerialization().asJson(status);
+    String uid = md.getMetadata().getUid();
+    try {
+      // JOSDK's own loop around the write: the answer is cached, and a 409 or 422 waits for a newer
+      // copy in the cache and is tried again (v5.2.3, PrimaryUpdateAndCacheUtils).
+      PrimaryUpdateAndCacheUtils.updateAndCacheResource(
+          md,
+          context,
+          UnaryOperator.identity(),
+          current -> {
+            // The copy JOSDK tries again on is whatever its cache holds under the name: a policy
+            // deleted and created again is another policy, and this pass's conclusions (trusted as
+            // a probe's stand-in, trustedRecord) are not its.
+            if (uid != null && !uid.equals(current.getMetadata().getUid())) {
+              throw new PolicyReplaced();
+            }
+            return client
                 .resource(current)
                 .subresource("status")
                 .patch(
                     io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
                         io.fabric8.kubernetes.client.dsl.base.PatchType.JSON),
-                    patch));
+                    statusPatch(current.getMetadata().getResourceVersion(), value));
+          });
+    } catch (PolicyReplaced e) {
+      LOG.debug(
+          "{}/{} was created again during a pass of the deleted one: its status is not written",
+          md.getMetadata().getNamespace(),
+          md.getMetadata().getName());
+    }
+  }
+
+  /**
+   * The status write: the copy's resourceVersion, then the status whole. The version makes it the
+   * write fabric8's editStatus diff was (fabric8 v7.5.2, OperationSupport.handlePatch: "include the
+   * resourceVersion in the patch"): the API server answers 409 unless the policy is still at the
+   * version the pass read, so a write never lands on a policy deleted and created again under the
+   * name (a new object, a new version) without the UID check above seeing it first.
+   */
+  static String statusPatch(String resourceVersion, String status) {
+    String version =
+        resourceVersion == null
+            ? ""
+            : "{\"op\":\"add\",\"path\":\"/metadata/resourceVersion\",\"value\":"
+                + com.fasterxml.jackson.databind.node.TextNode.valueOf(resourceVersion)
+                + "},";
+    return "[" + version + "{\"op\":\"add\",\"path\":\"/status\",\"value\":" + status + "}]";
+  }
+
+  /** The name's policy is no longer the one the pass read. */
+  private static final class PolicyReplaced extends RuntimeException {
+    PolicyReplaced() {
+      super(null, null, false, false);
+    }
   }
 
   /**
