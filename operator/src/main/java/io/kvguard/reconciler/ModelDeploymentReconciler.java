@@ -459,9 +459,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     // whole resource twice through JSON to compute that diff, the largest part of a status write's
     // cost (issue 28 §5). The status is kvguard's alone and every pass concludes all of it, so one
     // JSON patch sets it whole ("add" replaces a member that exists), guarded by the version it was
-    // concluded from, and the answer goes to the
-    // cache so the next pass reads its own write. (A JSON patch, never server-side apply, as
-    // everywhere in kvguard.)
+    // concluded from, and the answer goes to the cache so the next pass reads its own write. (A
+    // JSON patch, never server-side apply, as everywhere in kvguard.)
     var client = context.getClient();
     String value = client.getKubernetesSerialization().asJson(status);
     String uid = md.getMetadata().getUid();
