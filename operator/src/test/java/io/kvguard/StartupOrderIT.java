@@ -30,29 +30,17 @@ class StartupOrderIT {
   @Test
   void informersStartWhileTheKeyIsReadAndNoPodIsWrittenBeforeItIsAnswered() {
     try (OperatorHarness h = new OperatorHarness()) {
-      FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
-      h.pod("serve-0", SERVE, engine);
-      h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
       // A slow API server: the verdict key's read is answered (absent) only after HELD_MILLIS.
-      h.api.faults(
-          request ->
-              request.getMethod().equals("GET") && request.getPath().startsWith(keyPath())
-                  ? new MockResponse()
-                      .setResponseCode(404)
-                      .setBody(EmbeddedApiServer.status(404, "NotFound", "secrets not found"))
-                      .setBodyDelay(HELD_MILLIS, TimeUnit.MILLISECONDS)
-                  : null);
-      h.api.clearRequests();
-
-      h.start();
-
-      await()
-          .atMost(Duration.ofSeconds(60))
-          .untilAsserted(
-              () ->
-                  assertThat(h.gate("serve-0"))
-                      .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
-      List<EmbeddedApiServer.Request> requests = h.operatorRequests();
+      List<EmbeddedApiServer.Request> requests =
+          startAndAwaitTheGate(
+              h,
+              request ->
+                  request.getMethod().equals("GET") && request.getPath().startsWith(keyPath())
+                      ? new MockResponse()
+                          .setResponseCode(404)
+                          .setBody(EmbeddedApiServer.status(404, "NotFound", "secrets not found"))
+                          .setBodyDelay(HELD_MILLIS, TimeUnit.MILLISECONDS)
+                      : null);
       long keyAnswered =
           first(requests, r -> r.method().equals("GET") && r.path().startsWith(keyPath()))
               + TimeUnit.MILLISECONDS.toNanos(HELD_MILLIS);
@@ -83,34 +71,22 @@ class StartupOrderIT {
   @Test
   void podsAreListedWhileTheLeaseIsAcquiredAndNoPodIsWrittenBeforeItIsHeld() {
     try (OperatorHarness h = new OperatorHarness()) {
-      FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
-      h.pod("serve-0", SERVE, engine);
-      h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
       // A slow API server: the elector's first read of the lease is answered (absent) only after
       // HELD_MILLIS.
       java.util.concurrent.atomic.AtomicBoolean held =
           new java.util.concurrent.atomic.AtomicBoolean();
-      h.api.faults(
-          request ->
-              request.getMethod().equals("GET")
-                      && request.getPath().startsWith(leasePath())
-                      && held.compareAndSet(false, true)
-                  ? new MockResponse()
-                      .setResponseCode(404)
-                      .setBody(EmbeddedApiServer.status(404, "NotFound", "leases not found"))
-                      .setBodyDelay(HELD_MILLIS, TimeUnit.MILLISECONDS)
-                  : null);
-      h.api.clearRequests();
-
-      h.start();
-
-      await()
-          .atMost(Duration.ofSeconds(60))
-          .untilAsserted(
-              () ->
-                  assertThat(h.gate("serve-0"))
-                      .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
-      List<EmbeddedApiServer.Request> requests = h.operatorRequests();
+      List<EmbeddedApiServer.Request> requests =
+          startAndAwaitTheGate(
+              h,
+              request ->
+                  request.getMethod().equals("GET")
+                          && request.getPath().startsWith(leasePath())
+                          && held.compareAndSet(false, true)
+                      ? new MockResponse()
+                          .setResponseCode(404)
+                          .setBody(EmbeddedApiServer.status(404, "NotFound", "leases not found"))
+                          .setBodyDelay(HELD_MILLIS, TimeUnit.MILLISECONDS)
+                      : null);
       long leaseAnswered =
           first(requests, r -> r.method().equals("GET") && r.path().startsWith(leasePath()))
               + TimeUnit.MILLISECONDS.toNanos(HELD_MILLIS);
@@ -136,32 +112,20 @@ class StartupOrderIT {
   @Test
   void podsAreListedWhileTheLeaseAccessReviewIsAnswered() {
     try (OperatorHarness h = new OperatorHarness()) {
-      FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
-      h.pod("serve-0", SERVE, engine);
-      h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
       java.util.concurrent.atomic.AtomicBoolean held =
           new java.util.concurrent.atomic.AtomicBoolean();
-      h.api.faults(
-          request ->
-              request.getMethod().equals("POST")
-                      && request.getPath().startsWith(REVIEW_PATH)
-                      && held.compareAndSet(false, true)
-                  ? new MockResponse()
-                      .setResponseCode(201)
-                      .setBody(LEASE_RULES)
-                      .setBodyDelay(HELD_MILLIS, TimeUnit.MILLISECONDS)
-                  : null);
-      h.api.clearRequests();
-
-      h.start();
-
-      await()
-          .atMost(Duration.ofSeconds(60))
-          .untilAsserted(
-              () ->
-                  assertThat(h.gate("serve-0"))
-                      .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
-      List<EmbeddedApiServer.Request> requests = h.operatorRequests();
+      List<EmbeddedApiServer.Request> requests =
+          startAndAwaitTheGate(
+              h,
+              request ->
+                  request.getMethod().equals("POST")
+                          && request.getPath().startsWith(REVIEW_PATH)
+                          && held.compareAndSet(false, true)
+                      ? new MockResponse()
+                          .setResponseCode(201)
+                          .setBody(LEASE_RULES)
+                          .setBodyDelay(HELD_MILLIS, TimeUnit.MILLISECONDS)
+                      : null);
       long reviewAnswered =
           first(requests, r -> r.method().equals("POST") && r.path().startsWith(REVIEW_PATH))
               + TimeUnit.MILLISECONDS.toNanos(HELD_MILLIS);
@@ -183,6 +147,31 @@ class StartupOrderIT {
           + "\"status\":{\"incomplete\":false,\"resourceRules\":[{\"verbs\":[\"*\"],"
           + "\"apiGroups\":[\"coordination.k8s.io\"],\"resources\":[\"leases\"]}],"
           + "\"nonResourceRules\":[]}}";
+
+  /**
+   * One SGLang pod a policy selects, the API server answering as {@code fault} says, the operator
+   * started: returns its requests once the pod's gate is open.
+   */
+  private static List<EmbeddedApiServer.Request> startAndAwaitTheGate(
+      OperatorHarness h,
+      java.util.function.Function<io.fabric8.mockwebserver.http.RecordedRequest, MockResponse>
+          fault) {
+    FakeEngine engine = h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000));
+    h.pod("serve-0", SERVE, engine);
+    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    h.api.faults(fault);
+    h.api.clearRequests();
+
+    h.start();
+
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate("serve-0"))
+                    .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
+    return h.operatorRequests();
+  }
 
   private static String leasePath() {
     return "/apis/coordination.k8s.io/v1/namespaces/"
