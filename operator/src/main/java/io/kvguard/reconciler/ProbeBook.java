@@ -78,7 +78,8 @@ final class ProbeBook implements AutoCloseable {
                 limits.concurrency(),
                 Math.min(limits.concurrency(), limits.concurrencyPerNamespace()),
                 limits.hung(),
-                observer::hungProbes),
+                observer::hungProbes,
+                true),
             clock,
             ProbeOutcome::failed,
             changed);
@@ -113,7 +114,8 @@ final class ProbeBook implements AutoCloseable {
         limits.rejectionConcurrency(),
         1,
         limits.rejectionHung(),
-        hungCounts);
+        hungCounts,
+        false);
   }
 
   /**

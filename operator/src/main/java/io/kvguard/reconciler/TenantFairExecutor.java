@@ -29,6 +29,15 @@ import org.slf4j.LoggerFactory;
  * the whole budget. A task past the threshold that finds no hung slot free stays where it is,
  * counted as working, until one frees: nothing is cut short and nothing opens a gate. Threads in
  * all: at most {@code threads + limit}.
+ *
+ * <p>Idle threads are lent (issue 28 §5): with {@code lends}, a thread that no tenant within its
+ * share wants runs the next waiting task of a tenant past its share, so one namespace of 1,000 pods
+ * is not probed four at a time while 28 threads wait. A lent task that is still running when a
+ * tenant within its share submits work and no working slot is free is moved out of the way: it
+ * keeps its thread, leaves the working slots, and a new thread takes the slot, so a tenant's share
+ * never waits for another's lent probes, hanging or not. No thread is lent while such a moved task
+ * runs, nor to a tenant that has hung tasks, so moved tasks are at most the {@code threads} lent
+ * before the first was moved: threads in all at most {@code 2 × threads + limit}.
  */
 final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TenantFairExecutor.class);
@@ -59,6 +68,9 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
     /** Tasks running and not hung: these count against the tenant's share. */
     int running;
 
+    /** Tasks running on threads lent past the share, moved out of the working slots. */
+    int movedAside;
+
     int hung;
   }
 
@@ -67,6 +79,12 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
     final String tenant;
     final long startedNanos = System.nanoTime();
     boolean hung;
+
+    /** Run on a thread lent past its tenant's share. */
+    boolean lent;
+
+    /** Lent, then moved out of the working slots for a tenant within its share. */
+    boolean movedAside;
 
     Running(String tenant) {
       this.tenant = tenant;
@@ -87,16 +105,19 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
   private final Set<Running> working = new LinkedHashSet<>();
 
   private final List<Thread> threads = new ArrayList<>();
+  private final boolean lends;
   private int workers;
   private int hungTotal;
+  private int movedAsideTotal;
   private int threadNumber;
   private boolean closed;
 
   TenantFairExecutor(String name, int threads, int perTenant) {
-    this(name, threads, perTenant, Hung.NEVER, (tenant, hung) -> {});
+    this(name, threads, perTenant, Hung.NEVER, (tenant, hung) -> {}, false);
   }
 
-  TenantFairExecutor(String name, int threads, int perTenant, Hung hung, HungCounts hungCounts) {
+  TenantFairExecutor(
+      String name, int threads, int perTenant, Hung hung, HungCounts hungCounts, boolean lends) {
     if (threads < 1 || perTenant < 1) {
       throw new IllegalArgumentException("threads and perTenant must be at least 1");
     }
@@ -105,6 +126,7 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
     this.perTenant = perTenant;
     this.hungRule = hung;
     this.hungCounts = hungCounts;
+    this.lends = lends;
     synchronized (this) {
       for (int i = 1; i <= threads; i++) {
         startWorker();
@@ -128,7 +150,38 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
       turns.add(tenant);
     }
     queue.waiting.add(task);
+    // Only for the tasks its share lets it run now: each one moved aside is a thread more.
+    if (queue.waiting.size() <= share(queue) - queue.running) {
+      moveALentTaskAside();
+    }
     notifyAll();
+  }
+
+  /**
+   * When every working slot is taken and some are lent, the youngest lent task leaves the working
+   * slots (it runs on, on its thread) and a new thread takes its slot, for a tenant within its
+   * share.
+   */
+  private void moveALentTaskAside() {
+    if (working.size() < capacity) {
+      return;
+    }
+    Running youngest = null;
+    for (Running one : working) {
+      if (one.lent) {
+        youngest = one;
+      }
+    }
+    if (youngest == null) {
+      return;
+    }
+    working.remove(youngest);
+    youngest.movedAside = true;
+    Tenant owner = tenants.get(youngest.tenant);
+    owner.running--;
+    owner.movedAside++;
+    movedAsideTotal++;
+    startWorker();
   }
 
   /** Tasks waiting and running (hung included) per tenant, for tests and metrics. */
@@ -136,7 +189,11 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
     Map<String, int[]> load = new HashMap<>();
     tenants.forEach(
         (name, tenant) ->
-            load.put(name, new int[] {tenant.waiting.size(), tenant.running + tenant.hung}));
+            load.put(
+                name,
+                new int[] {
+                  tenant.waiting.size(), tenant.running + tenant.hung + tenant.movedAside
+                }));
     return load;
   }
 
@@ -184,8 +241,9 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
         }
         Tenant queue = tenants.get(next);
         task = queue.waiting.poll();
-        queue.running++;
         mine = new Running(next);
+        mine.lent = queue.running >= share(queue);
+        queue.running++;
         working.add(mine);
         if (!queue.waiting.isEmpty()) {
           turns.add(next);
@@ -220,6 +278,17 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
       }
       turns.add(tenant);
     }
+    if (!lends || movedAsideTotal > 0) {
+      return null;
+    }
+    // No tenant within its share waits: lend the thread, in turn order, to one with no hung task.
+    for (int i = turns.size(); i > 0; i--) {
+      String tenant = turns.poll();
+      if (tenants.get(tenant).hung == 0) {
+        return tenant;
+      }
+      turns.add(tenant);
+    }
     return null;
   }
 
@@ -245,15 +314,18 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
       queue.hung--;
       hungTotal--;
       hungCounts.changed(done.tenant, queue.hung);
+    } else if (done.movedAside) {
+      queue.movedAside--;
+      movedAsideTotal--;
     } else {
       queue.running--;
       working.remove(done);
     }
-    if (queue.running == 0 && queue.hung == 0 && queue.waiting.isEmpty()) {
+    if (queue.running == 0 && queue.hung == 0 && queue.movedAside == 0 && queue.waiting.isEmpty()) {
       tenants.remove(done.tenant);
     }
     notifyAll();
-    if (workers > capacity + hungTotal) {
+    if (workers > capacity + hungTotal + movedAsideTotal) {
       workers--;
       threads.remove(Thread.currentThread());
       return false;

@@ -50,6 +50,66 @@ class TenantFairExecutorTest {
     assertThat(executor.load().get("attacker")).containsExactly(38, 2);
   }
 
+  /** The main probe executor as ProbeBook makes it, lending idle threads, without a hung budget. */
+  private static TenantFairExecutor lending(int threads, int perTenant) {
+    return new TenantFairExecutor(
+        "test-probe", threads, perTenant, TenantFairExecutor.Hung.NEVER, (t, h) -> {}, true);
+  }
+
+  @Test
+  void aNamespaceAloneIsLentEveryIdleThread() throws Exception {
+    // One namespace of many pods (ScaleBenchmark's 1,000): its probes are not run two at a time
+    // while six threads wait.
+    executor = lending(8, 2);
+    CountDownLatch started = new CountDownLatch(8);
+    for (int i = 0; i < 8; i++) {
+      executor.submit(
+          "only",
+          () -> {
+            started.countDown();
+            hanging().run();
+          });
+    }
+    assertThat(started.await(2, TimeUnit.SECONDS)).as("all eight running at once").isTrue();
+  }
+
+  @Test
+  void lentThreadsHungByOneNamespaceDoNotDelayAnotherWithinItsShare() {
+    // The attacker, alone at first, is lent every thread and its engines never answer; no hung
+    // budget frees anything. The others' probes still run at once: a lent task makes room.
+    executor = lending(8, 2);
+    for (int i = 0; i < 40; i++) {
+      executor.submit("attacker", hanging());
+    }
+    await().atMost(Duration.ofSeconds(2)).until(() -> executor.load().get("attacker")[1] == 8);
+    CountDownLatch innocent = new CountDownLatch(3);
+    for (String tenant : List.of("team-a", "team-b", "team-c")) {
+      executor.submit(tenant, innocent::countDown);
+    }
+
+    await().atMost(Duration.ofSeconds(2)).until(() -> innocent.getCount() == 0);
+    assertThat(executor.threadCount()).isLessThanOrEqualTo(8 + 8);
+  }
+
+  @Test
+  void noThreadIsLentWhileALentTaskRunsOutOfTheWayAndTheThreadsStayBounded() {
+    executor = lending(8, 2);
+    for (int i = 0; i < 40; i++) {
+      executor.submit("attacker", hanging());
+    }
+    await().atMost(Duration.ofSeconds(2)).until(() -> executor.load().get("attacker")[1] == 8);
+    CountDownLatch innocent = new CountDownLatch(200);
+    for (int i = 0; i < 200; i++) {
+      executor.submit("team-" + (i % 4), innocent::countDown);
+    }
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> innocent.getCount() == 0);
+    // The attacker was lent nothing more: its 8 still run (some out of the way), 32 wait.
+    assertThat(executor.load().get("attacker")).containsExactly(32, 8);
+    // At most every lent thread moved aside, once: 8 working + 6 out of the way.
+    assertThat(executor.threadCount()).isLessThanOrEqualTo(8 + 6);
+  }
+
   @Test
   void freedThreadsServeNamespacesInTurn() throws Exception {
     executor = new TenantFairExecutor("test-probe", 1, 1);
@@ -103,7 +163,8 @@ class TenantFairExecutorTest {
             32,
             4,
             new TenantFairExecutor.Hung(ProbeLimits.DEFAULT_HUNG_AFTER, 256, 4),
-            (tenant, hung) -> {});
+            (tenant, hung) -> {},
+            true);
     sixteenNamespacesOfFourHangingProbes();
     long submitted = System.nanoTime();
     AtomicLong ranAfter = new AtomicLong(-1);
@@ -132,7 +193,8 @@ class TenantFairExecutorTest {
             32,
             4,
             new TenantFairExecutor.Hung(ProbeLimits.DEFAULT_HUNG_AFTER, 256, 4),
-            (tenant, hung) -> {});
+            (tenant, hung) -> {},
+            true);
     for (int ns = 0; ns < 8; ns++) {
       for (int pod = 0; pod < 8; pod++) {
         executor.submit("hang-" + ns, hanging());
@@ -177,7 +239,8 @@ class TenantFairExecutorTest {
             2,
             2,
             new TenantFairExecutor.Hung(Duration.ofMillis(50), 3, 2),
-            gauge::put);
+            gauge::put,
+            true);
     for (int i = 0; i < 5; i++) {
       executor.submit("a", hanging());
       executor.submit("b", hanging());
