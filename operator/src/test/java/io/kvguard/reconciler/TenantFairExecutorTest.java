@@ -110,6 +110,97 @@ class TenantFairExecutorTest {
     assertThat(executor.threadCount()).isLessThanOrEqualTo(8 + 6);
   }
 
+  /**
+   * Submits the tasks as one batch: no worker takes one before the last is queued, as when the
+   * scheduler's pass queues many pods' probes before a woken worker gets the executor's lock.
+   */
+  private void submitTogether(List<String> tenants, List<Runnable> tasks) {
+    synchronized (executor) {
+      for (int i = 0; i < tenants.size(); i++) {
+        executor.submit(tenants.get(i), tasks.get(i));
+      }
+    }
+  }
+
+  @Test
+  void twoNamespacesWithinTheirShareArrivingForOneFreeThreadDoNotWaitBehindALentTask()
+      throws Exception {
+    // Review of the lending change: a task within its share moved a lent one aside only if it
+    // found every working slot taken when it was submitted. Here one slot is free and two arrive:
+    // a colluding namespace's hanging probe takes it, and the innocent one, which found a slot free
+    // too, waited behind the attacker's lent task for good.
+    executor = lending(3, 1);
+    CountDownLatch lentEnds = new CountDownLatch(1);
+    executor.submit("attacker", hanging());
+    executor.submit("attacker", hanging()); // lent
+    executor.submit(
+        "attacker",
+        () -> {
+          try {
+            lentEnds.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }); // lent
+    await().atMost(Duration.ofSeconds(2)).until(() -> executor.load().get("attacker")[1] == 3);
+    lentEnds.countDown();
+    await().atMost(Duration.ofSeconds(2)).until(() -> executor.load().get("attacker")[1] == 2);
+
+    CountDownLatch innocent = new CountDownLatch(1);
+    submitTogether(List.of("colluder", "innocent"), List.of(hanging(), innocent::countDown));
+
+    assertThat(innocent.await(2, TimeUnit.SECONDS))
+        .as("the innocent namespace's probe ran")
+        .isTrue();
+    assertThat(executor.threadCount()).isLessThanOrEqualTo(3 + 1);
+  }
+
+  @Test
+  void aFewNamespacesWithFullHungSharesTakeTheFreeThreadsAndAnInnocentOneStillRunsAtOnce() {
+    // Issue 28 §4 with lending, production limits: one namespace of many hanging pods is lent
+    // every thread and keeps 28 working once its hung share is full; four namespaces whose hung
+    // shares are full each queue one more hanging probe, with an innocent pod's, in one pass. The
+    // four take the four free threads, and the innocent one waited for the probe timeout.
+    executor =
+        new TenantFairExecutor(
+            "test-probe",
+            32,
+            4,
+            new TenantFairExecutor.Hung(ProbeLimits.DEFAULT_HUNG_AFTER, 256, 4),
+            (tenant, hung) -> {},
+            true);
+    List<String> full = List.of("full-1", "full-2", "full-3", "full-4");
+    for (String tenant : full) {
+      for (int pod = 0; pod < 4; pod++) {
+        executor.submit(tenant, hanging());
+      }
+    }
+    await().atMost(Duration.ofSeconds(3)).until(() -> executor.hung().size() == 4);
+    for (int pod = 0; pod < 100; pod++) {
+      executor.submit("lender", hanging());
+    }
+    await()
+        .atMost(Duration.ofSeconds(3))
+        .until(
+            () ->
+                executor.hung().getOrDefault("lender", 0) == 4
+                    && executor.load().get("lender")[1] == 32);
+
+    long submitted = System.nanoTime();
+    AtomicLong ranAfter = new AtomicLong(-1);
+    submitTogether(
+        List.of("full-1", "full-2", "full-3", "full-4", "innocent"),
+        List.of(
+            hanging(),
+            hanging(),
+            hanging(),
+            hanging(),
+            () -> ranAfter.set(System.nanoTime() - submitted)));
+
+    await().atMost(Duration.ofSeconds(2)).until(() -> ranAfter.get() >= 0);
+    assertThat(executor.threadCount()).isLessThanOrEqualTo(2 * 32 + 256 + 1);
+  }
+
   @Test
   void freedThreadsServeNamespacesInTurn() throws Exception {
     executor = new TenantFairExecutor("test-probe", 1, 1);
