@@ -234,9 +234,9 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
     return hung;
   }
 
-  /** Working slots taken: tasks running, neither hung nor moved aside (tests). */
-  synchronized int workingSlots() {
-    return working.size();
+  /** Working slots taken by tasks run within their tenant's share, not lent (tests). */
+  synchronized int unlentWorkingSlots() {
+    return (int) working.stream().filter(one -> !one.lent).count();
   }
 
   /** Threads alive now, the watcher included (tests: bounded by threads + limit + 1). */
