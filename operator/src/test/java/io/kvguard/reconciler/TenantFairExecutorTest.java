@@ -207,6 +207,34 @@ class TenantFairExecutorTest {
   }
 
   @Test
+  void aLentTaskWhoseNamespaceIsBackWithinItsShareIsNotMovedAside() throws Exception {
+    // Review of the lending change: once the lender's task within its share ends, its lent one is
+    // its share; moving it aside would cost a thread and make room only for the lender's own next.
+    executor = lending(2, 1);
+    CountDownLatch firstEnds = new CountDownLatch(1);
+    executor.submit(
+        "lender",
+        () -> {
+          try {
+            firstEnds.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+    executor.submit("lender", hanging()); // lent
+    await().atMost(Duration.ofSeconds(2)).until(() -> executor.load().get("lender")[1] == 2);
+    firstEnds.countDown();
+    await().atMost(Duration.ofSeconds(2)).until(() -> executor.load().get("lender")[1] == 1);
+    executor.submit("team-a", hanging());
+    await().atMost(Duration.ofSeconds(2)).until(() -> executor.load().get("team-a")[1] == 1);
+
+    executor.submit("team-b", hanging());
+    // Moved aside (or not) within submit: no thread was added.
+    assertThat(executor.threadCount()).isEqualTo(2);
+    assertThat(executor.load().get("team-b")).containsExactly(1, 0);
+  }
+
+  @Test
   void colludingNamespacesMoveAsideAtMostTheLentTasksAndEveryThreadIsGivenBack() {
     // Review of the lending change: lent tasks that go hung, lent tasks moved aside, and twenty
     // colluding namespaces of hanging probes taking turns with the lender. Threads stay within
