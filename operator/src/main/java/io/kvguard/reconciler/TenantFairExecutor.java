@@ -32,12 +32,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Idle threads are lent (issue 28 §5): with {@code lends}, a thread that no tenant within its
  * share wants runs the next waiting task of a tenant past its share, so one namespace of 1,000 pods
- * is not probed four at a time while 28 threads wait. A lent task that is still running when a
- * tenant within its share submits work and no working slot is free is moved out of the way: it
- * keeps its thread, leaves the working slots, and a new thread takes the slot, so a tenant's share
- * never waits for another's lent probes, hanging or not. No thread is lent while such a moved task
- * runs, nor to a tenant that has hung tasks, so moved tasks are at most the {@code threads} lent
- * before the first was moved: threads in all at most {@code 2 × threads + limit}.
+ * is not probed four at a time while 28 threads wait. Whenever more tasks of tenants within their
+ * share wait than working slots are free (counted over all tenants: a task that found a slot free
+ * may see another within its share take it), a lent task whose tenant is still past its share is
+ * moved out of the way: it keeps its thread, leaves the working slots, and a new thread takes the
+ * slot, so a tenant's share never waits for another's lent probes, hanging or not. No thread is
+ * lent while such a moved task runs, nor to a tenant that has hung tasks, so moved tasks are at
+ * most the {@code threads} lent before the first was moved: threads in all at most {@code 2 ×
+ * threads + limit}.
  */
 final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TenantFairExecutor.class);
@@ -150,30 +152,52 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
       turns.add(tenant);
     }
     queue.waiting.add(task);
-    // Only for the tasks its share lets it run now: each one moved aside is a thread more.
-    if (queue.waiting.size() <= share(queue) - queue.running) {
-      moveALentTaskAside();
-    }
+    makeRoom();
     notifyAll();
   }
 
   /**
-   * When every working slot is taken and some are lent, the youngest lent task leaves the working
-   * slots (it runs on, on its thread) and a new thread takes its slot, for a tenant within its
-   * share.
+   * While more tasks of tenants within their share wait than working slots are free, moves lent
+   * tasks aside, one for each task too many. Counted over every tenant, not the one submitting: a
+   * task that found a slot free may see another within its share take it first (a colluding
+   * namespace's hanging probe), and a tenant's hung task that ends widens its share with no submit
+   * at all. Each task moved aside is a thread more, so only for tasks their share lets run now.
    */
-  private void moveALentTaskAside() {
-    if (working.size() < capacity) {
+  private void makeRoom() {
+    if (!lends || closed) {
       return;
     }
+    int free = capacity - working.size();
+    int claims = 0;
+    for (String next : turns) {
+      Tenant tenant = tenants.get(next);
+      claims += Math.min(tenant.waiting.size(), Math.max(0, share(tenant) - tenant.running));
+      if (claims > free) {
+        break;
+      }
+    }
+    for (; claims > free; free++) {
+      if (!moveALentTaskAside()) {
+        return;
+      }
+    }
+  }
+
+  /**
+   * The youngest lent task of a tenant still past its share leaves the working slots (it runs on,
+   * on its thread) and a new thread takes its slot; false when there is none. A lent task whose
+   * tenant's earlier tasks have ended is within its share now, and stays.
+   */
+  private boolean moveALentTaskAside() {
     Running youngest = null;
     for (Running one : working) {
-      if (one.lent) {
+      Tenant owner = tenants.get(one.tenant);
+      if (one.lent && owner.running > share(owner)) {
         youngest = one;
       }
     }
     if (youngest == null) {
-      return;
+      return false;
     }
     working.remove(youngest);
     youngest.movedAside = true;
@@ -182,6 +206,7 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
     owner.movedAside++;
     movedAsideTotal++;
     startWorker();
+    return true;
   }
 
   /** Tasks waiting and running (hung included) per tenant, for tests and metrics. */
@@ -207,6 +232,11 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
           }
         });
     return hung;
+  }
+
+  /** Working slots taken by tasks run within their tenant's share, not lent (tests). */
+  synchronized int unlentWorkingSlots() {
+    return (int) working.stream().filter(one -> !one.lent).count();
   }
 
   /** Threads alive now, the watcher included (tests: bounded by threads + limit + 1). */
@@ -324,6 +354,7 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
     if (queue.running == 0 && queue.hung == 0 && queue.movedAside == 0 && queue.waiting.isEmpty()) {
       tenants.remove(done.tenant);
     }
+    makeRoom(); // a hung task that ended widened its tenant's share
     notifyAll();
     if (workers > capacity + hungTotal + movedAsideTotal) {
       workers--;
