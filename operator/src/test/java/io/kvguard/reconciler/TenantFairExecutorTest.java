@@ -269,6 +269,47 @@ class TenantFairExecutorTest {
   }
 
   @Test
+  void aHungTaskThatEndsWidensItsNamespacesShareAndALentTaskMakesRoomAtOnce() throws Exception {
+    // Review of lending (2): no test covered the makeRoom() in finished(). The budget (one hung
+    // task) holds a's first probe, so a's share is one; its second runs, its third waits. The
+    // lender fills the other slots, one lent. When a's hung probe ends its share is two again and
+    // its third may run: a lent task moves aside at once, not when the watcher (2 s) next moves
+    // something to the hung budget.
+    executor =
+        new TenantFairExecutor(
+            "test-probe",
+            4,
+            2,
+            new TenantFairExecutor.Hung(Duration.ofSeconds(2), 1, 1),
+            (tenant, hung) -> {},
+            true);
+    CountDownLatch firstEnds = new CountDownLatch(1);
+    executor.submit(
+        "a",
+        () -> {
+          try {
+            firstEnds.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+    await().atMost(Duration.ofSeconds(4)).until(() -> executor.hung().equals(Map.of("a", 1)));
+    CountDownLatch third = new CountDownLatch(1);
+    submitTogether(
+        List.of("a", "a", "lender", "lender", "lender", "lender"),
+        List.of(hanging(), third::countDown, hanging(), hanging(), hanging(), hanging()));
+    await()
+        .atMost(Duration.ofSeconds(1))
+        .until(() -> executor.load().get("lender")[1] == 3 && executor.load().get("a")[1] == 2);
+    assertThat(executor.load().get("a")).containsExactly(1, 2);
+
+    firstEnds.countDown();
+    assertThat(third.await(1, TimeUnit.SECONDS)).as("a's third ran within its share").isTrue();
+    assertThat(executor.hung()).isEmpty();
+    assertThat(executor.threadCount()).isLessThanOrEqualTo(2 * 4 + 1 + 1);
+  }
+
+  @Test
   void freedThreadsServeNamespacesInTurn() throws Exception {
     executor = new TenantFairExecutor("test-probe", 1, 1);
     CountDownLatch first = new CountDownLatch(1);
@@ -549,5 +590,142 @@ class TenantFairExecutorTest {
     executor.submit("innocent", innocent::countDown);
     await().atMost(Duration.ofSeconds(2)).until(() -> innocent.getCount() == 0);
     assertThat(executor.load().get("hang")).containsExactly(1, 2);
+  }
+
+  // Review of lending (2): random submits (some batched), task ends and hung moves on small pools;
+  // after each step, under the executor's lock, the bookkeeping is read (reflection) and checked:
+  // running = the tenant's working tasks; its excess over its share <= its lent working tasks (so
+  // a tenant past its share always has one to move); tasks within their share waiting > free
+  // working slots only when no lent task can move (claim a); moved aside + lent working <= threads,
+  // workers = threads + hung + moved aside, threads alive <= 2 x threads + limit + 1 (claim b);
+  // turns = tenants with work waiting; at the end every tenant is gone and the pool is back to
+  // size.
+  private static Object field(Object o, String name) throws Exception {
+    java.lang.reflect.Field f = o.getClass().getDeclaredField(name);
+    f.setAccessible(true);
+    return f.get(o);
+  }
+
+  private static int intField(Object o, String name) throws Exception {
+    return ((Number) field(o, name)).intValue();
+  }
+
+  @SuppressWarnings("unchecked")
+  private String check(int cap, int per, int limit) throws Exception {
+    synchronized (executor) {
+      Map<String, Object> tenants = (Map<String, Object>) field(executor, "tenants");
+      java.util.Set<Object> working = (java.util.Set<Object>) field(executor, "working");
+      java.util.ArrayDeque<String> turns = (java.util.ArrayDeque<String>) field(executor, "turns");
+      int workers = intField(executor, "workers");
+      int hungTotal = intField(executor, "hungTotal");
+      int moved = intField(executor, "movedAsideTotal");
+      if (workers != cap + hungTotal + moved)
+        return "workers " + workers + " != " + cap + "+" + hungTotal + "+" + moved;
+      if (moved > cap) return "moved " + moved;
+      int lentWorking = 0;
+      for (Object r : working) {
+        if ((boolean) field(r, "lent")) lentWorking++;
+      }
+      if (moved + lentWorking > cap) return "moved " + moved + " + lent " + lentWorking;
+      if (hungTotal > limit) return "hung " + hungTotal;
+      if (working.size() > cap) return "working " + working.size();
+      int claims = 0;
+      int hsum = 0, msum = 0;
+      boolean movable = false;
+      for (var e : tenants.entrySet()) {
+        Object t = e.getValue();
+        int running = intField(t, "running");
+        int hung = intField(t, "hung");
+        hsum += hung;
+        msum += intField(t, "movedAside");
+        int share = Math.max(1, per - hung);
+        int inWorking = 0, lent = 0;
+        for (Object r : working) {
+          if (field(r, "tenant").equals(e.getKey())) {
+            inWorking++;
+            if ((boolean) field(r, "lent")) lent++;
+          }
+        }
+        if (inWorking != running)
+          return e.getKey() + " running " + running + " in working " + inWorking;
+        if (running - share > lent)
+          return e.getKey() + " excess " + (running - share) + " > lent " + lent;
+        if (running > share && lent > 0) movable = true;
+        int waiting = ((java.util.ArrayDeque<?>) field(t, "waiting")).size();
+        if ((waiting > 0) != turns.contains(e.getKey())) return e.getKey() + " turns";
+        claims += Math.min(waiting, Math.max(0, share - running));
+      }
+      if (hsum != hungTotal || msum != moved) return "sums";
+      if (claims > cap - working.size() && movable)
+        return "claims " + claims + " free " + (cap - working.size()) + " with a movable lent task";
+      int threads = executor.threadCount();
+      if (threads > 2 * cap + limit + 1) return "threads " + threads;
+      return null;
+    }
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(ints = {1, 2, 3, 4})
+  void randomSubmitsEndsAndHungMovesKeepTheBookkeepingAndTheClaims(int seed) throws Exception {
+    java.util.Random rnd = new java.util.Random(seed);
+    int cap = 1 + rnd.nextInt(6),
+        per = 1 + rnd.nextInt(4),
+        limit = rnd.nextInt(6),
+        hper = rnd.nextInt(4);
+    executor =
+        new TenantFairExecutor(
+            "test-probe",
+            cap,
+            per,
+            limit == 0
+                ? TenantFairExecutor.Hung.NEVER
+                : new TenantFairExecutor.Hung(Duration.ofMillis(5 + rnd.nextInt(20)), limit, hper),
+            (t, h) -> {},
+            true);
+    List<CountDownLatch> ends = new ArrayList<>();
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500);
+    int steps = 0;
+    while (System.nanoTime() < deadline) {
+      int op = rnd.nextInt(10);
+      if (op < 5) {
+        CountDownLatch end = new CountDownLatch(1);
+        ends.add(end);
+        String tenant = "t" + rnd.nextInt(5);
+        Runnable task =
+            () -> {
+              try {
+                end.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            };
+        if (rnd.nextBoolean()) {
+          synchronized (executor) {
+            executor.submit(tenant, task);
+            executor.submit("t" + rnd.nextInt(4), task);
+          }
+        } else executor.submit(tenant, task);
+      } else if (op < 8 && !ends.isEmpty()) {
+        ends.remove(rnd.nextInt(ends.size())).countDown();
+      } else {
+        Thread.sleep(rnd.nextInt(15));
+      }
+      if (ends.size() > 30) {
+        for (int i = 0; i < 10; i++) ends.remove(rnd.nextInt(ends.size())).countDown();
+      }
+      Thread.sleep(rnd.nextInt(3));
+      String bad = check(cap, per, limit);
+      assertThat(bad)
+          .as("seed %d step %d cap %d per %d limit %d hper %d", seed, steps, cap, per, limit, hper)
+          .isNull();
+      steps++;
+    }
+    ends.forEach(CountDownLatch::countDown);
+    int c = cap, l = limit;
+    await().atMost(Duration.ofSeconds(5)).until(() -> executor.load().isEmpty());
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> executor.threadCount() == c + (l > 0 ? 1 : 0));
+    assertThat(check(cap, per, limit)).isNull();
   }
 }
