@@ -73,20 +73,14 @@ class StartupOrderIT {
     try (OperatorHarness h = new OperatorHarness()) {
       // A slow API server: the elector's first read of the lease is answered (absent) only after
       // HELD_MILLIS.
-      java.util.concurrent.atomic.AtomicBoolean held =
-          new java.util.concurrent.atomic.AtomicBoolean();
       List<EmbeddedApiServer.Request> requests =
           startAndAwaitTheGate(
               h,
-              request ->
-                  request.getMethod().equals("GET")
-                          && request.getPath().startsWith(leasePath())
-                          && held.compareAndSet(false, true)
-                      ? new MockResponse()
-                          .setResponseCode(404)
-                          .setBody(EmbeddedApiServer.status(404, "NotFound", "leases not found"))
-                          .setBodyDelay(HELD_MILLIS, TimeUnit.MILLISECONDS)
-                      : null);
+              holdingTheFirst(
+                  "GET",
+                  leasePath(),
+                  404,
+                  EmbeddedApiServer.status(404, "NotFound", "leases not found")));
       long leaseAnswered =
           first(requests, r -> r.method().equals("GET") && r.path().startsWith(leasePath()))
               + TimeUnit.MILLISECONDS.toNanos(HELD_MILLIS);
@@ -112,20 +106,8 @@ class StartupOrderIT {
   @Test
   void podsAreListedWhileTheLeaseAccessReviewIsAnswered() {
     try (OperatorHarness h = new OperatorHarness()) {
-      java.util.concurrent.atomic.AtomicBoolean held =
-          new java.util.concurrent.atomic.AtomicBoolean();
       List<EmbeddedApiServer.Request> requests =
-          startAndAwaitTheGate(
-              h,
-              request ->
-                  request.getMethod().equals("POST")
-                          && request.getPath().startsWith(REVIEW_PATH)
-                          && held.compareAndSet(false, true)
-                      ? new MockResponse()
-                          .setResponseCode(201)
-                          .setBody(LEASE_RULES)
-                          .setBodyDelay(HELD_MILLIS, TimeUnit.MILLISECONDS)
-                      : null);
+          startAndAwaitTheGate(h, holdingTheFirst("POST", REVIEW_PATH, 201, LEASE_RULES));
       long reviewAnswered =
           first(requests, r -> r.method().equals("POST") && r.path().startsWith(REVIEW_PATH))
               + TimeUnit.MILLISECONDS.toNanos(HELD_MILLIS);
@@ -171,6 +153,23 @@ class StartupOrderIT {
                 assertThat(h.gate("serve-0"))
                     .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
     return h.operatorRequests();
+  }
+
+  /** Answers the first {@code method} request under {@code path} as given, HELD_MILLIS late. */
+  private static java.util.function.Function<
+          io.fabric8.mockwebserver.http.RecordedRequest, MockResponse>
+      holdingTheFirst(String method, String path, int code, String body) {
+    java.util.concurrent.atomic.AtomicBoolean held =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    return request ->
+        request.getMethod().equals(method)
+                && request.getPath().startsWith(path)
+                && held.compareAndSet(false, true)
+            ? new MockResponse()
+                .setResponseCode(code)
+                .setBody(body)
+                .setBodyDelay(HELD_MILLIS, TimeUnit.MILLISECONDS)
+            : null;
   }
 
   private static String leasePath() {
