@@ -51,6 +51,17 @@ class TenantFairExecutorTest {
     assertThat(executor.load().get("attacker")).containsExactly(38, 2);
   }
 
+  /** The main probe executor as ProbeBook makes it with the chart's limits (32, 4, 256). */
+  private static TenantFairExecutor asProbeBookMakesIt() {
+    return new TenantFairExecutor(
+        "test-probe",
+        32,
+        4,
+        new TenantFairExecutor.Hung(ProbeLimits.DEFAULT_HUNG_AFTER, 256, 4),
+        (tenant, hung) -> {},
+        true);
+  }
+
   /** The main probe executor as ProbeBook makes it, lending idle threads, without a hung budget. */
   private static TenantFairExecutor lending(int threads, int perTenant) {
     return new TenantFairExecutor(
@@ -162,14 +173,7 @@ class TenantFairExecutorTest {
     // every thread and keeps 28 working once its hung share is full; four namespaces whose hung
     // shares are full each queue one more hanging probe, with an innocent pod's, in one pass. The
     // four take the four free threads, and the innocent one waited for the probe timeout.
-    executor =
-        new TenantFairExecutor(
-            "test-probe",
-            32,
-            4,
-            new TenantFairExecutor.Hung(ProbeLimits.DEFAULT_HUNG_AFTER, 256, 4),
-            (tenant, hung) -> {},
-            true);
+    executor = asProbeBookMakesIt();
     List<String> full = List.of("full-1", "full-2", "full-3", "full-4");
     for (String tenant : full) {
       for (int pod = 0; pod < 4; pod++) {
@@ -356,14 +360,7 @@ class TenantFairExecutorTest {
 
   @Test
   void sixteenNamespacesOfHangingProbesDoNotHoldTheThreadsAnotherNamespaceNeeds() {
-    executor =
-        new TenantFairExecutor(
-            "test-probe",
-            32,
-            4,
-            new TenantFairExecutor.Hung(ProbeLimits.DEFAULT_HUNG_AFTER, 256, 4),
-            (tenant, hung) -> {},
-            true);
+    executor = asProbeBookMakesIt();
     sixteenNamespacesOfFourHangingProbes();
     long submitted = System.nanoTime();
     AtomicLong ranAfter = new AtomicLong(-1);
@@ -386,14 +383,7 @@ class TenantFairExecutorTest {
   void eightNamespacesOfEightHangingProbesDoNotHoldTheThreadsAnotherNamespaceNeeds() {
     // Four of each namespace's probes fill its hung share; before, the next four kept their working
     // slots, and the eight namespaces held all 32 threads.
-    executor =
-        new TenantFairExecutor(
-            "test-probe",
-            32,
-            4,
-            new TenantFairExecutor.Hung(ProbeLimits.DEFAULT_HUNG_AFTER, 256, 4),
-            (tenant, hung) -> {},
-            true);
+    executor = asProbeBookMakesIt();
     for (int ns = 0; ns < 8; ns++) {
       for (int pod = 0; pod < 8; pod++) {
         executor.submit("hang-" + ns, hanging());
