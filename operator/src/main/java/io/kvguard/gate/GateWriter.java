@@ -27,18 +27,11 @@ public final class GateWriter {
     void beforeWrite();
 
     /**
-     * An accepted write, with the pod it replaced (so a cache can know our own writes as they
-     * land).
+     * An accepted write, with the pod it replaced (so a cache can know our own writes as they land)
+     * and {@code read}, the version the decision was made on: older than {@code previous} when a
+     * conflict made the write read the pod again ({@link PodGate.Accepted}).
      */
-    void accepted(Pod written, Pod previous);
-
-    /**
-     * As above; {@code read}: the version the decision was made on, older than {@code previous}
-     * when a conflict made the write read the pod again ({@link PodGate.Accepted}).
-     */
-    default void accepted(Pod written, Pod previous, Pod read) {
-      accepted(written, previous);
-    }
+    void accepted(Pod written, Pod previous, Pod read);
   }
 
   /**
@@ -156,12 +149,7 @@ public final class GateWriter {
     }
     try {
       PodGate.Outcome outcome =
-          gate.apply(
-              pod,
-              decision,
-              record,
-              hooks::beforeWrite,
-              (written, previous, read) -> hooks.accepted(written, previous, read));
+          gate.apply(pod, decision, record, hooks::beforeWrite, hooks::accepted);
       boolean flipped =
           judged
               && decision != null

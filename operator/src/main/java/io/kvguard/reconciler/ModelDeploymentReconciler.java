@@ -536,11 +536,6 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       }
 
       @Override
-      public void accepted(Pod written, Pod previous) {
-        pods.written(written, previous);
-      }
-
-      @Override
       public void accepted(Pod written, Pod previous, Pod read) {
         pods.written(written, previous, read);
       }

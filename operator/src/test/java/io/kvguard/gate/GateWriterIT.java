@@ -34,7 +34,7 @@ class GateWriterIT {
         public void beforeWrite() {}
 
         @Override
-        public void accepted(Pod written, Pod previous) {}
+        public void accepted(Pod written, Pod previous, Pod read) {}
       };
 
   private final EmbeddedApiServer api = new EmbeddedApiServer();
