@@ -53,15 +53,7 @@ class PodGateIT {
   @Test
   void aWritePlannedAgainAfterAConflictTellsTheVersionTheCallerRead() {
     Pod read = pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
-    client
-        .pods()
-        .inNamespace(NS)
-        .withName("serve-0")
-        .edit(
-            p -> {
-              p.getMetadata().getLabels().put("team", "search");
-              return p;
-            });
+    editLabels(labels -> labels.put("team", "search"));
     java.util.List<String> heard = new java.util.ArrayList<>();
 
     PodGate.Outcome outcome =
@@ -93,15 +85,7 @@ class PodGateIT {
     // reads the pod.
     PodGate.Outcome first = gate.apply(created, OPEN, () -> {}, (written, previous) -> {});
     assertThat(first.labelWritten()).isTrue();
-    client
-        .pods()
-        .inNamespace(NS)
-        .withName("serve-0")
-        .edit(
-            p -> {
-              p.getMetadata().getLabels().remove(GateNames.VERIFIED_LABEL);
-              return p;
-            });
+    editLabels(labels -> labels.remove(GateNames.VERIFIED_LABEL));
     Pod judged = client.pods().inNamespace(NS).withName("serve-0").get();
     pods.restartEngine(NS, "serve-0");
 
@@ -159,15 +143,7 @@ class PodGateIT {
     // A replica that still believes it leads read the pod between an earlier pass's condition and
     // label writes:
     // condition open, no label yet.
-    client
-        .pods()
-        .inNamespace(NS)
-        .withName("serve-0")
-        .edit(
-            p -> {
-              p.getMetadata().getLabels().remove(GateNames.VERIFIED_LABEL);
-              return p;
-            });
+    editLabels(labels -> labels.remove(GateNames.VERIFIED_LABEL));
     Pod staleRead = client.pods().inNamespace(NS).withName("serve-0").get();
     // The new leader shuts the pod (its engine was re-probed and refused).
     Pod current = client.pods().inNamespace(NS).withName("serve-0").get();
@@ -306,5 +282,18 @@ class PodGateIT {
     Map<String, String> labels =
         client.pods().inNamespace(NS).withName("serve-0").get().getMetadata().getLabels();
     return labels == null ? Map.of() : labels;
+  }
+
+  /** Someone else (a tenant, the kubelet) edits serve-0's labels. */
+  private void editLabels(java.util.function.Consumer<Map<String, String>> change) {
+    client
+        .pods()
+        .inNamespace(NS)
+        .withName("serve-0")
+        .edit(
+            p -> {
+              change.accept(p.getMetadata().getLabels());
+              return p;
+            });
   }
 }
