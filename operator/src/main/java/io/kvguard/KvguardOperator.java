@@ -112,6 +112,8 @@ public final class KvguardOperator implements AutoCloseable {
       Clock clock,
       Runnable onLeaseLost,
       RouterAddress routerAddress) {
+    // Built beside the informers' start: the first probe is the first to need it.
+    EngineHttp engineHttp = EngineHttp.buildingInBackground(config.probeMaxBodyBytes());
     AtomicBoolean stopping = new AtomicBoolean();
     String ownNamespace =
         config.leaseNamespace() != null ? config.leaseNamespace() : client.getNamespace();
@@ -153,7 +155,6 @@ public final class KvguardOperator implements AutoCloseable {
                         false));
               }
             });
-    EngineHttp engineHttp = new EngineHttp(EngineHttp.newHttpClient(), config.probeMaxBodyBytes());
     EngineProbes probes = EngineProbes.standard(engineHttp);
     KvguardMetrics metrics = new KvguardMetrics(registry);
     RecordSigner signer = verdictKey.signer();

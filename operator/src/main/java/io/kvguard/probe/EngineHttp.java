@@ -9,6 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -43,7 +44,9 @@ public final class EngineHttp {
   /** Closes the bodies of answers whose deadline passed: one daemon thread for every probe. */
   private static final ScheduledThreadPoolExecutor DEADLINES = deadlines();
 
-  private final HttpClient client;
+  /** The plain client; null on an in-memory exchange. */
+  private final CompletableFuture<HttpClient> client;
+
   private final int maxBodyBytes;
   private final Exchange exchange;
   private final TlsClients tlsClients;
@@ -54,7 +57,37 @@ public final class EngineHttp {
    *     store)
    */
   public EngineHttp(HttpClient client, int maxBodyBytes) {
-    this(client, maxBodyBytes, null, new TlsClients(java.time.Clock.systemUTC()), null);
+    this(
+        CompletableFuture.completedFuture(client),
+        maxBodyBytes,
+        null,
+        new TlsClients(java.time.Clock.systemUTC()),
+        null);
+  }
+
+  /**
+   * The operator's: its plain client is built on a thread of its own, and the first probe waits for
+   * it. Building a JDK client loads the JVM's default TLS context and trust store (even for plain
+   * http: {@code HttpClient.newBuilder().build()} asks {@code SSLContext.getDefault()}), about 130
+   * ms of a cold start that otherwise came before the ModelDeployment LIST (issue 28 §5). A client
+   * that cannot be built fails every probe that needs it, with the reason.
+   */
+  public static EngineHttp buildingInBackground(int maxBodyBytes) {
+    CompletableFuture<HttpClient> client = new CompletableFuture<>();
+    Thread builder =
+        new Thread(
+            () -> {
+              try {
+                client.complete(newHttpClient());
+              } catch (RuntimeException | Error e) {
+                client.completeExceptionally(e);
+              }
+            },
+            "kvguard-engine-http-client");
+    builder.setDaemon(true);
+    builder.start();
+    return new EngineHttp(
+        client, maxBodyBytes, null, new TlsClients(java.time.Clock.systemUTC()), null);
   }
 
   private EngineHttp(Exchange exchange) {
@@ -62,7 +95,7 @@ public final class EngineHttp {
   }
 
   private EngineHttp(
-      HttpClient client,
+      CompletableFuture<HttpClient> client,
       int maxBodyBytes,
       Exchange exchange,
       TlsClients tlsClients,
@@ -256,7 +289,7 @@ public final class EngineHttp {
     HttpClient through =
         endpoint.tls().isPresent() && "https".equalsIgnoreCase(endpoint.baseUri().getScheme())
             ? tlsClients.forTls(endpoint.tls().get())
-            : client;
+            : plainClient();
     HttpRequest built = request.build();
     WireCapture.Exchange tap = capture == null ? null : capture.begin(built);
     try {
@@ -274,6 +307,14 @@ public final class EngineHttp {
         tap.failed(e.getMessage());
       }
       throw e;
+    }
+  }
+
+  private HttpClient plainClient() throws ProbeException {
+    try {
+      return client.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      throw new ProbeException("the operator could not build its HTTP client: " + e.getCause());
     }
   }
 

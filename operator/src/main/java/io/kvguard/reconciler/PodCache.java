@@ -5,6 +5,7 @@ import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfig
 import io.javaoperatorsdk.operator.processing.event.EventSourceRetriever;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
+import io.javaoperatorsdk.operator.processing.event.source.PrimaryToSecondaryMapper;
 import io.javaoperatorsdk.operator.processing.event.source.SecondaryToPrimaryMapper;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvguard.customresource.ModelDeployment;
@@ -66,6 +67,21 @@ final class PodCache implements SelectionIndex.Pods {
    * has no dot).
    */
   static final String RELIST_SUFFIX = ".relisted";
+
+  /**
+   * Passes read their pods from this cache ({@link #use}), never through JOSDK's {@code
+   * Context.getSecondaryResources}. Without a primary-to-secondary mapper JOSDK keeps a reverse
+   * index for that lookup, fed by {@link #policiesOfPod} for every pod when the informer starts,
+   * for every add and update, and for every write of the operator's own (java-operator-sdk v5.2.3,
+   * {@code InformerEventSource}: {@code start}, {@code onAdd}, {@code onUpdate}, {@code
+   * handleRecentCreateOrUpdate}): at start-up 1,000 pods cost a policy lookup each before the first
+   * pass could read the namespace (issue 28 §5). With this mapper the index is JOSDK's no-op one.
+   */
+  static final PrimaryToSecondaryMapper<ModelDeployment> NO_SECONDARY_LOOKUP =
+      policy -> {
+        throw new UnsupportedOperationException(
+            "a ModelDeployment's pods are read from PodCache, not from JOSDK's secondary resources");
+      };
 
   private final SecondaryToPrimaryMapper<Pod> policiesOfPod;
   private final ConcurrentMap<String, Cached> byNamespace = new ConcurrentHashMap<>();
@@ -247,6 +263,7 @@ final class PodCache implements SelectionIndex.Pods {
                 .withItemStore(store)
                 .withInformerListLimit(LIST_PAGE_SIZE)
                 .withSecondaryToPrimaryMapper(policiesOfPod)
+                .withPrimaryToSecondaryMapper(NO_SECONDARY_LOOKUP)
                 .withOnAddFilter(
                     pod -> afterFirstList(firstList.get(), pod) && addTriggersPass(filter, pod))
                 .build(),

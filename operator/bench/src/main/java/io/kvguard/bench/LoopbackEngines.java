@@ -303,7 +303,15 @@ final class LoopbackEngines implements AutoCloseable {
 
   @Override
   public void close() {
+    // The loop closes nothing itself: stop it first, so the selector's key set is not closed under
+    // an iteration (a ConcurrentModificationException on the loop's thread otherwise).
     running = false;
+    selector.wakeup();
+    try {
+      loop.join(5_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     try {
       selector.close();
     } catch (IOException e) {

@@ -1,6 +1,7 @@
 package io.kvguard.bench;
 
 import java.io.PrintStream;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -49,10 +50,29 @@ final class StartupTimeline {
     } else if (kind != null) {
       what = kind.label;
     } else {
-      what = method.equals("GET") && path != null && path.contains("watch=true") ? "WATCH" : method;
+      what =
+          (method.equals("GET") && path != null && path.contains("watch=true") ? "WATCH" : method)
+              + resourceOf(path);
     }
     marks.add(new Mark(System.nanoTime(), what));
   }
+
+  /** The resource a read names, so that the start's LISTs and WATCHes can be told apart. */
+  private static String resourceOf(String path) {
+    if (path == null) {
+      return "";
+    }
+    String collection = path.split("\\?", 2)[0];
+    for (String resource : READ_RESOURCES) {
+      if (collection.contains("/" + resource)) {
+        return " " + resource;
+      }
+    }
+    return "";
+  }
+
+  private static final List<String> READ_RESOURCES =
+      List.of("modeldeployments", "pods", "leases", "selfsubjectrulesreviews", "secrets", "events");
 
   void probe() {
     if (recording) {
