@@ -69,14 +69,10 @@ public final class ScaleBenchmark implements AutoCloseable {
                     .withRequestTimeout(60_000)
                     .build())
             .build();
-    List<Map<String, Answer>> shapes = new ArrayList<>();
-    Map<String, Answer> verified = EngineShapes.sglang(WINDOW, null, "0.5.22", BIG_POOL);
-    Map<String, Answer> refused = EngineShapes.sglang(WINDOW, null, "0.5.22", SMALL_POOL);
     for (int i = 0; i < options.pods(); i++) {
-      shapes.add(refused(i) ? refused : verified);
-      podNames.add(String.format("md-%04d-pod-%d", i / 10, i % 10));
+      podNames.add(podName(i));
     }
-    engines = new LoopbackEngines(shapes, "/server_info");
+    engines = new LoopbackEngines(engineShapes(options.pods()), "/server_info");
     engines.onProbe(
         () -> {
           timeline.probe();
@@ -86,6 +82,22 @@ public final class ScaleBenchmark implements AutoCloseable {
 
   static boolean refused(int pod) {
     return pod % 10 == 9;
+  }
+
+  /** Pod {@code i}'s name: the tenth of ModelDeployment i / 10. */
+  static String podName(int i) {
+    return String.format("md-%04d-pod-%d", i / 10, i % 10);
+  }
+
+  /** What engine {@code i} serves: SGLang, one in ten with a pool too small for the window. */
+  static List<Map<String, Answer>> engineShapes(int pods) {
+    List<Map<String, Answer>> shapes = new ArrayList<>();
+    Map<String, Answer> verified = EngineShapes.sglang(WINDOW, null, "0.5.22", BIG_POOL);
+    Map<String, Answer> refused = EngineShapes.sglang(WINDOW, null, "0.5.22", SMALL_POOL);
+    for (int i = 0; i < pods; i++) {
+      shapes.add(refused(i) ? refused : verified);
+    }
+    return shapes;
   }
 
   public static void main(String[] args) throws Exception {
@@ -413,7 +425,7 @@ public final class ScaleBenchmark implements AutoCloseable {
       benchClient
           .resources(ModelDeployment.class)
           .inNamespace(NAMESPACE)
-          .resource(modelDeployment(md))
+          .resource(modelDeployment(NAMESPACE, md, options.periodSeconds()))
           .create();
     }
   }
@@ -422,7 +434,8 @@ public final class ScaleBenchmark implements AutoCloseable {
     return String.format("md-%04d", md);
   }
 
-  private ModelDeployment modelDeployment(int index) {
+  /** The benchmark's ModelDeployment {@code index}: ten pods, SGLang, the incident's window. */
+  static ModelDeployment modelDeployment(String namespace, int index, int periodSeconds) {
     RoleSpec role = new RoleSpec();
     role.setName("serve");
     role.setEngine(Engine.SGLANG);
@@ -432,7 +445,7 @@ public final class ScaleBenchmark implements AutoCloseable {
             .build());
     role.setPort(new IntOrString(SimulatedPods.ENGINE_PORT_NAME));
     ProbeSpec probe = new ProbeSpec();
-    probe.setPeriodSeconds(options.periodSeconds());
+    probe.setPeriodSeconds(periodSeconds);
     ModelDeploymentSpec spec = new ModelDeploymentSpec();
     spec.setModel("zai-org/GLM-5.3");
     spec.setContextWindow(WINDOW);
@@ -440,7 +453,7 @@ public final class ScaleBenchmark implements AutoCloseable {
     spec.setProbe(probe);
     ModelDeployment md = new ModelDeployment();
     md.getMetadata().setName(modelDeploymentName(index));
-    md.getMetadata().setNamespace(NAMESPACE);
+    md.getMetadata().setNamespace(namespace);
     md.setSpec(spec);
     return md;
   }
@@ -464,6 +477,10 @@ public final class ScaleBenchmark implements AutoCloseable {
    * empty it.
    */
   private void drainRecordedRequests() throws Exception {
+    drainRecordedRequests(api);
+  }
+
+  static void drainRecordedRequests(EmbeddedApiServer api) throws Exception {
     java.lang.reflect.Field field = EmbeddedApiServer.class.getDeclaredField("server");
     field.setAccessible(true);
     io.fabric8.mockwebserver.DefaultMockServer server =
