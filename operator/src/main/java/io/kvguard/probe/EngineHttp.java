@@ -14,6 +14,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import javax.net.ssl.SSLException;
 
 /**
@@ -73,12 +74,17 @@ public final class EngineHttp {
    * that cannot be built fails every probe that needs it, with the reason.
    */
   public static EngineHttp buildingInBackground(int maxBodyBytes) {
+    return buildingInBackground(EngineHttp::newHttpClient, maxBodyBytes);
+  }
+
+  /** {@link #buildingInBackground(int)} with the plain client from {@code build} (tests). */
+  static EngineHttp buildingInBackground(Supplier<HttpClient> build, int maxBodyBytes) {
     CompletableFuture<HttpClient> client = new CompletableFuture<>();
     Thread builder =
         new Thread(
             () -> {
               try {
-                client.complete(newHttpClient());
+                client.complete(build.get());
               } catch (RuntimeException | Error e) {
                 client.completeExceptionally(e);
               }
