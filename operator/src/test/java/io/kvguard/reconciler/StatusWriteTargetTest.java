@@ -192,4 +192,39 @@ class StatusWriteTargetTest {
     assertThat(onServer().getStatus().verified).isEqualTo("1/1");
     assertThat(onServer().getSpec().getContextWindow()).isEqualTo(2_097_152L);
   }
+
+  @Test
+  void aPolicyDeletedDuringItsPassEndsThePassWithoutAFailure() throws Exception {
+    ModelDeployment read = create();
+    client
+        .resources(ModelDeployment.class)
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .withName("glm")
+        .delete();
+    ModelDeploymentStatus concluded = new ModelDeploymentStatus();
+    concluded.verified = "1/1";
+
+    // Before: the 404 failed the pass, an ERROR in the log and a failed reconcile for a deletion.
+    writeStatus(read, context(), concluded);
+
+    assertThat(onServer()).isNull();
+  }
+
+  @Test
+  void aStatusWriteRefusedWith404WhileThePolicyExistsStillFailsThePass() {
+    ModelDeployment read = create();
+    // A CRD installed without its status subresource answers every status write 404.
+    api.faults(
+        request ->
+            request.getMethod().equals("PATCH") && request.getPath().endsWith("/glm/status")
+                ? new io.fabric8.mockwebserver.http.MockResponse()
+                    .setResponseCode(404)
+                    .setBody(EmbeddedApiServer.status(404, "NotFound", "the server could not find"))
+                : null);
+    ModelDeploymentStatus concluded = new ModelDeploymentStatus();
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> writeStatus(read, context(), concluded))
+        .hasRootCauseInstanceOf(io.fabric8.kubernetes.client.KubernetesClientException.class);
+  }
 }
