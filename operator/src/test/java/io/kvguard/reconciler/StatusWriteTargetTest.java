@@ -35,6 +35,7 @@ import org.junit.jupiter.api.Test;
 class StatusWriteTargetTest {
   private EmbeddedApiServer api;
   private NamespacedKubernetesClient client;
+  private volatile boolean deletedFromTheCache;
 
   @BeforeEach
   void start() {
@@ -102,7 +103,8 @@ class StatusWriteTargetTest {
             (p, method, args) -> {
               if (method.getName().equals("get") && args.length == 1) {
                 ResourceID id = (ResourceID) args[0];
-                return Optional.ofNullable(onServer()).filter(md -> id.getName().equals("glm"));
+                return Optional.ofNullable(deletedFromTheCache ? null : onServer())
+                    .filter(md -> id.getName().equals("glm"));
               }
               throw new UnsupportedOperationException(method.getName());
             });
@@ -226,5 +228,30 @@ class StatusWriteTargetTest {
     org.assertj.core.api.Assertions.assertThatThrownBy(
             () -> writeStatus(read, context(), concluded))
         .hasRootCauseInstanceOf(io.fabric8.kubernetes.client.KubernetesClientException.class);
+  }
+
+  @Test
+  void
+      aPolicyGoneFromTheCacheWhileItsRefusedStatusWriteWaitsForANewerCopyEndsThePassWithoutAFailure()
+          throws Exception {
+    ModelDeployment read = create();
+    // The write is refused as stale (409), and the policy is deleted before JOSDK's cache shows a
+    // newer copy: JOSDK's poll of its cache then finds nothing (orElseThrow).
+    api.faults(
+        request -> {
+          if (!(request.getMethod().equals("PATCH") && request.getPath().endsWith("/glm/status"))) {
+            return null;
+          }
+          // The informer has seen the deletion (a real server would answer 404 or 409 here).
+          deletedFromTheCache = true;
+          return new io.fabric8.mockwebserver.http.MockResponse()
+              .setResponseCode(409)
+              .setBody(EmbeddedApiServer.status(409, "Conflict", "the object has been modified"));
+        });
+    ModelDeploymentStatus concluded = new ModelDeploymentStatus();
+
+    writeStatus(read, context(), concluded);
+
+    assertThat(onServer().getStatus()).isNull();
   }
 }
