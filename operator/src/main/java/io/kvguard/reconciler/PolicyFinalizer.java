@@ -58,13 +58,25 @@ final class PolicyFinalizer {
    * (issue 28 §5). The patch carries the version it was planned on, as fabric8's diff does (v7.5.2,
    * {@code OperationSupport.handlePatch}), so the API server refuses it (409) if the policy changed
    * meanwhile instead of dropping another writer's finalizer.
+   *
+   * <p>A re-read is the name's policy now, which need not be the one the pass is about. Deleted and
+   * created again under the name (another UID), it is another policy: adding the finalizer there
+   * and answering with it would hand its version to this pass, whose status write (guarded by that
+   * version alone) would then land this policy's conclusions on the new one. Being deleted without
+   * kvguard's finalizer, it can no longer take one (the API server forbids new finalizers once
+   * deletionTimestamp is set, 422), and a pod written now would depend on the operator seeing the
+   * deletion to be handed back, the very promise the finalizer keeps across a restart. Both end the
+   * attempt with an exception, so the write it was for is not made (JOSDK's helper failed it too,
+   * after ten refused patches); the pass that follows the deletion or the new policy's own pass
+   * takes over.
    */
   static ModelDeployment add(KubernetesClient client, ModelDeployment md) {
+    if (md.hasFinalizer(NAME) || md.isMarkedForDeletion()) {
+      return md;
+    }
+    String uid = md.getMetadata().getUid();
     ModelDeployment current = md;
     for (int attempt = 1; ; attempt++) {
-      if (current.hasFinalizer(NAME) || current.isMarkedForDeletion()) {
-        return current;
-      }
       try {
         return client
             .resources(ModelDeployment.class)
@@ -84,14 +96,40 @@ final class PolicyFinalizer {
         if (again == null) {
           throw e;
         }
+        if (uid != null && !uid.equals(again.getMetadata().getUid())) {
+          throw new KubernetesClientException(
+              describe(md) + " was deleted and created again: kvguard's finalizer is not added",
+              409,
+              e.getStatus());
+        }
+        if (again.hasFinalizer(NAME)) {
+          return again;
+        }
+        if (again.isMarkedForDeletion()) {
+          throw new KubernetesClientException(
+              describe(md) + " is being deleted: kvguard's finalizer can no longer be added",
+              409,
+              e.getStatus());
+        }
         current = again;
       }
     }
   }
 
-  /** The copy's resourceVersion, then its finalizers with kvguard's appended. */
+  private static String describe(ModelDeployment md) {
+    return "ModelDeployment " + md.getMetadata().getNamespace() + "/" + md.getMetadata().getName();
+  }
+
+  /**
+   * The copy's resourceVersion, then its finalizers with kvguard's appended. A copy built in
+   * process may have no list at all (fabric8's ObjectMeta keeps a null it is given); the API server
+   * never sends one, and "add" sets the member whether it exists or not.
+   */
   static String addPatch(KubernetesClient client, ModelDeployment md) {
-    List<String> finalizers = new ArrayList<>(md.getMetadata().getFinalizers());
+    List<String> finalizers =
+        md.getMetadata().getFinalizers() == null
+            ? new ArrayList<>()
+            : new ArrayList<>(md.getMetadata().getFinalizers());
     finalizers.add(NAME);
     String version = md.getMetadata().getResourceVersion();
     return "["

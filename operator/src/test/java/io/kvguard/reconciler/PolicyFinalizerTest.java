@@ -1,7 +1,9 @@
 package io.kvguard.reconciler;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
 import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
@@ -100,5 +102,51 @@ class PolicyFinalizerTest {
 
     assertThat(PolicyFinalizer.add(client, md)).isSameAs(md);
     assertThat(onServer().getMetadata().getResourceVersion()).isEqualTo(version);
+  }
+
+  @Test
+  void aPolicyDeletedAndCreatedAgainUnderTheNameIsNotGivenTheFinalizerForTheOldOne() {
+    ModelDeployment read = create(List.of());
+    client.resource(read).delete();
+    ModelDeployment again = create(List.of());
+    assertThat(again.getMetadata().getUid()).isNotEqualTo(read.getMetadata().getUid());
+
+    // The patch planned on the old policy is refused (409, another version); the re-read is the
+    // new policy, which this pass knows nothing of: answered with it, the pass would take its
+    // version and its status write would land the old policy's conclusions on the new one.
+    assertThatThrownBy(() -> PolicyFinalizer.add(client, read))
+        .isInstanceOf(KubernetesClientException.class)
+        .hasMessageContaining("created again");
+    assertThat(onServer().getMetadata().getUid()).isEqualTo(again.getMetadata().getUid());
+    assertThat(onServer().getMetadata().getFinalizers()).doesNotContain(PolicyFinalizer.NAME);
+  }
+
+  @Test
+  void aPolicyWhoseDeletionStartsAfterThePassReadItFailsTheWriteInsteadOfGoingOnWithoutIt() {
+    // Another controller's finalizer keeps the policy while it is being deleted.
+    ModelDeployment read = create(List.of(OTHER));
+    client.resource(read).delete();
+    assertThat(onServer().isMarkedForDeletion()).isTrue();
+
+    // A real API server refuses the new finalizer (422, "no new finalizers can be added if the
+    // object is being deleted"); the mock would take it, so the refusal is not what the test
+    // relies on: the re-read shows the deletion, and the write the finalizer was for must not be
+    // made without it.
+    assertThatThrownBy(() -> PolicyFinalizer.add(client, read))
+        .isInstanceOf(KubernetesClientException.class)
+        .hasMessageContaining("being deleted");
+    assertThat(onServer().getMetadata().getFinalizers()).containsExactly(OTHER);
+  }
+
+  @Test
+  void aCopyWithoutAFinalizerListGetsOne() {
+    ModelDeployment md = create(List.of());
+    // fabric8 keeps a null list it is given (ObjectMeta.setFinalizers, or "finalizers": null in
+    // JSON); hasFinalizer reads it as empty.
+    md.getMetadata().setFinalizers(null);
+
+    PolicyFinalizer.add(client, md);
+
+    assertThat(onServer().getMetadata().getFinalizers()).containsExactly(PolicyFinalizer.NAME);
   }
 }
