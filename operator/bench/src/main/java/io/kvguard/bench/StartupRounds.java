@@ -33,8 +33,12 @@ public final class StartupRounds implements AutoCloseable {
   private final LoopbackEngines engines;
   private final FirstProbe firstProbe = new FirstProbe();
 
-  /** One subject's start: to its first probe, and to every gate set. */
-  record Start(long firstProbeMillis, long wholeMillis) {}
+  /**
+   * One subject's start: to its first probe, and to every gate set; the CPU its own JVM spent, and
+   * the CPU of this JVM (the API server, the 1,000 engines and the gate watch) meanwhile.
+   */
+  record Start(
+      long firstProbeMillis, long wholeMillis, double cpuSeconds, double serverCpuSeconds) {}
 
   StartupRounds(int pods) throws Exception {
     this.pods = pods;
@@ -79,8 +83,9 @@ public final class StartupRounds implements AutoCloseable {
     out.printf(
         "N = %d, %d rounds; ms from each subject's start%n%n"
             + "| round | first | contract floor: first probe, whole | operator: first probe, whole"
-            + " | first probe − contract floor's | operator ÷ contract floor |%n"
-            + "| --- | --- | --- | --- | --- | --- |%n",
+            + " | first probe − contract floor's | operator ÷ contract floor"
+            + " | CPU, s: contract floor + its API server | operator + its API server |%n"
+            + "| --- | --- | --- | --- | --- | --- | --- | --- |%n",
         pods, rounds);
     // The API server shares this JVM, and its JIT is cold for the operator's requests (status and
     // finalizer patches, events) as much as for the floor's: one uncounted start of each warms it
@@ -104,7 +109,7 @@ public final class StartupRounds implements AutoCloseable {
       floors.add(floor);
       operators.add(operator);
       out.printf(
-          "| %d | %s | %,d, %,d | %,d, %,d | %+,d | %.2f |%n",
+          "| %d | %s | %,d, %,d | %,d, %,d | %+,d | %.2f | %.1f + %.1f | %.1f + %.1f |%n",
           round,
           floorFirst ? "contract floor" : "operator",
           floor.firstProbeMillis(),
@@ -112,20 +117,28 @@ public final class StartupRounds implements AutoCloseable {
           operator.firstProbeMillis(),
           operator.wholeMillis(),
           operator.firstProbeMillis() - floor.firstProbeMillis(),
-          (double) operator.wholeMillis() / floor.wholeMillis());
+          (double) operator.wholeMillis() / floor.wholeMillis(),
+          floor.cpuSeconds(),
+          floor.serverCpuSeconds(),
+          operator.cpuSeconds(),
+          operator.serverCpuSeconds());
     }
     long floorFirst = median(floors.stream().mapToLong(Start::firstProbeMillis).toArray());
     long floorWhole = median(floors.stream().mapToLong(Start::wholeMillis).toArray());
     long operatorFirst = median(operators.stream().mapToLong(Start::firstProbeMillis).toArray());
     long operatorWhole = median(operators.stream().mapToLong(Start::wholeMillis).toArray());
     out.printf(
-        "| median | | %,d, %,d | %,d, %,d | %+,d | %.2f |%n",
+        "| median | | %,d, %,d | %,d, %,d | %+,d | %.2f | %.1f + %.1f | %.1f + %.1f |%n",
         floorFirst,
         floorWhole,
         operatorFirst,
         operatorWhole,
         operatorFirst - floorFirst,
-        (double) operatorWhole / floorWhole);
+        (double) operatorWhole / floorWhole,
+        median(floors, Start::cpuSeconds),
+        median(floors, Start::serverCpuSeconds),
+        median(operators, Start::cpuSeconds),
+        median(operators, Start::serverCpuSeconds));
     return new Rounds(floors, operators);
   }
 
@@ -139,6 +152,8 @@ public final class StartupRounds implements AutoCloseable {
     createPods(namespace);
     try (GateWatch watch = new GateWatch(client, namespace);
         OperatorJvm jvm = OperatorJvm.launch(api.url(), options)) {
+      double cpu = jvm.cpuSeconds();
+      double serverCpu = OperatorJvmMain.processCpuSeconds();
       long start = System.nanoTime();
       firstProbe.arm();
       jvm.runFloor(namespace, true);
@@ -146,7 +161,12 @@ public final class StartupRounds implements AutoCloseable {
           "contract floor gates",
           600,
           () -> watch.countLabelled("True", "ContextLengthSufficient") == pods);
-      Start done = new Start(firstProbe.millis(), (System.nanoTime() - start) / 1_000_000);
+      Start done =
+          new Start(
+              firstProbe.millis(),
+              (System.nanoTime() - start) / 1_000_000,
+              jvm.cpuSeconds() - cpu,
+              OperatorJvmMain.processCpuSeconds() - serverCpu);
       deletePods(namespace);
       return done;
     }
@@ -165,6 +185,8 @@ public final class StartupRounds implements AutoCloseable {
     Start done;
     try (GateWatch watch = new GateWatch(client, namespace);
         OperatorJvm jvm = OperatorJvm.launch(api.url(), options)) {
+      double cpu = jvm.cpuSeconds();
+      double serverCpu = OperatorJvmMain.processCpuSeconds();
       long start = System.nanoTime();
       firstProbe.arm();
       jvm.startOperator();
@@ -174,7 +196,12 @@ public final class StartupRounds implements AutoCloseable {
           () ->
               watch.countLabelled("True", "PoolSufficient") == pods - refused
                   && watch.count("False", "PoolTooSmall") == refused);
-      done = new Start(firstProbe.millis(), (System.nanoTime() - start) / 1_000_000);
+      done =
+          new Start(
+              firstProbe.millis(),
+              (System.nanoTime() - start) / 1_000_000,
+              jvm.cpuSeconds() - cpu,
+              OperatorJvmMain.processCpuSeconds() - serverCpu);
     }
     // The operator is gone (its JVM closed, the lease released): its finalizers are lifted by hand
     // so the next round's operator finds no ModelDeployment but its own round's.
@@ -246,6 +273,11 @@ public final class StartupRounds implements AutoCloseable {
     ScaleBenchmark.drainRecordedRequests(api);
     System.gc();
     Waits.sleep(2_000);
+  }
+
+  private static double median(List<Start> starts, java.util.function.ToDoubleFunction<Start> of) {
+    double[] sorted = starts.stream().mapToDouble(of).sorted().toArray();
+    return sorted[sorted.length / 2];
   }
 
   static long median(long[] values) {
