@@ -5,16 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
-import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
-import io.kvguard.customresource.ModelDeploymentSpec;
-import io.kvguard.testing.OperatorHarness;
+import io.kvguard.testing.OnePolicy;
 import io.kvguard.testkit.EmbeddedApiServer;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,45 +21,21 @@ import org.junit.jupiter.api.Test;
 class PolicyFinalizerTest {
   private static final String OTHER = "example.com/backup";
 
-  private EmbeddedApiServer api;
-  private NamespacedKubernetesClient client;
-
-  @BeforeEach
-  void start() {
-    api = new EmbeddedApiServer();
-    client = api.client();
-    api.applyModelDeploymentCrd(client);
-  }
+  private final OnePolicy glm = new OnePolicy();
+  private final EmbeddedApiServer api = glm.api();
+  private final NamespacedKubernetesClient client = glm.client();
 
   @AfterEach
   void stop() {
-    client.close();
-    api.close();
+    glm.close();
   }
 
   private ModelDeployment create(List<String> finalizers) {
-    ModelDeployment md = new ModelDeployment();
-    md.getMetadata().setName("glm");
-    md.getMetadata().setNamespace(OperatorHarness.NAMESPACE);
-    md.getMetadata().setFinalizers(new ArrayList<>(finalizers));
-    ModelDeploymentSpec spec = new ModelDeploymentSpec();
-    spec.setModel("zai-org/GLM-5.3");
-    spec.setContextWindow(1_048_576L);
-    spec.setRoles(List.of(OperatorHarness.role("serve", Engine.SGLANG, Map.of("app", "glm"))));
-    md.setSpec(spec);
-    return client
-        .resources(ModelDeployment.class)
-        .inNamespace(OperatorHarness.NAMESPACE)
-        .resource(md)
-        .create();
+    return glm.create(finalizers);
   }
 
   private ModelDeployment onServer() {
-    return client
-        .resources(ModelDeployment.class)
-        .inNamespace(OperatorHarness.NAMESPACE)
-        .withName("glm")
-        .get();
+    return glm.onServer();
   }
 
   @Test

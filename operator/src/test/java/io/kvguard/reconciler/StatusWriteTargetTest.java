@@ -7,10 +7,9 @@ import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
 import io.javaoperatorsdk.operator.api.config.Cloner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
-import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
-import io.kvguard.customresource.ModelDeploymentSpec;
 import io.kvguard.customresource.ModelDeploymentStatus;
+import io.kvguard.testing.OnePolicy;
 import io.kvguard.testing.OperatorHarness;
 import io.kvguard.testkit.EmbeddedApiServer;
 import java.lang.reflect.InvocationTargetException;
@@ -20,7 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,45 +31,22 @@ import org.junit.jupiter.api.Test;
  * none and landed on whatever held the name.
  */
 class StatusWriteTargetTest {
-  private EmbeddedApiServer api;
-  private NamespacedKubernetesClient client;
+  private final OnePolicy glm = new OnePolicy();
+  private final EmbeddedApiServer api = glm.api();
+  private final NamespacedKubernetesClient client = glm.client();
   private volatile boolean deletedFromTheCache;
-
-  @BeforeEach
-  void start() {
-    api = new EmbeddedApiServer();
-    client = api.client();
-    api.applyModelDeploymentCrd(client);
-  }
 
   @AfterEach
   void stop() {
-    client.close();
-    api.close();
+    glm.close();
   }
 
   private ModelDeployment create() {
-    ModelDeployment md = new ModelDeployment();
-    md.getMetadata().setName("glm");
-    md.getMetadata().setNamespace(OperatorHarness.NAMESPACE);
-    ModelDeploymentSpec spec = new ModelDeploymentSpec();
-    spec.setModel("zai-org/GLM-5.3");
-    spec.setContextWindow(1_048_576L);
-    spec.setRoles(List.of(OperatorHarness.role("serve", Engine.SGLANG, Map.of("app", "glm"))));
-    md.setSpec(spec);
-    return client
-        .resources(ModelDeployment.class)
-        .inNamespace(OperatorHarness.NAMESPACE)
-        .resource(md)
-        .create();
+    return glm.create(List.of());
   }
 
   private ModelDeployment onServer() {
-    return client
-        .resources(ModelDeployment.class)
-        .inNamespace(OperatorHarness.NAMESPACE)
-        .withName("glm")
-        .get();
+    return glm.onServer();
   }
 
   /**

@@ -183,6 +183,11 @@ public final class OperatorHarness implements AutoCloseable {
   }
 
   public ModelDeployment modelDeployment(String name, long window, RoleSpec... roles) {
+    return policy(name, window, roles);
+  }
+
+  /** A ModelDeployment of the test namespace, not yet created (for tests without a harness). */
+  public static ModelDeployment policy(String name, long window, RoleSpec... roles) {
     ModelDeployment md = new ModelDeployment();
     md.getMetadata().setName(name);
     md.getMetadata().setNamespace(NAMESPACE);

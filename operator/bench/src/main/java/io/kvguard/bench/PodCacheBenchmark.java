@@ -2,7 +2,6 @@ package io.kvguard.bench;
 
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -343,10 +342,7 @@ public final class PodCacheBenchmark implements AutoCloseable {
   }
 
   private void namespace(String name) {
-    client
-        .namespaces()
-        .resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build())
-        .create();
+    ScaleBenchmark.createNamespace(client, name);
   }
 
   private void createGuarded() throws Exception {

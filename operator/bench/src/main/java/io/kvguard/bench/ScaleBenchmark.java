@@ -60,15 +60,7 @@ public final class ScaleBenchmark implements AutoCloseable {
     timeline = new StartupTimeline(options.timelineBucketMillis());
     writes = new ApiWrites(timeline);
     api.faults(writes::observe);
-    benchClient =
-        new KubernetesClientBuilder()
-            .withConfig(
-                new ConfigBuilder()
-                    .withMasterUrl(api.url())
-                    .withUserAgent(ApiWrites.BENCH_AGENT)
-                    .withRequestTimeout(60_000)
-                    .build())
-            .build();
+    benchClient = benchClient(api.url());
     for (int i = 0; i < options.pods(); i++) {
       podNames.add(podName(i));
     }
@@ -78,6 +70,25 @@ public final class ScaleBenchmark implements AutoCloseable {
           timeline.probe();
           firstProbe.probed();
         });
+  }
+
+  /** The benchmark's own client: its requests are told apart from the operator's by its agent. */
+  static KubernetesClient benchClient(String apiUrl) {
+    return new KubernetesClientBuilder()
+        .withConfig(
+            new ConfigBuilder()
+                .withMasterUrl(apiUrl)
+                .withUserAgent(ApiWrites.BENCH_AGENT)
+                .withRequestTimeout(60_000)
+                .build())
+        .build();
+  }
+
+  static void createNamespace(KubernetesClient client, String name) {
+    client
+        .namespaces()
+        .resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build())
+        .create();
   }
 
   static boolean refused(int pod) {
@@ -392,10 +403,7 @@ public final class ScaleBenchmark implements AutoCloseable {
   private void setUp() throws Exception {
     api.applyModelDeploymentCrd(setupClient);
     for (String ns : List.of(NAMESPACE, FLOOR_NAMESPACE, OPERATOR_NAMESPACE)) {
-      benchClient
-          .namespaces()
-          .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
-          .create();
+      createNamespace(benchClient, ns);
     }
     SimulatedPods pods = new SimulatedPods(benchClient);
     ExecutorService pool = Executors.newFixedThreadPool(4);

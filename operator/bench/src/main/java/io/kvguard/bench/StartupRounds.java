@@ -1,9 +1,6 @@
 package io.kvguard.bench;
 
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.testkit.EmbeddedApiServer;
 import io.kvguard.testkit.SimulatedPods;
@@ -43,15 +40,7 @@ public final class StartupRounds implements AutoCloseable {
   StartupRounds(int pods) throws Exception {
     this.pods = pods;
     this.options = BenchOptions.defaults(pods);
-    client =
-        new KubernetesClientBuilder()
-            .withConfig(
-                new ConfigBuilder()
-                    .withMasterUrl(api.url())
-                    .withUserAgent(ApiWrites.BENCH_AGENT)
-                    .withRequestTimeout(60_000)
-                    .build())
-            .build();
+    client = ScaleBenchmark.benchClient(api.url());
     engines = new LoopbackEngines(ScaleBenchmark.engineShapes(pods), "/server_info");
     engines.onProbe(firstProbe::probed);
     api.applyModelDeploymentCrd(api.client());
@@ -152,21 +141,12 @@ public final class StartupRounds implements AutoCloseable {
     createPods(namespace);
     try (GateWatch watch = new GateWatch(client, namespace);
         OperatorJvm jvm = OperatorJvm.launch(api.url(), options)) {
-      double cpu = jvm.cpuSeconds();
-      double serverCpu = OperatorJvmMain.processCpuSeconds();
-      long start = System.nanoTime();
-      firstProbe.arm();
-      jvm.runFloor(namespace, true);
-      Waits.await(
-          "contract floor gates",
-          600,
-          () -> watch.countLabelled("True", "ContextLengthSufficient") == pods);
       Start done =
-          new Start(
-              firstProbe.millis(),
-              (System.nanoTime() - start) / 1_000_000,
-              jvm.cpuSeconds() - cpu,
-              OperatorJvmMain.processCpuSeconds() - serverCpu);
+          timed(
+              jvm,
+              () -> jvm.runFloor(namespace, true),
+              "contract floor gates",
+              () -> watch.countLabelled("True", "ContextLengthSufficient") == pods);
       deletePods(namespace);
       return done;
     }
@@ -185,23 +165,14 @@ public final class StartupRounds implements AutoCloseable {
     Start done;
     try (GateWatch watch = new GateWatch(client, namespace);
         OperatorJvm jvm = OperatorJvm.launch(api.url(), options)) {
-      double cpu = jvm.cpuSeconds();
-      double serverCpu = OperatorJvmMain.processCpuSeconds();
-      long start = System.nanoTime();
-      firstProbe.arm();
-      jvm.startOperator();
-      Waits.await(
-          "every gate set",
-          600,
-          () ->
-              watch.countLabelled("True", "PoolSufficient") == pods - refused
-                  && watch.count("False", "PoolTooSmall") == refused);
       done =
-          new Start(
-              firstProbe.millis(),
-              (System.nanoTime() - start) / 1_000_000,
-              jvm.cpuSeconds() - cpu,
-              OperatorJvmMain.processCpuSeconds() - serverCpu);
+          timed(
+              jvm,
+              jvm::startOperator,
+              "every gate set",
+              () ->
+                  watch.countLabelled("True", "PoolSufficient") == pods - refused
+                      && watch.count("False", "PoolTooSmall") == refused);
     }
     // The operator is gone (its JVM closed, the lease released): its finalizers are lifted by hand
     // so the next round's operator finds no ModelDeployment but its own round's.
@@ -223,6 +194,27 @@ public final class StartupRounds implements AutoCloseable {
                 .isEmpty());
     deletePods(namespace);
     return done;
+  }
+
+  /** What a subject's JVM is told to do. */
+  private interface Go {
+    void run() throws java.io.IOException;
+  }
+
+  /** Tells the subject to go, then waits until {@code done}: its start, timed and its CPU read. */
+  private Start timed(OperatorJvm jvm, Go go, String what, java.util.function.BooleanSupplier done)
+      throws java.io.IOException {
+    double cpu = jvm.cpuSeconds();
+    double serverCpu = OperatorJvmMain.processCpuSeconds();
+    long start = System.nanoTime();
+    firstProbe.arm();
+    go.run();
+    Waits.await(what, 600, done);
+    return new Start(
+        firstProbe.millis(),
+        (System.nanoTime() - start) / 1_000_000,
+        jvm.cpuSeconds() - cpu,
+        OperatorJvmMain.processCpuSeconds() - serverCpu);
   }
 
   private void createPods(String namespace) throws Exception {
@@ -261,10 +253,7 @@ public final class StartupRounds implements AutoCloseable {
   }
 
   private void namespace(String name) {
-    client
-        .namespaces()
-        .resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build())
-        .create();
+    ScaleBenchmark.createNamespace(client, name);
   }
 
   /** Between subjects: no connection, recorded request or garbage of the last one left behind. */
