@@ -492,24 +492,18 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
           "{}/{} was created again during a pass of the deleted one: its status is not written",
           md.getMetadata().getNamespace(),
           md.getMetadata().getName());
-    } catch (KubernetesClientException e) {
-      // Deleted during the pass: the write finds nothing (404). Anything else, a 404 included while
-      // the cache still holds the policy (a CRD without its status subresource), fails the pass.
-      if (e.getCode() != 404 || policyCached(context, md)) {
+    } catch (KubernetesClientException | java.util.NoSuchElementException e) {
+      // Deleted during the pass: the write finds nothing (404), or JOSDK's wait for a newer copy
+      // after a 409 or 422 reads its cache with orElseThrow (v5.2.3,
+      // PrimaryUpdateAndCacheUtils.pollLocalCache) and the policy has left it. Anything else, a 404
+      // included while the cache still holds the policy (a CRD without its status subresource),
+      // fails the pass.
+      boolean gone = !(e instanceof KubernetesClientException refused) || refused.getCode() == 404;
+      if (!gone || policyCached(context, md)) {
         throw e;
       }
       LOG.debug(
           "{}/{} was deleted during its pass: its status is not written",
-          md.getMetadata().getNamespace(),
-          md.getMetadata().getName());
-    } catch (java.util.NoSuchElementException e) {
-      // JOSDK's wait for a newer copy after a 409 or 422 reads its cache with orElseThrow (v5.2.3,
-      // PrimaryUpdateAndCacheUtils.pollLocalCache): the policy left the cache, it was deleted.
-      if (policyCached(context, md)) {
-        throw e;
-      }
-      LOG.debug(
-          "{}/{} was deleted while its status write waited for a newer copy: not written",
           md.getMetadata().getNamespace(),
           md.getMetadata().getName());
     }

@@ -75,24 +75,20 @@ final class PolicyFinalizer {
       return md;
     }
     String uid = md.getMetadata().getUid();
+    var named =
+        client
+            .resources(ModelDeployment.class)
+            .inNamespace(md.getMetadata().getNamespace())
+            .withName(md.getMetadata().getName());
     ModelDeployment current = md;
     for (int attempt = 1; ; attempt++) {
       try {
-        return client
-            .resources(ModelDeployment.class)
-            .inNamespace(current.getMetadata().getNamespace())
-            .withName(current.getMetadata().getName())
-            .patch(PatchContext.of(PatchType.JSON), addPatch(client, current));
+        return named.patch(PatchContext.of(PatchType.JSON), addPatch(client, current));
       } catch (KubernetesClientException e) {
         if ((e.getCode() != 409 && e.getCode() != 422) || attempt >= MAX_ATTEMPTS) {
           throw e;
         }
-        ModelDeployment again =
-            client
-                .resources(ModelDeployment.class)
-                .inNamespace(current.getMetadata().getNamespace())
-                .withName(current.getMetadata().getName())
-                .get();
+        ModelDeployment again = named.get();
         if (again == null) {
           throw e;
         }

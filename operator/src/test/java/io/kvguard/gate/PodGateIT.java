@@ -238,15 +238,7 @@ class PodGateIT {
   @Test
   void aTerminatingPodIsNeverWritten() {
     pods.createRunning(NS, "serve-0", Map.of("app", "glm"), 30000, true);
-    client
-        .pods()
-        .inNamespace(NS)
-        .withName("serve-0")
-        .edit(
-            p -> {
-              p.getMetadata().setFinalizers(java.util.List.of("example.com/hold"));
-              return p;
-            });
+    editMetadata(meta -> meta.setFinalizers(java.util.List.of("example.com/hold")));
     client.pods().inNamespace(NS).withName("serve-0").delete();
     Pod terminating = client.pods().inNamespace(NS).withName("serve-0").get();
     assertThat(terminating.getMetadata().getDeletionTimestamp()).isNotNull();
@@ -286,13 +278,19 @@ class PodGateIT {
 
   /** Someone else (a tenant, the kubelet) edits serve-0's labels. */
   private void editLabels(java.util.function.Consumer<Map<String, String>> change) {
+    editMetadata(meta -> change.accept(meta.getLabels()));
+  }
+
+  /** Someone else edits serve-0's metadata. */
+  private void editMetadata(
+      java.util.function.Consumer<io.fabric8.kubernetes.api.model.ObjectMeta> change) {
     client
         .pods()
         .inNamespace(NS)
         .withName("serve-0")
         .edit(
             p -> {
-              change.accept(p.getMetadata().getLabels());
+              change.accept(p.getMetadata());
               return p;
             });
   }

@@ -124,14 +124,27 @@ class EngineHttpBackgroundClientTest {
             },
             EngineHttp.DEFAULT_MAX_BODY_BYTES);
     WireCapture capture = new WireCapture();
-    CompletableFuture<ProbeOutcome> first =
-        CompletableFuture.supplyAsync(
-            () -> new SglangProbe(http.tapped(capture)).probe(endpoint().startingNow()));
+    CompletableFuture<ProbeOutcome> first = new CompletableFuture<>();
+    Thread prober =
+        new Thread(
+            () -> {
+              try {
+                first.complete(
+                    new SglangProbe(http.tapped(capture)).probe(endpoint().startingNow()));
+              } catch (RuntimeException e) {
+                first.completeExceptionally(e);
+              }
+            },
+            "prober");
+    prober.start();
 
     Thread builder = builtOn.get(5, TimeUnit.SECONDS);
     assertThat(builder.getName()).isEqualTo("kvguard-engine-http-client");
     assertThat(builder.isDaemon()).as("the builder keeps no JVM alive").isTrue();
-    Thread.sleep(200);
+    // Parked: waiting for the client (nothing else in a probe before its first request waits).
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> prober.getState() == Thread.State.WAITING);
     assertThat(first).as("the probe waits for the client").isNotDone();
     assertThat(engine.totalHits()).isZero();
 
