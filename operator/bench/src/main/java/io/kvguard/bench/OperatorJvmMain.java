@@ -120,7 +120,7 @@ public final class OperatorJvmMain {
                     .mapToDouble(io.micrometer.core.instrument.Counter::count)
                     .sum());
         case "threads" -> {
-          ThreadCpu.byGroup(10).forEach(e -> out.println(e.getKey() + "\t" + e.getValue()));
+          ThreadCpu.byGroup(20).forEach(e -> out.println(e.getKey() + "\t" + e.getValue()));
           out.println("end");
         }
         case "stop" -> {

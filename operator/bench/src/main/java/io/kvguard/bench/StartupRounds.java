@@ -35,7 +35,11 @@ public final class StartupRounds implements AutoCloseable {
    * the CPU of this JVM (the API server, the 1,000 engines and the gate watch) meanwhile.
    */
   record Start(
-      long firstProbeMillis, long wholeMillis, double cpuSeconds, double serverCpuSeconds) {}
+      long firstProbeMillis,
+      long wholeMillis,
+      double cpuSeconds,
+      double jitSeconds,
+      double serverCpuSeconds) {}
 
   StartupRounds(int pods) throws Exception {
     this.pods = pods;
@@ -73,7 +77,8 @@ public final class StartupRounds implements AutoCloseable {
         "N = %d, %d rounds; ms from each subject's start%n%n"
             + "| round | first | contract floor: first probe, whole | operator: first probe, whole"
             + " | first probe − contract floor's | operator ÷ contract floor"
-            + " | CPU, s: contract floor + its API server | operator + its API server |%n"
+            + " | CPU, s: contract floor (its JIT) + its API server"
+            + " | operator (its JIT) + its API server |%n"
             + "| --- | --- | --- | --- | --- | --- | --- | --- |%n",
         pods, rounds);
     // The API server shares this JVM, and its JIT is cold for the operator's requests (status and
@@ -98,7 +103,8 @@ public final class StartupRounds implements AutoCloseable {
       floors.add(floor);
       operators.add(operator);
       out.printf(
-          "| %d | %s | %,d, %,d | %,d, %,d | %+,d | %.2f | %.1f + %.1f | %.1f + %.1f |%n",
+          "| %d | %s | %,d, %,d | %,d, %,d | %+,d | %.2f | %.1f (%.1f) + %.1f | %.1f (%.1f) + %.1f"
+              + " |%n",
           round,
           floorFirst ? "contract floor" : "operator",
           floor.firstProbeMillis(),
@@ -108,8 +114,10 @@ public final class StartupRounds implements AutoCloseable {
           operator.firstProbeMillis() - floor.firstProbeMillis(),
           (double) operator.wholeMillis() / floor.wholeMillis(),
           floor.cpuSeconds(),
+          floor.jitSeconds(),
           floor.serverCpuSeconds(),
           operator.cpuSeconds(),
+          operator.jitSeconds(),
           operator.serverCpuSeconds());
     }
     long floorFirst = median(floors.stream().mapToLong(Start::firstProbeMillis).toArray());
@@ -117,7 +125,8 @@ public final class StartupRounds implements AutoCloseable {
     long operatorFirst = median(operators.stream().mapToLong(Start::firstProbeMillis).toArray());
     long operatorWhole = median(operators.stream().mapToLong(Start::wholeMillis).toArray());
     out.printf(
-        "| median | | %,d, %,d | %,d, %,d | %+,d | %.2f | %.1f + %.1f | %.1f + %.1f |%n",
+        "| median | | %,d, %,d | %,d, %,d | %+,d | %.2f | %.1f (%.1f) + %.1f | %.1f (%.1f) + %.1f"
+            + " |%n",
         floorFirst,
         floorWhole,
         operatorFirst,
@@ -125,8 +134,10 @@ public final class StartupRounds implements AutoCloseable {
         operatorFirst - floorFirst,
         (double) operatorWhole / floorWhole,
         median(floors, Start::cpuSeconds),
+        median(floors, Start::jitSeconds),
         median(floors, Start::serverCpuSeconds),
         median(operators, Start::cpuSeconds),
+        median(operators, Start::jitSeconds),
         median(operators, Start::serverCpuSeconds));
     return new Rounds(floors, operators);
   }
@@ -205,6 +216,7 @@ public final class StartupRounds implements AutoCloseable {
   private Start timed(OperatorJvm jvm, Go go, String what, java.util.function.BooleanSupplier done)
       throws java.io.IOException {
     double cpu = jvm.cpuSeconds();
+    double jit = jitSeconds(jvm);
     double serverCpu = OperatorJvmMain.processCpuSeconds();
     long start = System.nanoTime();
     firstProbe.arm();
@@ -214,7 +226,19 @@ public final class StartupRounds implements AutoCloseable {
         firstProbe.millis(),
         (System.nanoTime() - start) / 1_000_000,
         jvm.cpuSeconds() - cpu,
+        jitSeconds(jvm) - jit,
         OperatorJvmMain.processCpuSeconds() - serverCpu);
+  }
+
+  /**
+   * CPU seconds of the subject's JIT compiler threads so far ({@link ThreadCpu}; 0 where they
+   * cannot be read): in a cold JVM a large part of a start.
+   */
+  private static double jitSeconds(OperatorJvm jvm) throws java.io.IOException {
+    return jvm.threadCpu().stream()
+        .filter(group -> group.getKey().contains("CompilerThre"))
+        .mapToDouble(Map.Entry::getValue)
+        .sum();
   }
 
   private void createPods(String namespace) throws Exception {
