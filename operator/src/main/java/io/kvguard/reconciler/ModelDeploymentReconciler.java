@@ -479,8 +479,9 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
             if (uid != null && !uid.equals(current.getMetadata().getUid())) {
               throw new PolicyReplaced();
             }
+            // Addressed, not the copy: fabric8 would copy the whole policy through JSON first.
             return client
-                .resource(current)
+                .resource(PolicyAddress.of(current))
                 .subresource("status")
                 .patch(
                     io.fabric8.kubernetes.client.dsl.base.PatchContext.of(

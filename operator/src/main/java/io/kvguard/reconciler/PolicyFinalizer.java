@@ -75,15 +75,15 @@ final class PolicyFinalizer {
       return md;
     }
     String uid = md.getMetadata().getUid();
+    var policies = client.resources(ModelDeployment.class);
     var named =
-        client
-            .resources(ModelDeployment.class)
-            .inNamespace(md.getMetadata().getNamespace())
-            .withName(md.getMetadata().getName());
+        policies.inNamespace(md.getMetadata().getNamespace()).withName(md.getMetadata().getName());
+    // Addressed, not named: by name alone fabric8 GETs the policy before every patch.
+    var addressed = policies.resource(PolicyAddress.of(md));
     ModelDeployment current = md;
     for (int attempt = 1; ; attempt++) {
       try {
-        return named.patch(PatchContext.of(PatchType.JSON), addPatch(client, current));
+        return addressed.patch(PatchContext.of(PatchType.JSON), addPatch(client, current));
       } catch (KubernetesClientException e) {
         if ((e.getCode() != 409 && e.getCode() != 422) || attempt >= MAX_ATTEMPTS) {
           throw e;

@@ -51,6 +51,22 @@ class PolicyFinalizerTest {
   }
 
   @Test
+  void theFinalizerIsOneRequestWhenNothingChangedSinceThePassReadThePolicy() {
+    ModelDeployment md = create(List.of());
+    api.clearRequests();
+
+    PolicyFinalizer.add(client, md);
+
+    // By name alone fabric8 GETs the policy before patching it (v7.5.2,
+    // BaseOperation.getItemOrRequireFromServer): a second round trip in front of every new
+    // policy's first gate write.
+    assertThat(api.requests())
+        .extracting(EmbeddedApiServer.Request::method)
+        .containsExactly("PATCH");
+    assertThat(onServer().getMetadata().getFinalizers()).containsExactly(PolicyFinalizer.NAME);
+  }
+
+  @Test
   void aFinalizerAnotherWriterAddedAfterThePassReadThePolicyIsKept() {
     ModelDeployment read = create(List.of());
     // Another controller adds its finalizer after the pass read the policy: the pass's copy is

@@ -171,6 +171,26 @@ class StatusWriteTargetTest {
   }
 
   @Test
+  void theStatusWriteIsOnePatchOfTheStatusAlone() throws Exception {
+    ModelDeployment read = create();
+    api.clearRequests();
+    ModelDeploymentStatus concluded = new ModelDeploymentStatus();
+    concluded.verified = "1/1";
+
+    writeStatus(read, context(), concluded);
+
+    assertThat(api.requests())
+        .extracting(EmbeddedApiServer.Request::method, EmbeddedApiServer.Request::path)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple(
+                "PATCH",
+                "/apis/kvguard.io/v1alpha1/namespaces/"
+                    + OperatorHarness.NAMESPACE
+                    + "/modeldeployments/glm/status"));
+    assertThat(onServer().getStatus().verified).isEqualTo("1/1");
+  }
+
+  @Test
   void aPolicyDeletedDuringItsPassEndsThePassWithoutAFailure() throws Exception {
     ModelDeployment read = create();
     client
