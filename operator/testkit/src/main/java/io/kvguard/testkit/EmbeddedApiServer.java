@@ -43,6 +43,7 @@ public final class EmbeddedApiServer implements AutoCloseable {
   private final KubernetesMockServer server;
   private final List<Request> requests = new ArrayList<>();
   private volatile Function<RecordedRequest, MockResponse> faults = request -> null;
+  private final ListPages pages = new ListPages();
 
   public EmbeddedApiServer() {
     Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
@@ -53,6 +54,11 @@ public final class EmbeddedApiServer implements AutoCloseable {
           public MockResponse dispatch(RecordedRequest request) {
             MockResponse response = faults.apply(request);
             if (response == null) {
+              MockResponse later = pages.fromSnapshot(request.getMethod(), request.getPath());
+              if (later != null) {
+                record(request, later.code());
+                return later;
+              }
               try {
                 response = crud.dispatch(asRealStatusStrategy(request));
               } catch (RuntimeException e) {
@@ -68,7 +74,7 @@ public final class EmbeddedApiServer implements AutoCloseable {
                                 "the patch could not be applied: " + e.getClass().getSimpleName()));
               }
             }
-            response = ListPages.page(request.getMethod(), request.getPath(), response);
+            response = pages.page(request.getMethod(), request.getPath(), response);
             record(request, response.code());
             return response;
           }
