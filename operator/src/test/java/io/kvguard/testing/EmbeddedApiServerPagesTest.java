@@ -86,6 +86,48 @@ class EmbeddedApiServerPagesTest {
     assertThat(names).hasSize(1203).doesNotHaveDuplicates().isSorted();
   }
 
+  private PodList batchPage(String token) {
+    return client
+        .pods()
+        .inNamespace("batch")
+        .list(new ListOptionsBuilder().withLimit(3L).withContinue(token).build());
+  }
+
+  private static List<String> names(PodList page) {
+    return page.getItems().stream().map(pod -> pod.getMetadata().getName()).toList();
+  }
+
+  @Test
+  void laterPagesComeFromTheFirstPagesSnapshot() {
+    PodList first = batchPage(null);
+    // Created and deleted after the first page: a real server reads later pages at the first
+    // page's resourceVersion (apiserver etcd3 store.go GetList), so neither change shows in them.
+    create("batch", "job-35");
+    client.pods().inNamespace("batch").withName("job-6").delete();
+    api.clearRequests();
+    List<String> names = new ArrayList<>(names(first));
+    String next = first.getMetadata().getContinue();
+    while (next != null && !next.isEmpty()) {
+      PodList page = batchPage(next);
+      names.addAll(names(page));
+      next = page.getMetadata().getContinue();
+    }
+
+    assertThat(first.getMetadata().getRemainingItemCount()).isEqualTo(4L);
+    assertThat(names)
+        .containsExactly("job-0", "job-1", "job-2", "job-3", "job-4", "job-5", "job-6");
+    assertThat(api.requests()).hasSize(2);
+  }
+
+  @Test
+  void aTokenWhoseSnapshotWasReadIsCutFromTheStoreAsItIsNow() {
+    String token = batchPage(null).getMetadata().getContinue();
+    assertThat(names(batchPage(token))).containsExactly("job-3", "job-4", "job-5");
+    create("batch", "job-35");
+
+    assertThat(names(batchPage(token))).containsExactly("job-3", "job-35", "job-4");
+  }
+
   @Test
   void aListWithoutALimitIsWholeAndTheOtherNamespaceIsNotInIt() {
     List<Pod> pods = client.pods().inNamespace("serving").list().getItems();
