@@ -36,10 +36,12 @@ import org.slf4j.LoggerFactory;
  * share wait than working slots are free (counted over all tenants: a task that found a slot free
  * may see another within its share take it), a lent task whose tenant is still past its share is
  * moved out of the way: it keeps its thread, leaves the working slots, and a new thread takes the
- * slot, so a tenant's share never waits for another's lent probes, hanging or not. No thread is
- * lent while such a moved task runs, nor to a tenant that has hung tasks, so moved tasks are at
- * most the {@code threads} lent before the first was moved: threads in all at most {@code 2 ×
- * threads + limit}.
+ * slot, so a tenant's share never waits for another's lent probes, hanging or not. A thread is lent
+ * only while the lent tasks in the working slots and the tasks moved aside number fewer than {@code
+ * threads}, and never to a tenant that has hung tasks: moving a task aside leaves that count as it
+ * is, so moved tasks are at most {@code threads} and threads in all at most {@code 2 × threads +
+ * limit}. (Until a moved task ended, nothing was lent at all: one moved-aside probe whose engine
+ * hangs stopped lending for its whole timeout.)
  */
 final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TenantFairExecutor.class);
@@ -111,6 +113,10 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
   private int workers;
   private int hungTotal;
   private int movedAsideTotal;
+
+  /** Tasks in the working slots that were lent (their {@link Running#lent}). */
+  private int lentWorking;
+
   private int threadNumber;
   private boolean closed;
 
@@ -200,6 +206,7 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
       return false;
     }
     working.remove(youngest);
+    lentWorking--;
     youngest.movedAside = true;
     Tenant owner = tenants.get(youngest.tenant);
     owner.running--;
@@ -273,6 +280,9 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
         task = queue.waiting.poll();
         mine = new Running(next);
         mine.lent = queue.running >= share(queue);
+        if (mine.lent) {
+          lentWorking++;
+        }
         queue.running++;
         working.add(mine);
         if (!queue.waiting.isEmpty()) {
@@ -308,7 +318,7 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
       }
       turns.add(tenant);
     }
-    if (!lends || movedAsideTotal > 0) {
+    if (!lends || lentWorking + movedAsideTotal >= capacity) {
       return null;
     }
     // No tenant within its share waits: lend the thread, in turn order, to one with no hung task.
@@ -350,6 +360,9 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
     } else {
       queue.running--;
       working.remove(done);
+      if (done.lent) {
+        lentWorking--;
+      }
     }
     if (queue.running == 0 && queue.hung == 0 && queue.movedAside == 0 && queue.waiting.isEmpty()) {
       tenants.remove(done.tenant);
@@ -384,6 +397,9 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
           Tenant tenant = tenants.get(one.tenant);
           if (hungTotal < hungRule.limit() && tenant.hung < hungRule.perTenant()) {
             it.remove();
+            if (one.lent) {
+              lentWorking--;
+            }
             one.hung = true;
             tenant.running--;
             tenant.hung++;
