@@ -142,15 +142,45 @@ public final class RecordSigner {
    */
   private static final ThreadLocal<KeyedMac> MACS = new ThreadLocal<>();
 
+  /**
+   * The Mac every thread's is cloned from, initialised once per key. {@code Mac.getInstance} checks
+   * the provider under a JDK-wide lock (JDK 17 {@code javax.crypto.JceSecurity
+   * .getVerificationResult} is {@code static synchronized}): the 50 reconcile threads of a start
+   * each looked the algorithm up at once and queued there (JFR, issue 28 §5). A clone is a copy of
+   * the initialised state; the prototype itself never signs, so cloning it from many threads reads
+   * state nobody writes.
+   */
+  private static volatile KeyedMac prototype;
+
   private static Mac mac(SecretKeySpec key) throws GeneralSecurityException {
     KeyedMac held = MACS.get();
     if (held == null || held.key() != key) {
-      Mac mac = Mac.getInstance(ALGORITHM);
-      mac.init(key);
-      held = new KeyedMac(key, mac);
+      held = new KeyedMac(key, cloneOf(key, prototypeFor(key)));
       MACS.set(held);
     }
     return held.mac();
+  }
+
+  private static Mac prototypeFor(SecretKeySpec key) throws GeneralSecurityException {
+    KeyedMac current = prototype;
+    if (current == null || current.key() != key) {
+      Mac mac = Mac.getInstance(ALGORITHM);
+      mac.init(key);
+      current = new KeyedMac(key, mac);
+      prototype = current;
+    }
+    return current.mac();
+  }
+
+  private static Mac cloneOf(SecretKeySpec key, Mac prototype) throws GeneralSecurityException {
+    try {
+      return (Mac) prototype.clone();
+    } catch (CloneNotSupportedException e) {
+      // A provider whose Mac cannot be cloned: a thread's own, looked up as before.
+      Mac mac = Mac.getInstance(ALGORITHM);
+      mac.init(key);
+      return mac;
+    }
   }
 
   @Override

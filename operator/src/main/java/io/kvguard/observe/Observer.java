@@ -81,10 +81,21 @@ public final class Observer implements AutoCloseable {
   /**
    * The ModelDeployments not deleted, by UID (with where they live, so {@link
    * #forgetPoliciesNotCached} can forget one whose deletion no pass saw). Meters are recorded only
-   * for these, under this object's lock, so a probe that finishes after its policy was deleted
-   * cannot bring the policy's meters back for good.
+   * for these, under {@link #meters}' read lock, so a probe that finishes after its policy was
+   * deleted cannot bring the policy's meters back for good.
    */
-  private final Map<String, Named> live = new java.util.HashMap<>();
+  private final Map<String, Named> live = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * Recording a meter holds the read lock, forgetting a policy (and anything else that changes
+   * {@link #live}, {@link #gone} or {@link #unreadable}) the write lock: a deleted policy's meters
+   * cannot be recorded again once removed, while recordings never wait for each other. One monitor
+   * for both made the 32 probe threads and the passes queue behind each other at start (JFR of a
+   * start at N = 1,000: seconds of monitor waits in {@link #probed} and {@link #reconciled}, issue
+   * 28 §5).
+   */
+  private final java.util.concurrent.locks.ReentrantReadWriteLock meters =
+      new java.util.concurrent.locks.ReentrantReadWriteLock();
 
   /** Where a live ModelDeployment is. */
   private record Named(String namespace, String name) {}
@@ -106,7 +117,8 @@ public final class Observer implements AutoCloseable {
    * UIDs of the ModelDeployments kvguard cannot read, per namespace (the gauge counts them), and
    * what was last said about each: a policy read again every pass is announced once per problem.
    */
-  private final Map<String, Set<String>> unreadable = new java.util.HashMap<>();
+  private final Map<String, Set<String>> unreadable =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   private final Map<String, String> unreadableTold = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -122,11 +134,17 @@ public final class Observer implements AutoCloseable {
    * A pass of the policy starts: it exists, so its meters may be recorded (before the pass's probes
    * can finish and record theirs).
    */
-  public synchronized void passStarting(ModelDeployment md) {
-    if (!gone.contains(md.getMetadata().getUid())) {
-      live.put(
-          md.getMetadata().getUid(),
-          new Named(md.getMetadata().getNamespace(), md.getMetadata().getName()));
+  public void passStarting(ModelDeployment md) {
+    // The read lock suffices: gone changes only under the write lock, and live is concurrent.
+    meters.readLock().lock();
+    try {
+      if (!gone.contains(md.getMetadata().getUid())) {
+        live.put(
+            md.getMetadata().getUid(),
+            new Named(md.getMetadata().getNamespace(), md.getMetadata().getName()));
+      }
+    } finally {
+      meters.readLock().unlock();
     }
   }
 
@@ -146,11 +164,25 @@ public final class Observer implements AutoCloseable {
     if (md.getStatus() != null) {
       md.getStatus().unreadable().ifPresent(failures::add);
     }
-    synchronized (this) {
+    boolean counted;
+    meters.readLock().lock();
+    try {
       if (!live.containsKey(uid)) {
         return;
       }
-      countUnreadable(namespace, uid, !failures.isEmpty());
+      counted = unreadable.getOrDefault(namespace, Set.of()).contains(uid);
+    } finally {
+      meters.readLock().unlock();
+    }
+    if (counted == failures.isEmpty()) {
+      meters.writeLock().lock();
+      try {
+        if (live.containsKey(uid)) {
+          countUnreadable(namespace, uid, !failures.isEmpty());
+        }
+      } finally {
+        meters.writeLock().unlock();
+      }
     }
     String problems =
         failures.stream()
@@ -221,7 +253,8 @@ public final class Observer implements AutoCloseable {
    */
   private void labelOnly(ModelDeployment md, List<PodVerdictStatus> entries) {
     String uid = md.getMetadata().getUid();
-    synchronized (this) {
+    meters.readLock().lock();
+    try {
       if (!live.containsKey(uid)) {
         return;
       }
@@ -236,6 +269,8 @@ public final class Observer implements AutoCloseable {
                 .filter(e -> role.getName().equals(e.role) && LABEL_ONLY.equals(e.gating))
                 .count());
       }
+    } finally {
+      meters.readLock().unlock();
     }
     java.util.Set<String> told =
         labelOnlyAnnounced.computeIfAbsent(
@@ -292,7 +327,8 @@ public final class Observer implements AutoCloseable {
       List<PassReport.PodFigures> judged) {
     String namespace = md.getMetadata().getNamespace();
     String name = md.getMetadata().getName();
-    synchronized (this) {
+    meters.readLock().lock();
+    try {
       // A pass that overlapped the policy's deletion must not bring its gauges back once they were
       // removed.
       if (live.containsKey(md.getMetadata().getUid())) {
@@ -306,6 +342,8 @@ public final class Observer implements AutoCloseable {
               pod.verified());
         }
       }
+    } finally {
+      meters.readLock().unlock();
     }
     Map<String, List<Announcement>> refusals = new java.util.LinkedHashMap<>();
     List<Announcement> verified = new java.util.ArrayList<>();
@@ -358,13 +396,16 @@ public final class Observer implements AutoCloseable {
    */
   private void advisories(ModelDeployment md, List<PassReport.Advisory> found) {
     String uid = md.getMetadata().getUid();
-    synchronized (this) {
+    meters.readLock().lock();
+    try {
       // A pass that overlapped the policy's deletion must not bring its gauges back once they were
       // removed.
       if (!live.containsKey(uid)) {
         return;
       }
       gaugeAdvisories(md, found);
+    } finally {
+      meters.readLock().unlock();
     }
     List<Announcement> fresh = new java.util.ArrayList<>();
     for (PassReport.Advisory warning : found) {
@@ -429,7 +470,8 @@ public final class Observer implements AutoCloseable {
   /** A probe finished (on its own thread): its duration and whether it failed. */
   public void probed(ModelDeployment md, RoleSpec role, ProbeOutcome outcome, Duration took) {
     boolean failed = outcome instanceof ProbeOutcome.Failed;
-    synchronized (this) {
+    meters.readLock().lock();
+    try {
       if (live.containsKey(md.getMetadata().getUid())) {
         metrics.probe(
             KvguardMetrics.roleTags(
@@ -438,6 +480,8 @@ public final class Observer implements AutoCloseable {
             took,
             failed);
       }
+    } finally {
+      meters.readLock().unlock();
     }
     if (failed) {
       LOG.debug(
@@ -452,11 +496,8 @@ public final class Observer implements AutoCloseable {
   /**
    * A rejection probe finished (on its own thread): how the engine answered the over-limit prompt.
    */
-  public synchronized void rejectionProbed(
+  public void rejectionProbed(
       ModelDeployment md, RoleSpec role, io.kvguard.verdict.RejectionOutcome outcome) {
-    if (!live.containsKey(md.getMetadata().getUid())) {
-      return;
-    }
     String result =
         outcome instanceof io.kvguard.verdict.RejectionOutcome.Refused
             ? "refused"
@@ -465,11 +506,18 @@ public final class Observer implements AutoCloseable {
                 : outcome instanceof io.kvguard.verdict.RejectionOutcome.Inconclusive
                     ? "inconclusive"
                     : "failed";
-    metrics.rejectionProbe(
-        KvguardMetrics.roleTags(
-            md.getMetadata().getNamespace(), md.getMetadata().getName(), role.getName()),
-        role.getEngine().wireName(),
-        result);
+    meters.readLock().lock();
+    try {
+      if (live.containsKey(md.getMetadata().getUid())) {
+        metrics.rejectionProbe(
+            KvguardMetrics.roleTags(
+                md.getMetadata().getNamespace(), md.getMetadata().getName(), role.getName()),
+            role.getEngine().wireName(),
+            result);
+      }
+    } finally {
+      meters.readLock().unlock();
+    }
   }
 
   /** A gate write the API server refused; the gate stays as it was and the pass comes again. */
@@ -480,11 +528,14 @@ public final class Observer implements AutoCloseable {
         pod.getMetadata().getNamespace(),
         pod.getMetadata().getName(),
         error.toString());
-    synchronized (this) {
+    meters.readLock().lock();
+    try {
       // Like every meter of the policy: not brought back once its deletion removed them.
       if (live.containsKey(md.getMetadata().getUid())) {
         metrics.gateWriteFailure(md.getMetadata().getNamespace(), md.getMetadata().getName());
       }
+    } finally {
+      meters.readLock().unlock();
     }
   }
 
@@ -545,21 +596,31 @@ public final class Observer implements AutoCloseable {
    * The stranded pods of every namespace whose pods are cached, recounted from the caches: a
    * namespace counted 0, or no longer cached (no ModelDeployment left there), loses its series.
    */
-  public synchronized void strandedPods(Map<String, Long> byNamespace) {
-    for (String namespace : metrics.strandedNamespaces()) {
-      if (!byNamespace.containsKey(namespace)) {
-        metrics.strandedPods(namespace, 0);
+  public void strandedPods(Map<String, Long> byNamespace) {
+    meters.writeLock().lock();
+    try {
+      for (String namespace : metrics.strandedNamespaces()) {
+        if (!byNamespace.containsKey(namespace)) {
+          metrics.strandedPods(namespace, 0);
+        }
       }
+      byNamespace.forEach(metrics::strandedPods);
+    } finally {
+      meters.writeLock().unlock();
     }
-    byNamespace.forEach(metrics::strandedPods);
   }
 
-  private synchronized void gateFlipped(ModelDeployment md, String role, boolean open) {
-    if (live.containsKey(md.getMetadata().getUid())) {
-      metrics.gateTransition(
-          KvguardMetrics.roleTags(
-              md.getMetadata().getNamespace(), md.getMetadata().getName(), role),
-          open);
+  private void gateFlipped(ModelDeployment md, String role, boolean open) {
+    meters.readLock().lock();
+    try {
+      if (live.containsKey(md.getMetadata().getUid())) {
+        metrics.gateTransition(
+            KvguardMetrics.roleTags(
+                md.getMetadata().getNamespace(), md.getMetadata().getName(), role),
+            open);
+      }
+    } finally {
+      meters.readLock().unlock();
     }
   }
 
@@ -618,16 +679,24 @@ public final class Observer implements AutoCloseable {
    * {@code name} is null when another policy holds its name now: the meters, named by namespace and
    * name, are that one's and stay.
    */
-  private synchronized void forget(String namespace, String name, String uid) {
-    live.remove(uid);
-    forgetKept(uid);
-    if (name != null) {
-      metrics.forgetModelDeployment(namespace, name);
+  private void forget(String namespace, String name, String uid) {
+    meters.writeLock().lock();
+    try {
+      live.remove(uid);
+      forgetKept(uid);
+      if (name != null) {
+        metrics.forgetModelDeployment(namespace, name);
+      }
+    } finally {
+      meters.writeLock().unlock();
     }
   }
 
-  /** What is kept about the policy with this UID, except its meters (named by name). */
-  private synchronized void forgetKept(String uid) {
+  /**
+   * What is kept about the policy with this UID, except its meters (named by name). Called under
+   * the write lock.
+   */
+  private void forgetKept(String uid) {
     gone.add(uid);
     for (Map.Entry<String, Set<String>> counted : List.copyOf(unreadable.entrySet())) {
       if (counted.getValue().contains(uid)) {
@@ -647,7 +716,16 @@ public final class Observer implements AutoCloseable {
    * The UIDs of the ModelDeployments something is kept about here: live ones, and what passes
    * recorded per UID (for the sweep of forgotten ones, and tests: nothing outlives its policy).
    */
-  public synchronized Set<String> uids() {
+  public Set<String> uids() {
+    meters.writeLock().lock();
+    try {
+      return uidsKept();
+    } finally {
+      meters.writeLock().unlock();
+    }
+  }
+
+  private Set<String> uidsKept() {
     Set<String> uids = new java.util.TreeSet<>(live.keySet());
     java.util.function.Function<String, String> uidOf = key -> key.substring(0, key.indexOf('/'));
     announced.keySet().stream().map(uidOf).forEach(uids::add);
@@ -672,18 +750,21 @@ public final class Observer implements AutoCloseable {
   public void forgetPoliciesNotCached(
       java.util.function.BiFunction<String, String, String> cachedUid) {
     Map<String, Named> recorded;
-    synchronized (this) {
+    meters.writeLock().lock();
+    try {
       // Read before the cache is asked: a policy made live after this read is not looked at (its
       // pass read it from the cache, which holds it), and one read here was in the cache when its
       // pass started, so the cache not holding it now means it went.
       recorded = Map.copyOf(live);
       // What a pass that overlapped the policy's forgetting kept after it (announced transitions,
       // warned pods): a UID held here and not live is forgotten (gone), and is never live again.
-      for (String uid : uids()) {
+      for (String uid : uidsKept()) {
         if (!live.containsKey(uid)) {
           forgetKept(uid);
         }
       }
+    } finally {
+      meters.writeLock().unlock();
     }
     recorded.forEach(
         (uid, where) -> {

@@ -90,6 +90,52 @@ class RecordSignerTest {
         .isNotEqualTo(signed.sig());
   }
 
+  /**
+   * Threads share an initialised Mac per key and clone it (the JDK looks a Mac up under one global
+   * lock): two keys signing from many threads at once each still give their own signature, never
+   * the other's.
+   */
+  @Test
+  void signersWithTwoKeysOnManyThreadsAtOnceEachSignWithTheirOwnKey() throws Exception {
+    byte[] otherKey = new byte[RecordSigner.KEY_BYTES];
+    Arrays.fill(otherKey, (byte) 7);
+    RecordSigner other = RecordSigner.withKey(otherKey);
+    String mine = SIGNER.sign(POD, "glm", RECORD).sig();
+    String theirs = other.sign(POD, "glm", RECORD).sig();
+    assertThat(mine).isNotEqualTo(theirs);
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(8);
+    try {
+      java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+      java.util.List<java.util.concurrent.Future<java.util.List<String>>> results =
+          new java.util.ArrayList<>();
+      for (int t = 0; t < 8; t++) {
+        int thread = t;
+        results.add(
+            pool.submit(
+                () -> {
+                  go.await();
+                  java.util.List<String> wrong = new java.util.ArrayList<>();
+                  for (int i = 0; i < 500; i++) {
+                    boolean first = (i + thread) % 2 == 0;
+                    RecordSigner signer = first ? SIGNER : other;
+                    String sig = signer.sign(POD, "glm", RECORD).sig();
+                    if (!sig.equals(first ? mine : theirs)) {
+                      wrong.add(thread + "/" + i);
+                    }
+                  }
+                  return wrong;
+                }));
+      }
+      go.countDown();
+      for (java.util.concurrent.Future<java.util.List<String>> result : results) {
+        assertThat(result.get(30, java.util.concurrent.TimeUnit.SECONDS)).isEmpty();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   @Test
   void withoutAKeyNothingIsSignedAndNothingVerifies() {
     RecordSigner keyless = RecordSigner.keyless();
