@@ -159,6 +159,95 @@ class TenantFairExecutorTest {
     assertThat(executor.threadCount()).isLessThanOrEqualTo(2 * 2);
   }
 
+  /** A task that runs until the latch is counted down. */
+  private static Runnable until(CountDownLatch latch) {
+    return () -> {
+      try {
+        latch.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    };
+  }
+
+  @Test
+  void everyThreadIsLentAgainOnceLentProbesHaveEndedEveryWayTheyCan() throws Exception {
+    // Review of c4f4946: lending is now gated by a count of lent probes in the working slots, kept
+    // by hand where a lent probe leaves them: it ends (or throws), passes the hung threshold, or is
+    // moved aside. A path that forgot its decrement would take one lendable thread away for good
+    // each time, until nothing was lent at all; no test saw it (the randomized check below recounts
+    // the lent probes itself), and removing the first two decrements failed none. Here a lent probe
+    // leaves each way; then the last idle thread must still be lent, as it is only if the count is
+    // back to exactly the lent probes that run.
+    executor =
+        new TenantFairExecutor(
+            "test-probe",
+            3,
+            1,
+            // Two hung slots in all: filled in the first step and held to the end, so no later
+            // probe can pass the threshold; long enough that the first three start before it.
+            new TenantFairExecutor.Hung(Duration.ofMillis(250), 2, 2),
+            (tenant, hung) -> {},
+            true);
+
+    // A lent probe passes the hung threshold: "slow" runs one within its share and two lent; the
+    // oldest two take the hung budget, the third finds it spent and stays working until it ends.
+    CountDownLatch thirdEnds = new CountDownLatch(1);
+    submitTogether(
+        List.of("slow", "slow", "slow"), List.of(hanging(), hanging(), until(thirdEnds)));
+    await().atMost(Duration.ofSeconds(3)).until(() -> executor.hung().equals(Map.of("slow", 2)));
+    thirdEnds.countDown(); // a lent probe ends
+    await().atMost(Duration.ofSeconds(2)).until(() -> executor.load().get("slow")[1] == 2);
+
+    // Two lent probes end, one of them by throwing.
+    CountDownLatch ownEnds = new CountDownLatch(1);
+    submitTogether(
+        List.of("fleet", "fleet", "fleet"),
+        List.of(
+            until(ownEnds), // within its share, to the last step
+            () -> {
+              throw new IllegalStateException("thrown by a test probe");
+            },
+            () -> {}));
+    await().atMost(Duration.ofSeconds(2)).until(() -> executor.load().get("fleet")[1] == 1);
+
+    // A lent probe is moved aside for a namespace within its share, and ends there.
+    CountDownLatch lentEnd = new CountDownLatch(1);
+    executor.submit("fleet", until(lentEnd));
+    executor.submit("fleet", until(lentEnd));
+    await("fleet lent two threads")
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> executor.load().get("fleet")[1] == 3);
+    CountDownLatch teamRuns = new CountDownLatch(1);
+    CountDownLatch teamEnds = new CountDownLatch(1);
+    executor.submit(
+        "team",
+        () -> {
+          teamRuns.countDown();
+          until(teamEnds).run();
+        });
+    assertThat(teamRuns.await(2, TimeUnit.SECONDS)).as("the team's probe ran").isTrue();
+    teamEnds.countDown();
+    lentEnd.countDown();
+    await()
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> !executor.load().containsKey("team") && executor.load().get("fleet")[1] == 1);
+
+    // Nothing lent runs now. Lent two, fleet holds every working slot; when its probe within its
+    // share ends, the freed slot must be lent to its next probe too.
+    executor.submit("fleet", hanging());
+    executor.submit("fleet", hanging());
+    await("fleet lent two threads again")
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> executor.load().get("fleet")[1] == 3);
+    ownEnds.countDown();
+    CountDownLatch lastLent = new CountDownLatch(1);
+    executor.submit("fleet", lastLent::countDown);
+
+    assertThat(lastLent.await(2, TimeUnit.SECONDS)).as("the freed thread was lent").isTrue();
+    assertThat(executor.threadCount()).isLessThanOrEqualTo(2 * 3 + 2 + 1);
+  }
+
   /**
    * Submits the tasks as one batch: no worker takes one before the last is queued, as when the
    * scheduler's pass queues many pods' probes before a woken worker gets the executor's lock.
