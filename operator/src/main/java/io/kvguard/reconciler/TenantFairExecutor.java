@@ -333,6 +333,21 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
   }
 
   /**
+   * Tells the meter a tenant's hung count. Nothing it throws may reach the bookkeeping around it:
+   * thrown in {@link #watch}, it ended the watcher (no probe was ever moved to the hung budget
+   * again, so hanging probes held their slots for good) and lost the slot of the task just moved;
+   * thrown in {@link #finished}, it ended the thread with the task's end half booked.
+   */
+  private void tellHung(String tenant, int hung) {
+    try {
+      hungCounts.changed(tenant, hung);
+    } catch (RuntimeException e) {
+      LOG.warn(
+          "cannot record the hung probes of namespace {} ({}): {}", tenant, hung, e.toString());
+    }
+  }
+
+  /**
    * How many working slots the tenant may hold: its share less its hung tasks, but at least one. A
    * tenant's hung tasks were its working ones: given back as working slots, its next tasks took
    * them, hung too and, its hung share full, kept them, so eight namespaces of eight hanging probes
@@ -353,7 +368,7 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
     if (done.hung) {
       queue.hung--;
       hungTotal--;
-      hungCounts.changed(done.tenant, queue.hung);
+      tellHung(done.tenant, queue.hung);
     } else if (done.movedAside) {
       queue.movedAside--;
       movedAsideTotal--;
@@ -404,7 +419,7 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
             tenant.running--;
             tenant.hung++;
             hungTotal++;
-            hungCounts.changed(one.tenant, tenant.hung);
+            tellHung(one.tenant, tenant.hung);
             startWorker(); // takes the working slot the hung task left
             notifyAll();
           }

@@ -629,6 +629,43 @@ class TenantFairExecutorTest {
     await().atMost(Duration.ofSeconds(5)).until(() -> executor.threadCount() == 2 + 1);
   }
 
+  /**
+   * The hung count is told to a meter: a meter that throws (a registry refusing a series) must not
+   * cost the pool its watcher or a slot, or hanging probes would hold their slots for good.
+   */
+  @Test
+  void aHungCountThatCannotBeRecordedStillFreesTheSlotAndTheWatcherGoesOn() {
+    java.util.concurrent.atomic.AtomicInteger told =
+        new java.util.concurrent.atomic.AtomicInteger();
+    executor =
+        new TenantFairExecutor(
+            "test-probe",
+            1,
+            1,
+            new TenantFairExecutor.Hung(Duration.ofMillis(50), 2, 2),
+            (tenant, hung) -> {
+              told.incrementAndGet();
+              throw new IllegalArgumentException("a meter registry refused the series");
+            },
+            true);
+    executor.submit("a", hanging());
+    CountDownLatch second = new CountDownLatch(1);
+    executor.submit("b", second::countDown);
+    // a's probe hangs past the threshold: it is moved to the hung budget and b runs in its slot.
+    await().atMost(Duration.ofSeconds(5)).until(() -> second.getCount() == 0);
+    // The watcher still runs: a second hanging probe is moved to hung too, and c still runs.
+    executor.submit("b", hanging());
+    CountDownLatch third = new CountDownLatch(1);
+    executor.submit("c", third::countDown);
+    await().atMost(Duration.ofSeconds(5)).until(() -> third.getCount() == 0);
+    assertThat(executor.hung()).isEqualTo(Map.of("a", 1, "b", 1));
+    hang.countDown();
+    // The ends are told too (and throw): the hung threads still go.
+    await().atMost(Duration.ofSeconds(5)).until(() -> executor.load().isEmpty());
+    await().atMost(Duration.ofSeconds(5)).until(() -> executor.threadCount() == 1 + 1);
+    assertThat(told.get()).isEqualTo(4);
+  }
+
   @Test
   void anErrorThrownByATaskDoesNotEndItsThread() {
     executor = new TenantFairExecutor("test-probe", 1, 1);
