@@ -259,6 +259,10 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
     thread.start();
   }
 
+  private synchronized boolean closed() {
+    return closed;
+  }
+
   private void work() {
     while (true) {
       Running mine;
@@ -296,6 +300,12 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
         // The task's own handling failed (ProbeScheduler turns a probe's failure into a result):
         // say so loudly, and keep the thread, so the pool does not shrink one Error at a time.
         LOG.error("probe task threw tenant={} error={}", mine.tenant, e.toString(), e);
+      }
+      // A task that left its thread interrupted (a probe restoring an interrupt it caught) would
+      // make the next wait throw and the worker leave uncounted: the pool one thread short for
+      // good. Only close() interrupts the pool's own threads, and it sets closed first.
+      if (Thread.interrupted() && closed()) {
+        return;
       }
       if (!finished(mine)) {
         return;

@@ -667,6 +667,26 @@ class TenantFairExecutorTest {
   }
 
   @Test
+  void aTaskThatLeavesItsThreadInterruptedDoesNotCostThePoolItsThread() throws Exception {
+    executor = new TenantFairExecutor("test-probe", 1, 1);
+    CountDownLatch first = new CountDownLatch(1);
+    executor.submit(
+        "a",
+        () -> {
+          Thread.currentThread().interrupt();
+          first.countDown();
+        });
+    assertThat(first.await(2, TimeUnit.SECONDS)).isTrue();
+    // The worker is idle by now; a later task must still find it.
+    await().atMost(Duration.ofSeconds(2)).until(() -> executor.load().isEmpty());
+    CountDownLatch next = new CountDownLatch(1);
+    executor.submit("a", next::countDown);
+
+    await().atMost(Duration.ofSeconds(2)).until(() -> next.getCount() == 0);
+    assertThat(executor.threadCount()).isEqualTo(1);
+  }
+
+  @Test
   void anErrorThrownByATaskDoesNotEndItsThread() {
     executor = new TenantFairExecutor("test-probe", 1, 1);
     executor.submit(
