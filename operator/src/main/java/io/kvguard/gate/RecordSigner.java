@@ -142,52 +142,15 @@ public final class RecordSigner {
    */
   private static final ThreadLocal<KeyedMac> MACS = new ThreadLocal<>();
 
-  /**
-   * The Mac every thread's is cloned from, initialised once per key: a new thread neither looks the
-   * algorithm up nor initialises a Mac. A clone is a copy of the initialised state, and cloning
-   * writes only the copy (JDK 17.0.15+6: {@code javax.crypto.Mac.clone} copies the Mac and clones
-   * its spi; {@code com.sun.crypto.provider.HmacCore.clone} clones its MessageDigest and pads,
-   * {@code sun.security.provider.DigestBase.clone} and {@code SHA2.clone} their buffer and state);
-   * the prototype itself never signs, so many threads clone it at once safely.
-   *
-   * <p>Not a JDK-wide lock avoided: in JDK 17.0.15 {@code javax.crypto.JceSecurity
-   * .getVerificationResult} is not {@code synchronized} (a ConcurrentHashMap since JDK-8168469,
-   * openjdk/jdk17u-dev pull 1671). 50 threads calling {@code Mac.getInstance} at once wait only on
-   * {@code sun.security.jca.ProviderConfig.getProvider}'s monitor while the provider is first
-   * loaded, and on none once it is (JFR, jdk.JavaMonitorEnter at 0 ms); threads that arrive
-   * together before a prototype exists each still look the algorithm up.
-   */
-  private static volatile KeyedMac prototype;
-
   private static Mac mac(SecretKeySpec key) throws GeneralSecurityException {
     KeyedMac held = MACS.get();
     if (held == null || held.key() != key) {
-      held = new KeyedMac(key, cloneOf(key, prototypeFor(key)));
+      Mac mac = Mac.getInstance(ALGORITHM);
+      mac.init(key);
+      held = new KeyedMac(key, mac);
       MACS.set(held);
     }
     return held.mac();
-  }
-
-  private static Mac prototypeFor(SecretKeySpec key) throws GeneralSecurityException {
-    KeyedMac current = prototype;
-    if (current == null || current.key() != key) {
-      Mac mac = Mac.getInstance(ALGORITHM);
-      mac.init(key);
-      current = new KeyedMac(key, mac);
-      prototype = current;
-    }
-    return current.mac();
-  }
-
-  private static Mac cloneOf(SecretKeySpec key, Mac prototype) throws GeneralSecurityException {
-    try {
-      return (Mac) prototype.clone();
-    } catch (CloneNotSupportedException e) {
-      // A provider whose Mac cannot be cloned: a thread's own, looked up as before.
-      Mac mac = Mac.getInstance(ALGORITHM);
-      mac.init(key);
-      return mac;
-    }
   }
 
   @Override

@@ -87,12 +87,13 @@ public final class Observer implements AutoCloseable {
   private final Map<String, Named> live = new java.util.concurrent.ConcurrentHashMap<>();
 
   /**
-   * Recording a meter holds the read lock, forgetting a policy (and anything else that changes
-   * {@link #live}, {@link #gone} or {@link #unreadable}) the write lock: a deleted policy's meters
-   * cannot be recorded again once removed, while recordings never wait for each other. One monitor
-   * for both made the 32 probe threads and the passes queue behind each other at start (JFR of a
-   * start at N = 1,000: seconds of monitor waits in {@link #probed} and {@link #reconciled}, issue
-   * 28 §5).
+   * Recording a meter holds the read lock ({@link #recordIfLive}), forgetting a policy (and
+   * changing {@link #gone} or {@link #unreadable}) the write lock: a deleted policy's meters cannot
+   * be recorded again once removed, while recordings never wait for each other. ({@link
+   * #passStarting} adds to {@link #live}, a concurrent map, under the read lock: it reads {@link
+   * #gone}, which changes only under the write lock.) One monitor for both made the 32 probe
+   * threads and the passes queue behind each other at start (JFR of a start at N = 1,000: seconds
+   * of monitor waits in {@link #probed} and {@link #reconciled}, issue 28 §5).
    */
   private final java.util.concurrent.locks.ReentrantReadWriteLock meters =
       new java.util.concurrent.locks.ReentrantReadWriteLock();
@@ -143,6 +144,24 @@ public final class Observer implements AutoCloseable {
             md.getMetadata().getUid(),
             new Named(md.getMetadata().getNamespace(), md.getMetadata().getName()));
       }
+    } finally {
+      meters.readLock().unlock();
+    }
+  }
+
+  /**
+   * Runs {@code record} under the read lock if the policy is live (not forgotten): a pass that
+   * overlapped the policy's deletion, or a probe that ended after it, must not bring its meters
+   * back once they were removed. False when it is not live.
+   */
+  private boolean recordIfLive(ModelDeployment md, Runnable record) {
+    meters.readLock().lock();
+    try {
+      if (!live.containsKey(md.getMetadata().getUid())) {
+        return false;
+      }
+      record.run();
+      return true;
     } finally {
       meters.readLock().unlock();
     }
@@ -253,24 +272,26 @@ public final class Observer implements AutoCloseable {
    */
   private void labelOnly(ModelDeployment md, List<PodVerdictStatus> entries) {
     String uid = md.getMetadata().getUid();
-    meters.readLock().lock();
-    try {
-      if (!live.containsKey(uid)) {
-        return;
-      }
-      for (RoleSpec role :
-          md.getSpec() == null || md.getSpec().getRoles() == null
-              ? List.<RoleSpec>of()
-              : md.getSpec().getRoles()) {
-        metrics.labelOnlyPods(
-            KvguardMetrics.roleTags(
-                md.getMetadata().getNamespace(), md.getMetadata().getName(), role.getName()),
-            entries.stream()
-                .filter(e -> role.getName().equals(e.role) && LABEL_ONLY.equals(e.gating))
-                .count());
-      }
-    } finally {
-      meters.readLock().unlock();
+    boolean isLive =
+        recordIfLive(
+            md,
+            () -> {
+              for (RoleSpec role :
+                  md.getSpec() == null || md.getSpec().getRoles() == null
+                      ? List.<RoleSpec>of()
+                      : md.getSpec().getRoles()) {
+                metrics.labelOnlyPods(
+                    KvguardMetrics.roleTags(
+                        md.getMetadata().getNamespace(),
+                        md.getMetadata().getName(),
+                        role.getName()),
+                    entries.stream()
+                        .filter(e -> role.getName().equals(e.role) && LABEL_ONLY.equals(e.gating))
+                        .count());
+              }
+            });
+    if (!isLive) {
+      return;
     }
     java.util.Set<String> told =
         labelOnlyAnnounced.computeIfAbsent(
@@ -327,24 +348,19 @@ public final class Observer implements AutoCloseable {
       List<PassReport.PodFigures> judged) {
     String namespace = md.getMetadata().getNamespace();
     String name = md.getMetadata().getName();
-    meters.readLock().lock();
-    try {
-      // A pass that overlapped the policy's deletion must not bring its gauges back once they were
-      // removed.
-      if (live.containsKey(md.getMetadata().getUid())) {
-        if (md.getSpec().getContextWindow() != null) {
-          metrics.contextWindow(namespace, name, md.getSpec().getContextWindow());
-        }
-        for (PassReport.PodFigures pod : judged) {
-          metrics.pod(
-              KvguardMetrics.podTags(namespace, name, pod.role(), pod.pod()),
-              pod.poolTokens(),
-              pod.verified());
-        }
-      }
-    } finally {
-      meters.readLock().unlock();
-    }
+    recordIfLive(
+        md,
+        () -> {
+          if (md.getSpec().getContextWindow() != null) {
+            metrics.contextWindow(namespace, name, md.getSpec().getContextWindow());
+          }
+          for (PassReport.PodFigures pod : judged) {
+            metrics.pod(
+                KvguardMetrics.podTags(namespace, name, pod.role(), pod.pod()),
+                pod.poolTokens(),
+                pod.verified());
+          }
+        });
     Map<String, List<Announcement>> refusals = new java.util.LinkedHashMap<>();
     List<Announcement> verified = new java.util.ArrayList<>();
     for (PodVerdictStatus pod : entries) {
@@ -396,16 +412,8 @@ public final class Observer implements AutoCloseable {
    */
   private void advisories(ModelDeployment md, List<PassReport.Advisory> found) {
     String uid = md.getMetadata().getUid();
-    meters.readLock().lock();
-    try {
-      // A pass that overlapped the policy's deletion must not bring its gauges back once they were
-      // removed.
-      if (!live.containsKey(uid)) {
-        return;
-      }
-      gaugeAdvisories(md, found);
-    } finally {
-      meters.readLock().unlock();
+    if (!recordIfLive(md, () -> gaugeAdvisories(md, found))) {
+      return;
     }
     List<Announcement> fresh = new java.util.ArrayList<>();
     for (PassReport.Advisory warning : found) {
@@ -470,19 +478,15 @@ public final class Observer implements AutoCloseable {
   /** A probe finished (on its own thread): its duration and whether it failed. */
   public void probed(ModelDeployment md, RoleSpec role, ProbeOutcome outcome, Duration took) {
     boolean failed = outcome instanceof ProbeOutcome.Failed;
-    meters.readLock().lock();
-    try {
-      if (live.containsKey(md.getMetadata().getUid())) {
-        metrics.probe(
-            KvguardMetrics.roleTags(
-                md.getMetadata().getNamespace(), md.getMetadata().getName(), role.getName()),
-            role.getEngine().wireName(),
-            took,
-            failed);
-      }
-    } finally {
-      meters.readLock().unlock();
-    }
+    recordIfLive(
+        md,
+        () ->
+            metrics.probe(
+                KvguardMetrics.roleTags(
+                    md.getMetadata().getNamespace(), md.getMetadata().getName(), role.getName()),
+                role.getEngine().wireName(),
+                took,
+                failed));
     if (failed) {
       LOG.debug(
           "probe failed modeldeployment={}/{} role={} cause={}",
@@ -506,18 +510,14 @@ public final class Observer implements AutoCloseable {
                 : outcome instanceof io.kvguard.verdict.RejectionOutcome.Inconclusive
                     ? "inconclusive"
                     : "failed";
-    meters.readLock().lock();
-    try {
-      if (live.containsKey(md.getMetadata().getUid())) {
-        metrics.rejectionProbe(
-            KvguardMetrics.roleTags(
-                md.getMetadata().getNamespace(), md.getMetadata().getName(), role.getName()),
-            role.getEngine().wireName(),
-            result);
-      }
-    } finally {
-      meters.readLock().unlock();
-    }
+    recordIfLive(
+        md,
+        () ->
+            metrics.rejectionProbe(
+                KvguardMetrics.roleTags(
+                    md.getMetadata().getNamespace(), md.getMetadata().getName(), role.getName()),
+                role.getEngine().wireName(),
+                result));
   }
 
   /** A gate write the API server refused; the gate stays as it was and the pass comes again. */
@@ -528,15 +528,10 @@ public final class Observer implements AutoCloseable {
         pod.getMetadata().getNamespace(),
         pod.getMetadata().getName(),
         error.toString());
-    meters.readLock().lock();
-    try {
-      // Like every meter of the policy: not brought back once its deletion removed them.
-      if (live.containsKey(md.getMetadata().getUid())) {
-        metrics.gateWriteFailure(md.getMetadata().getNamespace(), md.getMetadata().getName());
-      }
-    } finally {
-      meters.readLock().unlock();
-    }
+    recordIfLive(
+        md,
+        () ->
+            metrics.gateWriteFailure(md.getMetadata().getNamespace(), md.getMetadata().getName()));
   }
 
   /**
@@ -611,17 +606,13 @@ public final class Observer implements AutoCloseable {
   }
 
   private void gateFlipped(ModelDeployment md, String role, boolean open) {
-    meters.readLock().lock();
-    try {
-      if (live.containsKey(md.getMetadata().getUid())) {
-        metrics.gateTransition(
-            KvguardMetrics.roleTags(
-                md.getMetadata().getNamespace(), md.getMetadata().getName(), role),
-            open);
-      }
-    } finally {
-      meters.readLock().unlock();
-    }
+    recordIfLive(
+        md,
+        () ->
+            metrics.gateTransition(
+                KvguardMetrics.roleTags(
+                    md.getMetadata().getNamespace(), md.getMetadata().getName(), role),
+                open));
   }
 
   /**
