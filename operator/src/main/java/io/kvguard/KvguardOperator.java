@@ -87,10 +87,11 @@ public final class KvguardOperator implements AutoCloseable {
 
   /**
    * @param onLeaseLost what a replica that lost the lease while running does (production: exit, so
-   *     nothing it still holds in flight writes beside the new leader). Never run when the replica
-   *     itself is stopping: JOSDK's own exit-on-stop-leading would call System.exit from inside the
-   *     shutdown hook that stops it, which blocks until the kubelet kills the pod at the end of its
-   *     grace period (and the lease is not handed over early).
+   *     nothing it still holds in flight writes beside the new leader); also what it does when an
+   *     informer stops for good ({@link InformerStopped}). Never run when the replica itself is
+   *     stopping: JOSDK's own exit-on-stop-leading would call System.exit from inside the shutdown
+   *     hook that stops it, which blocks until the kubelet kills the pod at the end of its grace
+   *     period (and the lease is not handed over early).
    */
   public static KvguardOperator create(
       KubernetesClient client,
@@ -128,7 +129,9 @@ public final class KvguardOperator implements AutoCloseable {
                   .withMetrics(MicrometerMetrics.withoutPerResourceMetrics(registry))
                   .withUseSSAToPatchPrimaryResource(false)
                   .withSSABasedCreateUpdateMatchForDependentResources(false)
-                  .withCloseClientOnStop(false);
+                  .withCloseClientOnStop(false)
+                  // Not JOSDK's System.exit from the event loop, and never while stopping.
+                  .withInformerStoppedHandler(new InformerStopped(stopping::get, onLeaseLost));
               if (config.leaderElection()) {
                 LeaderCallbacks callbacks =
                     new LeaderCallbacks(

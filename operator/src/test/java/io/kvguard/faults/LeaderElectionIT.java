@@ -36,6 +36,10 @@ class LeaderElectionIT {
   private io.fabric8.kubernetes.client.KubernetesClient followerClient;
   private KvguardOperator follower;
 
+  /** How often the follower stepped down (production: exit). */
+  private final java.util.concurrent.atomic.AtomicInteger followerSteppedDown =
+      new java.util.concurrent.atomic.AtomicInteger();
+
   @AfterEach
   void stop() {
     if (follower != null) {
@@ -175,8 +179,70 @@ class LeaderElectionIT {
             second,
             new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
             Clock.systemUTC(),
-            false);
+            followerSteppedDown::incrementAndGet);
     follower.start();
+  }
+
+  /** The follower has listed the pods of the namespace with a ModelDeployment (PodCacheWarmUp). */
+  private void startFollowerWithPodsCached() {
+    h.start();
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    awaitGate("serve-0", "True");
+    startFollower();
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> followerEventSources().contains("pods-" + OperatorHarness.NAMESPACE));
+  }
+
+  /**
+   * A replica whose informer stops for good after syncing sees no change of its objects any more:
+   * it steps down as on a lost lease (production: exit from a thread of its own, Kubernetes
+   * restarts it), not through JOSDK's System.exit on the informer's event loop. Asked here of the
+   * handler the running operator holds (closing a client does not end a watch on the mock server,
+   * so an informer cannot be made to stop for good on cue).
+   */
+  @Test
+  void anInformerThatStopsForGoodStepsTheReplicaDownInsteadOfJosdksExit() {
+    startFollowerWithPodsCached();
+    var handler =
+        follower.operator().getConfigurationService().getInformerStoppedHandler().orElseThrow();
+    io.fabric8.kubernetes.client.informers.SharedIndexInformer<?> synced =
+        (io.fabric8.kubernetes.client.informers.SharedIndexInformer<?>)
+            java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {io.fabric8.kubernetes.client.informers.SharedIndexInformer.class},
+                (proxy, method, args) ->
+                    switch (method.getName()) {
+                      case "hasSynced" -> true;
+                      case "toString" -> "pods-" + OperatorHarness.NAMESPACE;
+                      default -> throw new UnsupportedOperationException(method.getName());
+                    });
+
+    handler.onStop(synced, new IllegalStateException("watch refused: 403"));
+    assertThat(followerSteppedDown).hasValue(1);
+    // Once the replica stops, an informer stopping is expected.
+    follower.close();
+    handler.onStop(synced, new IllegalStateException("Client is closed"));
+    assertThat(followerSteppedDown).hasValue(1);
+    follower = null;
+  }
+
+  /**
+   * A replica that stops closes its client after the operator; an informer that was re-establishing
+   * its watch then stops with "Client is closed". That is an orderly stop, not a failure: before,
+   * JOSDK's handler called System.exit(1) (seen in the demo's test JVM).
+   */
+  @Test
+  void aReplicaThatStopsDoesNotStepDownWhenItsInformersStopAfterIt() {
+    startFollowerWithPodsCached();
+    follower.close();
+    followerClient.close();
+    await()
+        .during(Duration.ofSeconds(3))
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> followerSteppedDown.get() == 0);
+    follower = null;
   }
 
   @Test
