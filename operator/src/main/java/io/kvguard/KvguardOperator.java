@@ -70,8 +70,8 @@ public final class KvguardOperator implements AutoCloseable {
   }
 
   /**
-   * @param exitOnStopLeading production exits when it loses the lease (Kubernetes restarts it as a
-   *     follower); tests pass false, which only logs
+   * @param exitOnStopLeading production exits when it loses the lease or an informer stops for good
+   *     (Kubernetes restarts it as a follower); tests pass false, which only logs
    */
   public static KvguardOperator create(
       KubernetesClient client,
@@ -81,7 +81,7 @@ public final class KvguardOperator implements AutoCloseable {
       boolean exitOnStopLeading) {
     // On a thread of its own: the elector's thread must return for the shutdown that exit starts to
     // finish.
-    Runnable exit = () -> new Thread(() -> System.exit(1), "kvguard-lost-lease").start();
+    Runnable exit = () -> new Thread(() -> System.exit(1), "kvguard-step-down").start();
     return create(client, config, registry, clock, exitOnStopLeading ? exit : () -> {});
   }
 
