@@ -341,4 +341,33 @@ class ApiServerFaultIT {
     awaitGate("serve-0", "False", "PoolTooSmall");
     await().untilAsserted(() -> assertThat(h.labelled("serve-0")).isFalse());
   }
+
+  /**
+   * A namespace's first pod WATCH refused once, after its LIST was answered: the informer's start
+   * fails (fabric8 v7.5.2 stops an informer whose start has not completed; JOSDK v5.2.3
+   * InformerWrapper.start throws it to PodCache), the pass fails and is retried, and the pod is
+   * gated. The replica does not step down for it (production: exit): before, it did, as the LIST
+   * had made the informer report hasSynced().
+   */
+  @Test
+  void aNamespacesFirstPodWatchRefusedIsRetriedByThePassNotAStepDown() {
+    h = new OperatorHarness();
+    java.util.concurrent.atomic.AtomicInteger steppedDown =
+        new java.util.concurrent.atomic.AtomicInteger();
+    FaultBudget refusedWatch =
+        new FaultBudget(
+            r ->
+                r.getMethod().equals("GET")
+                    && r.getPath().contains("/pods")
+                    && r.getPath().contains("watch=true")
+                    && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent")),
+            List.of(status(403, "Forbidden")));
+    h.api.faults(refusedWatch);
+    h.start(OperatorHarness.productionConfig(), steppedDown::incrementAndGet);
+    serveOneVerifiedPod();
+
+    awaitGate("serve-0", "True", "PoolSufficient");
+    assertThat(refusedWatch.injected()).isEqualTo(1);
+    assertThat(steppedDown).hasValue(0);
+  }
 }

@@ -103,6 +103,14 @@ public final class OperatorHarness implements AutoCloseable {
   }
 
   public OperatorHarness start(KvguardConfig config) {
+    return start(config, () -> {});
+  }
+
+  /**
+   * @param onStepDown what the replica does where production exits (a lost lease, an informer that
+   *     stopped for good)
+   */
+  public OperatorHarness start(KvguardConfig config, Runnable onStepDown) {
     // A router named by spec.rejectionProbe.router is a fake engine on loopback here, at the port
     // the spec names.
     operator =
@@ -111,7 +119,7 @@ public final class OperatorHarness implements AutoCloseable {
             config,
             registry,
             Clock.systemUTC(),
-            () -> {},
+            onStepDown,
             (service, namespace, clusterIP) -> "127.0.0.1");
     operator.start();
     return this;
