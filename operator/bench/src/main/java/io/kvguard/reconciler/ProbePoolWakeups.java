@@ -40,6 +40,8 @@ public final class ProbePoolWakeups {
               limits.hung(),
               (namespace, hung) -> {},
               true);
+      // A benchmark's pause, not a wait for a condition: the 32 threads start and park first, so
+      // their start is not counted as the pool's cost.
       Thread.sleep(300);
       long cpu = os.getProcessCpuTime();
       long switches = contextSwitches();
