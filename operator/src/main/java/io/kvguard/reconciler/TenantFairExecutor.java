@@ -114,9 +114,6 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
   private int hungTotal;
   private int movedAsideTotal;
 
-  /** Tasks in the working slots that were lent (their {@link Running#lent}). */
-  private int lentWorking;
-
   private int threadNumber;
   private boolean closed;
 
@@ -206,7 +203,6 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
       return false;
     }
     working.remove(youngest);
-    lentWorking--;
     youngest.movedAside = true;
     Tenant owner = tenants.get(youngest.tenant);
     owner.running--;
@@ -284,9 +280,6 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
         task = queue.waiting.poll();
         mine = new Running(next);
         mine.lent = queue.running >= share(queue);
-        if (mine.lent) {
-          lentWorking++;
-        }
         queue.running++;
         working.add(mine);
         if (!queue.waiting.isEmpty()) {
@@ -328,7 +321,7 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
       }
       turns.add(tenant);
     }
-    if (!lends || lentWorking + movedAsideTotal >= capacity) {
+    if (!lends || lentWorking() + movedAsideTotal >= capacity) {
       return null;
     }
     // No tenant within its share waits: lend the thread, in turn order, to one with no hung task.
@@ -340,6 +333,20 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
       turns.add(tenant);
     }
     return null;
+  }
+
+  /**
+   * Lent tasks in the working slots: counted, not kept, so no way out of the slots (an end, a move
+   * aside, a move to the hung budget) can leave it wrong. At most {@code threads} to look at.
+   */
+  private int lentWorking() {
+    int lent = 0;
+    for (Running one : working) {
+      if (one.lent) {
+        lent++;
+      }
+    }
+    return lent;
   }
 
   /**
@@ -385,9 +392,6 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
     } else {
       queue.running--;
       working.remove(done);
-      if (done.lent) {
-        lentWorking--;
-      }
     }
     if (queue.running == 0 && queue.hung == 0 && queue.movedAside == 0 && queue.waiting.isEmpty()) {
       tenants.remove(done.tenant);
@@ -422,9 +426,6 @@ final class TenantFairExecutor implements ProbeScheduler.ProbeQueue, AutoCloseab
           Tenant tenant = tenants.get(one.tenant);
           if (hungTotal < hungRule.limit() && tenant.hung < hungRule.perTenant()) {
             it.remove();
-            if (one.lent) {
-              lentWorking--;
-            }
             one.hung = true;
             tenant.running--;
             tenant.hung++;

@@ -172,13 +172,12 @@ class TenantFairExecutorTest {
 
   @Test
   void everyThreadIsLentAgainOnceLentProbesHaveEndedEveryWayTheyCan() throws Exception {
-    // Review of c4f4946: lending is now gated by a count of lent probes in the working slots, kept
-    // by hand where a lent probe leaves them: it ends (or throws), passes the hung threshold, or is
-    // moved aside. A path that forgot its decrement would take one lendable thread away for good
-    // each time, until nothing was lent at all; no test saw it (the randomized check below recounts
-    // the lent probes itself), and removing the first two decrements failed none. Here a lent probe
-    // leaves each way; then the last idle thread must still be lent, as it is only if the count is
-    // back to exactly the lent probes that run.
+    // Review of c4f4946: lending is gated by the count of lent probes in the working slots. A lent
+    // probe leaves them each way it can: it ends (or throws), passes the hung threshold, or is
+    // moved
+    // aside. A way that left the count wrong would take one lendable thread away for good each
+    // time, until nothing was lent at all. Here a lent probe leaves each way; then the last idle
+    // thread must still be lent, as it is only if the count is exactly the lent probes that run.
     executor =
         new TenantFairExecutor(
             "test-probe",
