@@ -16,7 +16,6 @@ import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.WebSocket;
 import io.fabric8.mockwebserver.http.WebSocketListener;
 import io.kvguard.testkit.EmbeddedApiServer;
-import java.lang.reflect.Proxy;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -34,16 +33,7 @@ class InformerStoppedTest {
       new InformerStopped(stopping::get, steppedDown::incrementAndGet);
 
   private static SharedIndexInformer<?> informer(boolean synced) {
-    return (SharedIndexInformer<?>)
-        Proxy.newProxyInstance(
-            InformerStoppedTest.class.getClassLoader(),
-            new Class<?>[] {SharedIndexInformer.class},
-            (proxy, method, args) ->
-                switch (method.getName()) {
-                  case "hasSynced" -> synced;
-                  case "toString" -> "pods-inference";
-                  default -> throw new UnsupportedOperationException(method.getName());
-                });
+    return io.kvguard.testing.FakeInformer.of("pods-inference", synced);
   }
 
   @Test

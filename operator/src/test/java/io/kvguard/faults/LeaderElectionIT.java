@@ -208,16 +208,7 @@ class LeaderElectionIT {
     var handler =
         follower.operator().getConfigurationService().getInformerStoppedHandler().orElseThrow();
     io.fabric8.kubernetes.client.informers.SharedIndexInformer<?> synced =
-        (io.fabric8.kubernetes.client.informers.SharedIndexInformer<?>)
-            java.lang.reflect.Proxy.newProxyInstance(
-                getClass().getClassLoader(),
-                new Class<?>[] {io.fabric8.kubernetes.client.informers.SharedIndexInformer.class},
-                (proxy, method, args) ->
-                    switch (method.getName()) {
-                      case "hasSynced" -> true;
-                      case "toString" -> "pods-" + OperatorHarness.NAMESPACE;
-                      default -> throw new UnsupportedOperationException(method.getName());
-                    });
+        io.kvguard.testing.FakeInformer.of("pods-" + OperatorHarness.NAMESPACE, true);
 
     handler.onStop(synced, new IllegalStateException("watch refused: 403"));
     assertThat(followerSteppedDown).hasValue(1);
