@@ -11,6 +11,9 @@ import io.fabric8.mockwebserver.ServerResponse;
 import io.fabric8.mockwebserver.http.Dispatcher;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.fabric8.mockwebserver.http.Response;
+import io.fabric8.mockwebserver.http.WebSocket;
+import io.fabric8.mockwebserver.http.WebSocketListener;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.util.ArrayList;
@@ -18,7 +21,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -28,8 +34,8 @@ import java.util.regex.Pattern;
  * and never answer), a patch of {@code pods/<name>/status} keeps the metadata it writes as a real
  * server's status strategy does (the mock keeps only the status), JOSDK's SelfSubjectRulesReview is
  * allowed, a LIST with {@code limit} is answered in pages ({@link ListPages}), every request is
- * recorded (for RBAC and write counting), and a fault hook can answer in the server's place (409,
- * 429, 500).
+ * recorded (for RBAC and write counting), a fault hook can answer in the server's place (409, 429,
+ * 500), and open watches can be dropped ({@link #closeWatches}).
  */
 public final class EmbeddedApiServer implements AutoCloseable {
 
@@ -44,6 +50,9 @@ public final class EmbeddedApiServer implements AutoCloseable {
   private final List<Request> requests = new ArrayList<>();
   private volatile Function<RecordedRequest, MockResponse> faults = request -> null;
   private final ListPages pages = new ListPages();
+
+  /** The watch connections open now (server side), for {@link #closeWatches}. */
+  private final Set<WebSocket> openWatches = ConcurrentHashMap.newKeySet();
 
   public EmbeddedApiServer() {
     Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
@@ -76,6 +85,9 @@ public final class EmbeddedApiServer implements AutoCloseable {
             }
             response = pages.page(request.getMethod(), request.getPath(), response);
             record(request, response.code());
+            if (response.getWebSocketListener() != null) {
+              response.withWebSocketUpgrade(new Tracked(response.getWebSocketListener()));
+            }
             return response;
           }
         };
@@ -132,6 +144,79 @@ public final class EmbeddedApiServer implements AutoCloseable {
 
   public synchronized void clearRequests() {
     requests.clear();
+  }
+
+  /**
+   * Closes the open watch connections whose request matches, as an API server that restarts (or a
+   * load balancer in front of it) drops them; returns how many. The client sees its WATCH end and
+   * opens another, which the fault hook may then refuse. The mock has no way to do this itself: its
+   * CRUD dispatcher keeps each watch's socket to itself (fabric8 v7.5.2, kubernetes-server-mock
+   * {@code WatchEventsListener}), so every WebSocket upgrade the dispatcher answers is wrapped to
+   * note its socket while it is open.
+   */
+  public int closeWatches(Predicate<RecordedRequest> which) {
+    int closed = 0;
+    for (WebSocket socket : List.copyOf(openWatches)) {
+      if (which.test(socket.request()) && socket.close(1000, "closed by the test")) {
+        openWatches.remove(socket);
+        closed++;
+      }
+    }
+    return closed;
+  }
+
+  /**
+   * Notes a WebSocket while it is open, and otherwise leaves everything to the listener it wraps.
+   */
+  private final class Tracked extends WebSocketListener {
+    private final WebSocketListener inner;
+
+    Tracked(WebSocketListener inner) {
+      this.inner = inner;
+    }
+
+    @Override
+    public void onBeforeAccept(WebSocket socket, Response response) {
+      inner.onBeforeAccept(socket, response);
+    }
+
+    @Override
+    public void onOpen(WebSocket socket, Response response) {
+      openWatches.add(socket);
+      inner.onOpen(socket, response);
+    }
+
+    @Override
+    public void onMessage(WebSocket socket, String text) {
+      inner.onMessage(socket, text);
+    }
+
+    @Override
+    public void onMessage(WebSocket socket, io.fabric8.mockwebserver.http.ByteString bytes) {
+      inner.onMessage(socket, bytes);
+    }
+
+    @Override
+    public void onMessage(WebSocket socket, byte[] bytes) {
+      inner.onMessage(socket, bytes);
+    }
+
+    @Override
+    public void onClosing(WebSocket socket, int code, String reason) {
+      inner.onClosing(socket, code, reason);
+    }
+
+    @Override
+    public void onClosed(WebSocket socket, int code, String reason) {
+      openWatches.remove(socket);
+      inner.onClosed(socket, code, reason);
+    }
+
+    @Override
+    public void onFailure(WebSocket socket, Throwable t, Response response) {
+      openWatches.remove(socket);
+      inner.onFailure(socket, t, response);
+    }
   }
 
   /**
