@@ -272,14 +272,18 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     // treated as absent and rewritten by this pass.
     observer.readability(md);
     PassStart start = start(md, lastGeneration);
+    Optional<Instant> unwatched = pods.watchLost(md.getMetadata().getNamespace(), now);
     AssessedPods pass =
         start.invalid().isPresent()
             ? new AssessedPods(held(md, start), null)
-            : assess(
-                md,
-                PodSelection.firstRoleWins(md.getSpec().getRoles(), role -> selectedPods(md, role)),
-                start,
-                now);
+            : unwatched.isPresent()
+                ? new AssessedPods(unwatched(md, unwatched.get()), null)
+                : assess(
+                    md,
+                    PodSelection.firstRoleWins(
+                        md.getSpec().getRoles(), role -> selectedPods(md, role)),
+                    start,
+                    now);
     List<PodAssessment> assessed = pass.pods();
     // In a deletion's scope (handed the policy created again under the name), the pods recorded
     // under the name that this policy does not select were the deleted one's: handed back open.
@@ -378,6 +382,20 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     probes.settle(md, router.assessed(), router);
     return new AssessedPods(
         router.assessed().stream().map(Assessment.Assessed::assessment).toList(), router.status());
+  }
+
+  /**
+   * The pods of a namespace whose pod watch has been down too long ({@link WatchLoss}): the cache
+   * may show any of them as it was, so none is probed or opened and each selected one is shut.
+   */
+  private List<PodAssessment> unwatched(ModelDeployment md, Instant since) {
+    return PodSelection.firstRoleWins(md.getSpec().getRoles(), role -> selectedPods(md, role))
+        .stream()
+        .map(
+            one ->
+                ShutAssessments.unwatched(
+                    one.pod(), one.role().getName(), md.getMetadata().getNamespace(), since))
+        .toList();
   }
 
   /**
@@ -767,6 +785,15 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    */
   private void countStranded() {
     try {
+      IndexerResourceCache<ModelDeployment> policiesNow = policies;
+      for (String namespace : pods.sampleWatches(clock.instant())) {
+        // Their gates are shut now, not at each policy's next period (60 s by default).
+        if (policiesNow != null) {
+          policiesNow
+              .list(namespace)
+              .forEach(md -> probeEvents.probeFinished(ResourceID.fromResource(md)));
+        }
+      }
       IndexerResourceCache<ModelDeployment> cache = policies;
       EventSourceRetriever<ModelDeployment> sources = podSources;
       if (sources != null) {

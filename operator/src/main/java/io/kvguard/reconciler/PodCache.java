@@ -2,6 +2,7 @@ package io.kvguard.reconciler;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
+import io.javaoperatorsdk.operator.health.InformerHealthIndicator;
 import io.javaoperatorsdk.operator.processing.event.EventSourceRetriever;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
@@ -9,6 +10,7 @@ import io.javaoperatorsdk.operator.processing.event.source.PrimaryToSecondaryMap
 import io.javaoperatorsdk.operator.processing.event.source.SecondaryToPrimaryMapper;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvguard.customresource.ModelDeployment;
+import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -128,7 +130,12 @@ final class PodCache implements SelectionIndex.Pods {
   }
 
   /** A namespace's informer and the filter its store keeps pods by. */
-  private record Cached(Informer source, LeanPodStore store, PodCacheFilter filter) {}
+  private record Cached(
+      Informer source, LeanPodStore store, PodCacheFilter filter, WatchLoss watch) {
+    Cached(Informer source, LeanPodStore store, PodCacheFilter filter) {
+      this(source, store, filter, new WatchLoss());
+    }
+  }
 
   /**
    * What this cache uses of a namespace's informer: JOSDK's {@link InformerEventSource} (a test's
@@ -148,6 +155,11 @@ final class PodCache implements SelectionIndex.Pods {
      * Tells JOSDK's temporary cache of an accepted write; {@code base}: the version it replaced.
      */
     void handleRecentResourceUpdate(ResourceID pod, Pod written, Pod base);
+
+    /** Whether its watch is open now (JOSDK's health indicator: fabric8's {@code isWatching}). */
+    default boolean watching() {
+      return true;
+    }
   }
 
   private static Informer informer(InformerEventSource<Pod, ModelDeployment> source) {
@@ -165,6 +177,12 @@ final class PodCache implements SelectionIndex.Pods {
       @Override
       public void handleRecentResourceUpdate(ResourceID pod, Pod written, Pod base) {
         source.handleRecentResourceUpdate(pod, written, base);
+      }
+
+      @Override
+      public boolean watching() {
+        return source.informerHealthIndicators().values().stream()
+            .allMatch(InformerHealthIndicator::isWatching);
       }
     };
   }
@@ -384,6 +402,49 @@ final class PodCache implements SelectionIndex.Pods {
   }
 
   /** The namespaces whose pods are cached now, sorted. */
+  /**
+   * Samples every cached namespace's watch (every few seconds, so that a loss is seen as
+   * continuous); returns the namespaces whose watch has just been down longer than {@link
+   * WatchLoss#BOUND}, whose policies need a pass now rather than at their next period.
+   */
+  Set<String> sampleWatches(Instant now) {
+    Set<String> justLost = new TreeSet<>();
+    byNamespace.forEach(
+        (namespace, cached) -> {
+          if (check(namespace, cached, now).announced()) {
+            justLost.add(namespace);
+          }
+        });
+    return justLost;
+  }
+
+  /**
+   * Since when the namespace's pod watch has been down, once that is longer than {@link
+   * WatchLoss#BOUND}: its cache may keep pods as they were before that ({@link WatchLoss}).
+   */
+  Optional<Instant> watchLost(String namespace, Instant now) {
+    Cached cached = byNamespace.get(namespace);
+    return cached == null ? Optional.empty() : check(namespace, cached, now).since();
+  }
+
+  /** A sample of a namespace's watch: since when it is lost, and whether that is news. */
+  private record WatchCheck(Optional<Instant> since, boolean announced) {}
+
+  private static WatchCheck check(String namespace, Cached cached, Instant now) {
+    cached.watch().sample(cached.source().watching(), now);
+    Optional<Instant> lost = cached.watch().lostLongerThan(WatchLoss.BOUND, now);
+    boolean news = lost.isPresent() && cached.watch().firstAnnouncement();
+    if (news) {
+      LOG.warn(
+          "the pods of namespace {} have not been watched since {} (kvguard's WATCH of pods fails or"
+              + " is refused; its cache cannot show a container restart): every gate there is shut"
+              + " until the watch works again",
+          namespace,
+          lost.get());
+    }
+    return new WatchCheck(lost, news);
+  }
+
   Set<String> namespaces() {
     return new TreeSet<>(byNamespace.keySet());
   }

@@ -5,6 +5,7 @@ import io.kvguard.gate.VerdictRecord;
 import io.kvguard.verdict.GateReason;
 import io.kvguard.verdict.PoolVerdict;
 import io.kvguard.verdict.Verdict;
+import java.time.Instant;
 import java.util.List;
 
 /** Assessments that shut a pod when kvguard cannot reach a verdict on it at all, and say why. */
@@ -42,6 +43,25 @@ final class ShutAssessments {
         "kvguard could not assess this pod ("
             + error.getClass().getSimpleName()
             + "); the gate stays shut until a pass succeeds");
+  }
+
+  /**
+   * A pod of a namespace whose pod watch has been down since {@code since}, for longer than {@link
+   * WatchLoss#BOUND}: kvguard cannot see its containers restart, so it vouches for none of them.
+   */
+  static PodAssessment unwatched(Pod pod, String role, String namespace, Instant since) {
+    return shut(
+        pod,
+        role,
+        null,
+        null,
+        "kvguard has not been able to watch the pods of namespace "
+            + namespace
+            + " since "
+            + since
+            + " (its WATCH of pods fails or is refused: check its RBAC, verb watch on pods), so it"
+            + " cannot see this pod's containers restart; the gate stays shut until the watch works"
+            + " again");
   }
 
   private static PodAssessment shut(
