@@ -401,18 +401,27 @@ final class PodCache implements SelectionIndex.Pods {
     }
   }
 
-  /** The namespaces whose pods are cached now, sorted. */
   /**
    * Samples every cached namespace's watch (every few seconds, so that a loss is seen as
    * continuous); returns the namespaces whose watch has just been down longer than {@link
-   * WatchLoss#BOUND}, whose policies need a pass now rather than at their next period.
+   * WatchLoss#BOUND}, whose policies need a pass now rather than at their next period. Each is
+   * returned once per loss, whether or not a pass of one of its policies saw the loss first.
    */
   Set<String> sampleWatches(Instant now) {
     Set<String> justLost = new TreeSet<>();
     byNamespace.forEach(
         (namespace, cached) -> {
-          if (check(namespace, cached, now).announced()) {
-            justLost.add(namespace);
+          try {
+            if (check(namespace, cached, now).isPresent() && cached.watch().firstCallForPasses()) {
+              justLost.add(namespace);
+            }
+          } catch (RuntimeException e) {
+            // An informer being stopped (its namespace dropped, or listed again and replaced) can
+            // throw: fabric8 v7.5.2 Reflector.isWatching reads Optional.of(watchFuture), which
+            // Reflector.stopWatcher has set to null before the watch's close clears `watching`.
+            // A sample missed changes nothing (a loss is cleared only by a sample finding the
+            // watch up), and the other namespaces are still sampled and their passes asked for.
+            LOG.debug("cannot sample the pod watch of namespace {}: {}", namespace, e.toString());
           }
         });
     return justLost;
@@ -424,17 +433,14 @@ final class PodCache implements SelectionIndex.Pods {
    */
   Optional<Instant> watchLost(String namespace, Instant now) {
     Cached cached = byNamespace.get(namespace);
-    return cached == null ? Optional.empty() : check(namespace, cached, now).since();
+    return cached == null ? Optional.empty() : check(namespace, cached, now);
   }
 
-  /** A sample of a namespace's watch: since when it is lost, and whether that is news. */
-  private record WatchCheck(Optional<Instant> since, boolean announced) {}
-
-  private static WatchCheck check(String namespace, Cached cached, Instant now) {
+  /** Samples a namespace's watch: since when it is lost; the loss is logged once. */
+  private static Optional<Instant> check(String namespace, Cached cached, Instant now) {
     cached.watch().sample(cached.source().watching(), now);
     Optional<Instant> lost = cached.watch().lostLongerThan(WatchLoss.BOUND, now);
-    boolean news = lost.isPresent() && cached.watch().firstAnnouncement();
-    if (news) {
+    if (lost.isPresent() && cached.watch().firstAnnouncement()) {
       LOG.warn(
           "the pods of namespace {} have not been watched since {} (kvguard's WATCH of pods fails or"
               + " is refused; its cache cannot show a container restart): every gate there is shut"
@@ -442,9 +448,10 @@ final class PodCache implements SelectionIndex.Pods {
           namespace,
           lost.get());
     }
-    return new WatchCheck(lost, news);
+    return lost;
   }
 
+  /** The namespaces whose pods are cached now, sorted. */
   Set<String> namespaces() {
     return new TreeSet<>(byNamespace.keySet());
   }

@@ -24,12 +24,14 @@ final class WatchLoss {
 
   private Instant since;
   private boolean announced;
+  private boolean passesAsked;
 
   /** Records what the informer says now. */
   synchronized void sample(boolean watching, Instant now) {
     if (watching) {
       since = null;
       announced = false;
+      passesAsked = false;
     } else if (since == null) {
       since = now;
     }
@@ -48,6 +50,20 @@ final class WatchLoss {
       return false;
     }
     announced = true;
+    return true;
+  }
+
+  /**
+   * True the first time the sampler asks during one loss: the namespace's policies are then each
+   * given a pass. Apart from {@link #firstAnnouncement}, which any pass may spend first: a pass of
+   * one policy seeing the loss shuts that policy's gates only, and the others' must not wait for
+   * their own next period.
+   */
+  synchronized boolean firstCallForPasses() {
+    if (since == null || passesAsked) {
+      return false;
+    }
+    passesAsked = true;
     return true;
   }
 }
