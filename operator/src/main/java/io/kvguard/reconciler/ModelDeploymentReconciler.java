@@ -68,6 +68,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
 
   private final Clock clock;
   private final ProbeEventSource probeEvents = new ProbeEventSource();
+  private final PodGate gate;
   private final ProbeBook probes;
   private final GateStage gates;
 
@@ -127,8 +128,10 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
               concerned.addAll(keptBy(pod));
               return concerned;
             },
-            podListConcurrency);
+            podListConcurrency,
+            clock);
     this.clock = clock;
+    this.gate = gate;
     this.signer = signer;
     this.observer = observer;
     this.probes =
@@ -239,9 +242,29 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   @Override
   public UpdateControl<ModelDeployment> reconcile(
       ModelDeployment md, Context<ModelDeployment> context) {
-    try (PodCache.InUse namespacePods =
-        pods.use(md.getMetadata().getNamespace(), context.eventSourceRetriever(), policies)) {
-      return pass(md, context);
+    PodCache.InUse namespacePods;
+    try {
+      namespacePods =
+          pods.use(md.getMetadata().getNamespace(), context.eventSourceRetriever(), policies);
+    } catch (RuntimeException e) {
+      // The namespace's pods cannot be read as they are: its watch has been down too long and
+      // listing it again failed, or none of it could ever be cached. The pass shuts every pod it
+      // selects (no probe, no opening) and fails all the same, to be retried.
+      Unseen unseen = unseen(md.getMetadata().getNamespace());
+      if (unseen != null && !context.isPrimaryResourceDeleted() && !md.isMarkedForDeletion()) {
+        try {
+          pass(md, context, unseen);
+        } catch (RuntimeException shutFailed) {
+          e.addSuppressed(shutFailed);
+        }
+      }
+      if (context.isPrimaryResourceDeleted()) {
+        passOwedAfterDeletion(ResourceID.fromResource(md));
+      }
+      throw e;
+    }
+    try (namespacePods) {
+      return pass(md, context, null);
     } finally {
       if (context.isPrimaryResourceDeleted()) {
         passOwedAfterDeletion(ResourceID.fromResource(md));
@@ -253,8 +276,28 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    * One pass: select → assess → arbitrate and write → status → signals. Each stage returns what it
    * did; none reports to another.
    */
+  /**
+   * Why a namespace's pods cannot be read as they are, since when (longer than {@link
+   * WatchLoss#BOUND}): {@code uncached}, none of them could be cached at all (they are read with a
+   * LIST of the pass's own); otherwise the cache is the one the watch left.
+   */
+  private record Unseen(Instant since, boolean uncached) {}
+
+  private Unseen unseen(String namespace) {
+    Instant now = clock.instant();
+    Optional<Instant> uncached = pods.uncachedTooLong(namespace, now);
+    if (uncached.isPresent()) {
+      return new Unseen(uncached.get(), true);
+    }
+    return pods.watchLost(namespace, now).map(since -> new Unseen(since, false)).orElse(null);
+  }
+
+  /**
+   * @param unseen non-null: the namespace's pods cannot be read as they are, and every one the
+   *     policy selects is shut ({@link #unwatched})
+   */
   private UpdateControl<ModelDeployment> pass(
-      ModelDeployment md, Context<ModelDeployment> context) {
+      ModelDeployment md, Context<ModelDeployment> context, Unseen unseen) {
     // A deletion's pass may be handed the policy created again under the name (see
     // passOwedAfterDeletion): that one is live, and gets a pass like any other.
     boolean deleted = context.isPrimaryResourceDeleted() && !cachedAsLive(md);
@@ -272,12 +315,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     // treated as absent and rewritten by this pass.
     observer.readability(md);
     PassStart start = start(md, lastGeneration);
-    Optional<Instant> unwatched = pods.watchLost(md.getMetadata().getNamespace(), now);
     AssessedPods pass =
         start.invalid().isPresent()
             ? new AssessedPods(held(md, start), null)
-            : unwatched.isPresent()
-                ? new AssessedPods(unwatched(md, unwatched.get()), null)
+            : unseen != null
+                ? new AssessedPods(unwatched(md, unseen), null)
                 : assess(
                     md,
                     PodSelection.firstRoleWins(
@@ -385,16 +427,31 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   /**
-   * The pods of a namespace whose pod watch has been down too long ({@link WatchLoss}): the cache
-   * may show any of them as it was, so none is probed or opened and each selected one is shut.
+   * The pods of a namespace kvguard cannot see as they are ({@link Unseen}): none is probed or
+   * opened and each selected one is shut. Selected from the cache the lost watch left (a pod it
+   * shows as it was is read again when its write is refused by the resourceVersion test), or, when
+   * nothing of the namespace could be cached, from a LIST of the pass's own.
    */
-  private List<PodAssessment> unwatched(ModelDeployment md, Instant since) {
-    return PodSelection.firstRoleWins(md.getSpec().getRoles(), role -> selectedPods(md, role))
+  private List<PodAssessment> unwatched(ModelDeployment md, Unseen unseen) {
+    String namespace = md.getMetadata().getNamespace();
+    List<Pod> listed = unseen.uncached() ? gate.list(namespace) : List.of();
+    return PodSelection.firstRoleWins(
+            md.getSpec().getRoles(),
+            role ->
+                unseen.uncached()
+                    ? listed.stream()
+                        .filter(pod -> !PodGate.terminating(pod))
+                        .filter(
+                            pod ->
+                                LabelSelectors.matches(
+                                    role.getSelector(), pod.getMetadata().getLabels()))
+                        .toList()
+                    : selectedPods(md, role))
         .stream()
         .map(
             one ->
                 ShutAssessments.unwatched(
-                    one.pod(), one.role().getName(), md.getMetadata().getNamespace(), since))
+                    one.pod(), one.role().getName(), namespace, unseen.since()))
         .toList();
   }
 

@@ -10,6 +10,7 @@ import io.javaoperatorsdk.operator.processing.event.source.PrimaryToSecondaryMap
 import io.javaoperatorsdk.operator.processing.event.source.SecondaryToPrimaryMapper;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvguard.customresource.ModelDeployment;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
@@ -56,6 +57,11 @@ import org.slf4j.LoggerFactory;
 final class PodCache implements SelectionIndex.Pods {
   private static final Logger LOG = LoggerFactory.getLogger(PodCache.class);
 
+  /** How long after a failed LIST of a namespace whose watch is lost its passes try no other. */
+  private static final java.time.Duration RELIST_RETRY = java.time.Duration.ofSeconds(30);
+
+  private final Clock clock;
+
   /** Pods per LIST page: client-go's default page size. */
   static final long LIST_PAGE_SIZE = 500;
 
@@ -99,6 +105,15 @@ final class PodCache implements SelectionIndex.Pods {
    */
   private static final class Namespace {
     int passes;
+
+    /**
+     * Since when every try to start the namespace's first informer has failed (its first WATCH
+     * refused, say): no pod of it is cached, so no pass can see any of them.
+     */
+    final WatchLoss uncached = new WatchLoss();
+
+    /** When listing the namespace again, its watch lost, failed last (null: it did not). */
+    Instant relistFailed;
 
     /** The filter last computed, and the policies (UID and generation) it was computed from. */
     Set<String> filterOf;
@@ -188,11 +203,16 @@ final class PodCache implements SelectionIndex.Pods {
   }
 
   PodCache(SecondaryToPrimaryMapper<Pod> policiesOfPod, int listConcurrency) {
+    this(policiesOfPod, listConcurrency, Clock.systemUTC());
+  }
+
+  PodCache(SecondaryToPrimaryMapper<Pod> policiesOfPod, int listConcurrency, Clock clock) {
     if (listConcurrency < 1) {
       throw new IllegalArgumentException(
           "at least one namespace must be able to list, was " + listConcurrency);
     }
     this.policiesOfPod = policiesOfPod;
+    this.clock = clock;
     this.listing = new Semaphore(listConcurrency, true);
   }
 
@@ -223,9 +243,10 @@ final class PodCache implements SelectionIndex.Pods {
       IndexerResourceCache<ModelDeployment> policies) {
     Namespace state = namespaces.computeIfAbsent(namespace, ns -> new Namespace());
     synchronized (state) {
+      Instant now = clock.instant();
       PodCacheFilter wanted = state.wanted(policies.list(namespace).toList());
       Cached current = byNamespace.get(namespace);
-      while (current != null && !current.filter().equals(wanted) && state.passes > 0) {
+      while (current != null && needsListing(namespace, current, wanted, now) && state.passes > 0) {
         try {
           state.wait();
         } catch (InterruptedException e) {
@@ -233,18 +254,54 @@ final class PodCache implements SelectionIndex.Pods {
           throw new IllegalStateException(
               "interrupted waiting to list namespace " + namespace + " again", e);
         }
+        now = clock.instant();
         wanted = state.wanted(policies.list(namespace).toList());
         current = byNamespace.get(namespace);
       }
-      if (current == null || !current.filter().equals(wanted)) {
+      if (current == null || needsListing(namespace, current, wanted, now)) {
+        Optional<Instant> lost =
+            current == null ? Optional.empty() : check(namespace, current, now);
+        if (lost.isPresent()
+            && state.relistFailed != null
+            && now.isBefore(state.relistFailed.plus(RELIST_RETRY))) {
+          // Tried a moment ago and failed: the pass goes on without listing (its pods are shut,
+          // ModelDeploymentReconciler), and does not cost the API server a LIST each.
+          throw new IllegalStateException(
+              "the pods of namespace "
+                  + namespace
+                  + " have not been watched since "
+                  + lost.get()
+                  + ", and listing them again failed at "
+                  + state.relistFailed);
+        }
         // Throws when the LIST fails: the old cache (if any) stays as it was, and the pass is
         // retried.
-        byNamespace.put(namespace, start(namespace, wanted, current, sources));
+        Cached started;
+        try {
+          started = start(namespace, wanted, current, sources);
+        } catch (RuntimeException e) {
+          if (current == null) {
+            state.uncached.sample(false, now);
+          } else if (lost.isPresent()) {
+            state.relistFailed = now;
+          }
+          throw e;
+        }
+        state.uncached.sample(true, now);
+        state.relistFailed = null;
+        byNamespace.put(namespace, started);
         if (current != null) {
           sources.dynamicallyDeRegisterEventSource(current.source().name());
-          LOG.info(
-              "listed the pods of namespace {} again: its ModelDeployments' selectors changed",
-              namespace);
+          if (lost.isPresent()) {
+            LOG.info(
+                "listed the pods of namespace {} again: its watch had been down since {}",
+                namespace,
+                lost.get());
+          } else {
+            LOG.info(
+                "listed the pods of namespace {} again: its ModelDeployments' selectors changed",
+                namespace);
+          }
         }
       }
       state.passes++;
@@ -412,7 +469,7 @@ final class PodCache implements SelectionIndex.Pods {
     byNamespace.forEach(
         (namespace, cached) -> {
           try {
-            if (check(namespace, cached, now).isPresent() && cached.watch().firstCallForPasses()) {
+            if (check(namespace, cached, now).isPresent() && cached.watch().passesDue(now)) {
               justLost.add(namespace);
             }
           } catch (RuntimeException e) {
@@ -424,6 +481,26 @@ final class PodCache implements SelectionIndex.Pods {
             LOG.debug("cannot sample the pod watch of namespace {}: {}", namespace, e.toString());
           }
         });
+    namespaces.forEach(
+        (namespace, state) -> {
+          if (byNamespace.containsKey(namespace)) {
+            return;
+          }
+          // Not under the namespace's lock: a pass holds it while its informer starts (minutes at
+          // worst). WatchLoss is safe on its own.
+          Optional<Instant> since = state.uncached.lostLongerThan(WatchLoss.BOUND, now);
+          if (since.isEmpty() || !state.uncached.passesDue(now)) {
+            return;
+          }
+          if (state.uncached.firstAnnouncement()) {
+            LOG.warn(
+                "the pods of namespace {} could not be cached since {} (kvguard's first WATCH of"
+                    + " pods there fails or is refused): every gate there is shut until it can",
+                namespace,
+                since.get());
+          }
+          justLost.add(namespace);
+        });
     return justLost;
   }
 
@@ -434,6 +511,29 @@ final class PodCache implements SelectionIndex.Pods {
   Optional<Instant> watchLost(String namespace, Instant now) {
     Cached cached = byNamespace.get(namespace);
     return cached == null ? Optional.empty() : check(namespace, cached, now);
+  }
+
+  /**
+   * Whether a pass must list the namespace anew before it reads it: its policies' selectors
+   * changed, or its watch has been down longer than {@link WatchLoss#BOUND} (fabric8 would keep its
+   * cache as it was for ever: {@link WatchLoss}). After an outage of the API server the new LIST
+   * brings every pod as it is, where the watch's own reconnection could still be 32 s away.
+   */
+  private static boolean needsListing(
+      String namespace, Cached current, PodCacheFilter wanted, Instant now) {
+    return !current.filter().equals(wanted) || check(namespace, current, now).isPresent();
+  }
+
+  /**
+   * Since when every try to cache the namespace's pods has failed, once that is longer than {@link
+   * WatchLoss#BOUND} and nothing of it is cached: its passes can read none of its pods.
+   */
+  Optional<Instant> uncachedTooLong(String namespace, Instant now) {
+    Namespace state = namespaces.get(namespace);
+    if (state == null || byNamespace.containsKey(namespace)) {
+      return Optional.empty();
+    }
+    return state.uncached.lostLongerThan(WatchLoss.BOUND, now);
   }
 
   /** Samples a namespace's watch: since when it is lost; the loss is logged once. */

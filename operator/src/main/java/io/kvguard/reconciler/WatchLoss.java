@@ -24,14 +24,14 @@ final class WatchLoss {
 
   private Instant since;
   private boolean announced;
-  private boolean passesAsked;
+  private Instant passesAsked;
 
   /** Records what the informer says now. */
   synchronized void sample(boolean watching, Instant now) {
     if (watching) {
       since = null;
       announced = false;
-      passesAsked = false;
+      passesAsked = null;
     } else if (since == null) {
       since = now;
     }
@@ -54,16 +54,22 @@ final class WatchLoss {
   }
 
   /**
-   * True the first time the sampler asks during one loss: the namespace's policies are then each
-   * given a pass. Apart from {@link #firstAnnouncement}, which any pass may spend first: a pass of
-   * one policy seeing the loss shuts that policy's gates only, and the others' must not wait for
-   * their own next period.
+   * True when the sampler is to give each of the namespace's policies a pass: once the loss is
+   * longer than {@link #BOUND}, and again each {@link #BOUND} while it lasts. Apart from {@link
+   * #firstAnnouncement}, which any pass may spend first: a pass of one policy seeing the loss shuts
+   * that policy's gates only, and the others' must not wait for their own next period. Again and
+   * again, because each of those passes first lists the namespace anew ({@link PodCache}) and,
+   * should that fail, fails itself, and JOSDK stops retrying a failing pass after five tries
+   * (GenericRetry.DEFAULT at v5.2.3): without these passes the namespace would be listed again only
+   * at its policies' next event.
    */
-  synchronized boolean firstCallForPasses() {
-    if (since == null || passesAsked) {
+  synchronized boolean passesDue(Instant now) {
+    if (since == null
+        || Duration.between(since, now).compareTo(BOUND) <= 0
+        || (passesAsked != null && Duration.between(passesAsked, now).compareTo(BOUND) < 0)) {
       return false;
     }
-    passesAsked = true;
+    passesAsked = now;
     return true;
   }
 }

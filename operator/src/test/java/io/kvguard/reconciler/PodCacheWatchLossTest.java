@@ -65,9 +65,12 @@ class PodCacheWatchLossTest {
     assertThat(pods.sampleWatches(at(0))).isEmpty();
     assertThat(pods.watchLost("inference", at(61))).contains(at(0));
     assertThat(pods.sampleWatches(at(62))).containsExactly("inference");
-    // Once per loss.
+    // Once per bound while the loss lasts: each of those passes lists the namespace anew first,
+    // and JOSDK stops retrying one that fails after five tries.
     assertThat(pods.sampleWatches(at(67))).isEmpty();
     assertThat(pods.watchLost("inference", at(68))).contains(at(0));
+    assertThat(pods.sampleWatches(at(121))).isEmpty();
+    assertThat(pods.sampleWatches(at(123))).containsExactly("inference");
   }
 
   @Test

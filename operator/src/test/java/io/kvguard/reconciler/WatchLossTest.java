@@ -47,6 +47,20 @@ class WatchLossTest {
   }
 
   @Test
+  void passesAreDueOnceTheBoundIsPassedAndAgainEachBoundWhileTheLossLasts() {
+    WatchLoss loss = new WatchLoss();
+    loss.sample(false, at(0));
+    assertThat(loss.passesDue(at(60))).isFalse();
+    assertThat(loss.passesDue(at(61))).isTrue();
+    assertThat(loss.passesDue(at(90))).isFalse();
+    assertThat(loss.passesDue(at(121))).isTrue();
+    loss.sample(true, at(125));
+    loss.sample(false, at(130));
+    assertThat(loss.passesDue(at(150))).isFalse();
+    assertThat(loss.passesDue(at(191))).isTrue();
+  }
+
+  @Test
   void theBoundOutlastsFabric8sLongestWaitBetweenTwoTriesToReopenAWatch() {
     // kubernetes-client-api v7.5.2: watchReconnectInterval 1000 ms doubled up to 2^5.
     assertThat(WatchLoss.BOUND).isGreaterThan(Duration.ofSeconds(32));
