@@ -1,0 +1,254 @@
+package io.kvguard.faults;
+
+import static io.kvguard.faults.FaultBudget.status;
+import static io.kvguard.faults.FaultBudget.times;
+import static io.kvguard.testing.OperatorHarness.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.kvguard.customresource.Engine;
+import io.kvguard.testing.OperatorHarness;
+import io.kvguard.testkit.EngineShapes;
+import io.kvguard.testkit.SimulatedPods;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * kvguard's pod watch of a namespace is lost and fabric8 never lists again by itself (v7.5.2: a
+ * refused re-WATCH is reopened by {@code AbstractWatchManager} at the same resourceVersion, for
+ * ever; the {@code Reflector}'s relist runs only on a {@code WatcherException};
+ * docs/reliability.md). Before these tests the namespace's cache kept every pod as it was, and an
+ * engine container that restarted kept the verdict and the open gate of the one before it (seen:
+ * WATCH refused at +1, +3, +7, +15, +31, +63 s, no pod LIST in 70 s, the gate True). Past the bound
+ * (60 s) kvguard lists the namespace anew, and shuts what it selects if it cannot. Each test takes
+ * the bound: about 65 s.
+ */
+class PodWatchLossIT {
+  private static final long WINDOW = 1_048_576;
+  private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
+  private static final String POD = "serve-0";
+  private static final Pattern FROM_VERSION = Pattern.compile("resourceVersion=(\\d+)");
+
+  private final AtomicInteger steppedDown = new AtomicInteger();
+  private OperatorHarness h;
+
+  @AfterEach
+  void stop() {
+    if (h != null) {
+      h.close();
+    }
+  }
+
+  /** One SGLang pod verified by policy {@code glm}; returns its engine container. */
+  private String verifiedPod() {
+    h = new OperatorHarness();
+    h.start(OperatorHarness.productionConfig(), steppedDown::incrementAndGet);
+    h.pod(POD, SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    awaitGate("True", "PoolSufficient");
+    String container = engineContainer();
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(() -> assertThat(verdict()).isEqualTo("Verified " + container));
+    return container;
+  }
+
+  private void awaitGate(String status, String reason) {
+    await()
+        .atMost(Duration.ofSeconds(40))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate(POD))
+                    .hasValueSatisfying(
+                        c -> {
+                          assertThat(c.getReason()).isEqualTo(reason);
+                          assertThat(c.getStatus()).isEqualTo(status);
+                        }));
+  }
+
+  /** The bound (60 s), the sampler's next round (5 s), the pass and its write. */
+  private void awaitShutForTheLostWatch() {
+    await()
+        .atMost(Duration.ofSeconds(100))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate(POD))
+                    .hasValueSatisfying(
+                        c -> {
+                          assertThat(c.getStatus()).isEqualTo("False");
+                          assertThat(c.getReason()).isEqualTo("ProbeFailed");
+                          assertThat(c.getMessage())
+                              .contains(
+                                  "not been able to watch the pods of namespace "
+                                      + OperatorHarness.NAMESPACE)
+                              .contains("verb watch on pods");
+                        }));
+  }
+
+  /** The engine container of the pod as the kubelet reports it now. */
+  private String engineContainer() {
+    return h.getPod(POD).getStatus().getContainerStatuses().stream()
+        .filter(c -> c.getName().equals(SimulatedPods.ENGINE_CONTAINER))
+        .findFirst()
+        .orElseThrow()
+        .getContainerID();
+  }
+
+  /** The policy's verdict on the pod and the container it is about. */
+  private String verdict() {
+    return h.status("glm").pods.stream()
+        .filter(p -> p.name.equals(POD))
+        .map(p -> p.verdict + " " + p.containerID)
+        .findFirst()
+        .orElse("none");
+  }
+
+  private static boolean operatorPodWatch(RecordedRequest r) {
+    return r.getMethod().equals("GET")
+        && r.getPath().contains("/pods")
+        && r.getPath().contains("watch=true")
+        && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"));
+  }
+
+  /** Refuses (403, as when kvguard's RBAC lost {@code watch} on pods) the pod WATCHes chosen. */
+  private FaultBudget refuse(Predicate<RecordedRequest> watches) {
+    FaultBudget refused =
+        new FaultBudget(
+            r -> operatorPodWatch(r) && watches.test(r), times(100_000, status(403, "Forbidden")));
+    h.api.faults(refused);
+    return refused;
+  }
+
+  /**
+   * Drops the operator's open pod watch as a restarting API server does; returns when (nanoTime)
+   * once its reopening was refused, so that nothing after it can reach the old watch.
+   */
+  private long breakTheWatch(FaultBudget refused) {
+    long brokenAt = System.nanoTime();
+    assertThat(
+            h.api.closeWatches(
+                r ->
+                    r.getPath().contains("/pods")
+                        && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"))))
+        .isEqualTo(1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> refused.injected() >= 1);
+    return brokenAt;
+  }
+
+  private String restartTheEngine(String before) {
+    h.pods.restartEngine(OperatorHarness.NAMESPACE, POD);
+    String now = engineContainer();
+    assertThat(now).isNotEqualTo(before);
+    return now;
+  }
+
+  private void assertListedSince(long nanos) {
+    assertThat(
+            h.operatorRequests().stream()
+                .filter(
+                    r ->
+                        r.atNanos() >= nanos
+                            && r.method().equals("GET")
+                            && r.path()
+                                .startsWith(
+                                    "/api/v1/namespaces/" + OperatorHarness.NAMESPACE + "/pods?")
+                            && !r.path().contains("watch=true")))
+        .as("a LIST of the namespace's pods")
+        .isNotEmpty();
+  }
+
+  private static long millisSince(long nanos) {
+    return (System.nanoTime() - nanos) / 1_000_000;
+  }
+
+  /** Every WATCH refused, the relist's too: the namespace's gates are shut and say why. */
+  @Test
+  void aPodWatchRefusedForEverShutsTheNamespacesGatesOnceItHasBeenDownTooLong() {
+    String first = verifiedPod();
+    FaultBudget refused = refuse(r -> true);
+    long brokenAt = breakTheWatch(refused);
+    await().atMost(Duration.ofSeconds(10)).until(() -> !h.operator().healthy());
+    restartTheEngine(first);
+
+    awaitShutForTheLostWatch();
+    // Not before the bound: a watch down for less is what an API server's restart leaves.
+    assertThat(millisSince(brokenAt)).isGreaterThanOrEqualTo(60_000);
+    // Listed anew first (its WATCH refused in turn): after an outage, that LIST is what brings
+    // the pods back without a shut.
+    assertListedSince(brokenAt);
+    assertThat(steppedDown).hasValue(0);
+  }
+
+  /**
+   * Only the watch fabric8 reopens is refused (it asks from the resourceVersion it had: what an API
+   * server's watch cache may refuse after an outage); a new LIST and a WATCH from it work. Listed
+   * anew past the bound, the new container is judged, and no shut is needed.
+   */
+  @Test
+  void aWatchDownLongerThanTheBoundIsListedAnewAndTheNewContainerJudged() {
+    String first = verifiedPod();
+    long before = Long.parseLong(h.getPod(POD).getMetadata().getResourceVersion());
+    FaultBudget refused =
+        refuse(
+            r -> {
+              Matcher from = FROM_VERSION.matcher(r.getPath());
+              return from.find() && Long.parseLong(from.group(1)) <= before;
+            });
+    long brokenAt = breakTheWatch(refused);
+    String second = restartTheEngine(first);
+
+    await()
+        .atMost(Duration.ofSeconds(100))
+        .untilAsserted(() -> assertThat(verdict()).isEqualTo("Verified " + second));
+    awaitGate("True", "PoolSufficient");
+    assertThat(millisSince(brokenAt)).isGreaterThanOrEqualTo(60_000);
+    assertListedSince(brokenAt);
+    assertThat(steppedDown).hasValue(0);
+  }
+
+  /**
+   * A policy created during the loss changes the namespace's filter, so every pass there must list
+   * it anew, and that fails as the watch is refused: the passes failed before the loss was looked
+   * at, and the gates stayed open (a review of 4e5d748).
+   */
+  @Test
+  void aPolicyCreatedWhileThePodWatchIsRefusedDoesNotKeepTheNamespacesGatesOpen() {
+    String first = verifiedPod();
+    breakTheWatch(refuse(r -> true));
+    restartTheEngine(first);
+    h.create(
+        h.modelDeployment(
+            "other", WINDOW, role("other", Engine.SGLANG, Map.of("app", "other", "role", "x"))));
+
+    awaitShutForTheLostWatch();
+  }
+
+  /**
+   * A replica starts after kvguard lost {@code watch} on pods, and the engine container of a pod
+   * the replica before it verified has restarted meanwhile. The namespace's informer cannot start,
+   * so kvguard holds none of its pods, its passes fail, and JOSDK stops retrying them after five
+   * tries: before, the gate stayed open on the container nobody verified. Past the bound, the pods
+   * the policy selects, read with a LIST of the pass's own, are shut.
+   */
+  @Test
+  void aReplicaThatCannotWatchANamespacesPodsFromItsStartShutsTheGatesItFindsOpenThere() {
+    String first = verifiedPod();
+    h.stopOperator();
+    FaultBudget refused = refuse(r -> true);
+    restartTheEngine(first);
+    long startedAt = System.nanoTime();
+    h.start(OperatorHarness.productionConfig(), steppedDown::incrementAndGet);
+
+    awaitShutForTheLostWatch();
+    assertThat(millisSince(startedAt)).isGreaterThanOrEqualTo(60_000);
+    assertThat(refused.injected()).isGreaterThanOrEqualTo(1);
+    assertThat(steppedDown).hasValue(0);
+  }
+}
