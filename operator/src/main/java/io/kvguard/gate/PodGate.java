@@ -1,9 +1,7 @@
 package io.kvguard.gate;
 
-import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.PodList;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.PodResource;
@@ -11,8 +9,6 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kvguard.verdict.GateDecision;
 import java.time.Clock;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.BiConsumer;
@@ -187,25 +183,6 @@ public final class PodGate {
     return fresh != null && Objects.equals(fresh.getMetadata().getUid(), pod.getMetadata().getUid())
         ? Optional.of(fresh)
         : Optional.empty();
-  }
-
-  /**
-   * Every pod of {@code namespace} as the API server holds it now, in pages of 500 as an informer
-   * lists them (for a namespace none of whose pods could be cached: docs/reliability.md).
-   */
-  public List<Pod> list(String namespace) {
-    List<Pod> all = new ArrayList<>();
-    String next = null;
-    do {
-      PodList page =
-          client
-              .pods()
-              .inNamespace(namespace)
-              .list(new ListOptionsBuilder().withLimit(500L).withContinue(next).build());
-      all.addAll(page.getItems());
-      next = page.getMetadata() == null ? null : page.getMetadata().getContinue();
-    } while (next != null && !next.isEmpty());
-    return all;
   }
 
   /**

@@ -68,7 +68,6 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
 
   private final Clock clock;
   private final ProbeEventSource probeEvents = new ProbeEventSource();
-  private final PodGate gate;
   private final ProbeBook probes;
   private final GateStage gates;
 
@@ -131,7 +130,6 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
             podListConcurrency,
             clock);
     this.clock = clock;
-    this.gate = gate;
     this.signer = signer;
     this.observer = observer;
     this.probes =
@@ -245,12 +243,18 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
     PodCache.InUse namespacePods;
     try {
       namespacePods =
-          pods.use(md.getMetadata().getNamespace(), context.eventSourceRetriever(), policies);
+          pods.use(
+              md.getMetadata().getNamespace(),
+              context.eventSourceRetriever(),
+              policies,
+              !context.isPrimaryResourceDeleted() && !md.isMarkedForDeletion());
     } catch (RuntimeException e) {
-      // The namespace's pods cannot be read as they are: its watch has been down too long and
-      // listing it again failed, or none of it could ever be cached. The pass shuts every pod it
-      // selects (no probe, no opening) and fails all the same, to be retried.
-      Unseen unseen = unseen(md.getMetadata().getNamespace());
+      // The namespace's pods cannot be seen as they are: its watch has been down too long and
+      // listing it anew had its WATCH refused, or for that long nothing of it could be cached for
+      // the same reason. The pass shuts every pod it selects (no probe, no opening) and fails all
+      // the same, to be retried. A LIST that failed too (an outage) shuts nothing.
+      PodCache.Refused unseen =
+          pods.refused(md.getMetadata().getNamespace(), clock.instant()).orElse(null);
       if (unseen != null && !context.isPrimaryResourceDeleted() && !md.isMarkedForDeletion()) {
         try {
           pass(md, context, unseen);
@@ -277,27 +281,11 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    * did; none reports to another.
    */
   /**
-   * Why a namespace's pods cannot be read as they are, since when (longer than {@link
-   * WatchLoss#BOUND}): {@code uncached}, none of them could be cached at all (they are read with a
-   * LIST of the pass's own); otherwise the cache is the one the watch left.
-   */
-  private record Unseen(Instant since, boolean uncached) {}
-
-  private Unseen unseen(String namespace) {
-    Instant now = clock.instant();
-    Optional<Instant> uncached = pods.uncachedTooLong(namespace, now);
-    if (uncached.isPresent()) {
-      return new Unseen(uncached.get(), true);
-    }
-    return pods.watchLost(namespace, now).map(since -> new Unseen(since, false)).orElse(null);
-  }
-
-  /**
-   * @param unseen non-null: the namespace's pods cannot be read as they are, and every one the
+   * @param unseen non-null: the namespace's pods cannot be seen as they are, and every one the
    *     policy selects is shut ({@link #unwatched})
    */
   private UpdateControl<ModelDeployment> pass(
-      ModelDeployment md, Context<ModelDeployment> context, Unseen unseen) {
+      ModelDeployment md, Context<ModelDeployment> context, PodCache.Refused unseen) {
     // A deletion's pass may be handed the policy created again under the name (see
     // passOwedAfterDeletion): that one is live, and gets a pass like any other.
     boolean deleted = context.isPrimaryResourceDeleted() && !cachedAsLive(md);
@@ -427,26 +415,27 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   }
 
   /**
-   * The pods of a namespace kvguard cannot see as they are ({@link Unseen}): none is probed or
-   * opened and each selected one is shut. Selected from the cache the lost watch left (a pod it
-   * shows as it was is read again when its write is refused by the resourceVersion test), or, when
-   * nothing of the namespace could be cached, from a LIST of the pass's own.
+   * The pods of a namespace kvguard cannot see as they are ({@link PodCache.Refused}): none is
+   * probed or opened and each selected one is shut. Selected from the cache the lost watch left,
+   * or, when nothing of the namespace could be cached, from what the last refused start listed (a
+   * pod shown as it was is read again when its write is refused by the resourceVersion test).
    */
-  private List<PodAssessment> unwatched(ModelDeployment md, Unseen unseen) {
+  private List<PodAssessment> unwatched(ModelDeployment md, PodCache.Refused unseen) {
     String namespace = md.getMetadata().getNamespace();
-    List<Pod> listed = unseen.uncached() ? gate.list(namespace) : List.of();
     return PodSelection.firstRoleWins(
             md.getSpec().getRoles(),
             role ->
-                unseen.uncached()
-                    ? listed.stream()
+                unseen.listed() == null
+                    ? selectedPods(md, role)
+                    : unseen
+                        .listed()
+                        .kept()
                         .filter(pod -> !PodGate.terminating(pod))
                         .filter(
                             pod ->
                                 LabelSelectors.matches(
                                     role.getSelector(), pod.getMetadata().getLabels()))
-                        .toList()
-                    : selectedPods(md, role))
+                        .toList())
         .stream()
         .map(
             one ->

@@ -112,8 +112,18 @@ final class PodCache implements SelectionIndex.Pods {
      */
     final WatchLoss uncached = new WatchLoss();
 
-    /** When listing the namespace again, its watch lost, failed last (null: it did not). */
-    Instant relistFailed;
+    /**
+     * When a start of the namespace's informer last listed it and then had its WATCH refused: the
+     * API server answers, and refuses kvguard the watch (its RBAC, say). Null once a start
+     * succeeds, or fails before its LIST is done: an outage says nothing about the watch.
+     */
+    Instant watchRefused;
+
+    /**
+     * What the last such start of the namespace's first informer listed (nothing else of it is
+     * cached): the pods its passes shut.
+     */
+    LeanPodStore refusedList;
 
     /** The filter last computed, and the policies (UID and generation) it was computed from. */
     Set<String> filterOf;
@@ -241,12 +251,27 @@ final class PodCache implements SelectionIndex.Pods {
       String namespace,
       EventSourceRetriever<ModelDeployment> sources,
       IndexerResourceCache<ModelDeployment> policies) {
+    return use(namespace, sources, policies, true);
+  }
+
+  /**
+   * As above; {@code relistLost}: a namespace whose watch has been down longer than {@link
+   * WatchLoss#BOUND} is listed anew first (a deletion's pass does not ask it: handing its pods back
+   * must not wait for a watch kvguard may not get back).
+   */
+  InUse use(
+      String namespace,
+      EventSourceRetriever<ModelDeployment> sources,
+      IndexerResourceCache<ModelDeployment> policies,
+      boolean relistLost) {
     Namespace state = namespaces.computeIfAbsent(namespace, ns -> new Namespace());
     synchronized (state) {
       Instant now = clock.instant();
       PodCacheFilter wanted = state.wanted(policies.list(namespace).toList());
       Cached current = byNamespace.get(namespace);
-      while (current != null && needsListing(namespace, current, wanted, now) && state.passes > 0) {
+      while (current != null
+          && needsListing(namespace, current, wanted, now, relistLost)
+          && state.passes > 0) {
         try {
           state.wait();
         } catch (InterruptedException e) {
@@ -258,37 +283,50 @@ final class PodCache implements SelectionIndex.Pods {
         wanted = state.wanted(policies.list(namespace).toList());
         current = byNamespace.get(namespace);
       }
-      if (current == null || needsListing(namespace, current, wanted, now)) {
+      if (current == null || needsListing(namespace, current, wanted, now, relistLost)) {
         Optional<Instant> lost =
             current == null ? Optional.empty() : check(namespace, current, now);
-        if (lost.isPresent()
-            && state.relistFailed != null
-            && now.isBefore(state.relistFailed.plus(RELIST_RETRY))) {
-          // Tried a moment ago and failed: the pass goes on without listing (its pods are shut,
-          // ModelDeploymentReconciler), and does not cost the API server a LIST each.
+        // Only past the bound, when the pass shuts instead: before it, a pass whose namespace's
+        // first
+        // WATCH was refused tries again at once (JOSDK's retries, 2 s on).
+        boolean pastBound =
+            current == null
+                ? state.uncached.lostLongerThan(WatchLoss.BOUND, now).isPresent()
+                : lost.isPresent();
+        if (pastBound
+            && state.watchRefused != null
+            && now.isBefore(state.watchRefused.plus(RELIST_RETRY))) {
+          // Its WATCH was refused a moment ago: the pass goes on without listing (its pods are
+          // shut, ModelDeploymentReconciler), and does not cost the API server a LIST each.
           throw new IllegalStateException(
-              "the pods of namespace "
+              "kvguard's WATCH of the pods of namespace "
                   + namespace
-                  + " have not been watched since "
-                  + lost.get()
-                  + ", and listing them again failed at "
-                  + state.relistFailed);
+                  + " was refused at "
+                  + state.watchRefused
+                  + "; it lists them again "
+                  + RELIST_RETRY.toSeconds()
+                  + " s after that");
         }
-        // Throws when the LIST fails: the old cache (if any) stays as it was, and the pass is
-        // retried.
+        // Throws when the LIST or the WATCH fails: the old cache (if any) stays as it was, and the
+        // pass is retried.
         Cached started;
         try {
           started = start(namespace, wanted, current, sources);
-        } catch (RuntimeException e) {
-          if (current == null) {
-            state.uncached.sample(false, now);
-          } else if (lost.isPresent()) {
-            state.relistFailed = now;
+        } catch (StartFailed e) {
+          if (e.listed()) {
+            state.watchRefused = now;
+            if (current == null) {
+              state.uncached.sample(false, now);
+              state.refusedList = e.store();
+            }
+          } else {
+            state.watchRefused = null;
           }
           throw e;
         }
         state.uncached.sample(true, now);
-        state.relistFailed = null;
+        state.watchRefused = null;
+        state.refusedList = null;
         byNamespace.put(namespace, started);
         if (current != null) {
           sources.dynamicallyDeRegisterEventSource(current.source().name());
@@ -350,9 +388,12 @@ final class PodCache implements SelectionIndex.Pods {
       firstList.set(
           store.values().map(PodCache::listedVersion).collect(Collectors.toUnmodifiableSet()));
     } catch (RuntimeException e) {
+      // Whether it listed before it failed: JOSDK's hasSynced is true once the first LIST is in the
+      // store, before the first WATCH opens (docs/reliability.md, the informer that stops).
+      boolean listed = listed(source);
       // Not left registered half-started: the next pass tries again from scratch.
       sources.dynamicallyDeRegisterEventSource(source.name());
-      throw e;
+      throw new StartFailed(namespace, listed, store, e);
     } finally {
       listing.release();
     }
@@ -360,6 +401,45 @@ final class PodCache implements SelectionIndex.Pods {
       LOG.info("caching the pods of namespace {}: it holds a ModelDeployment", namespace);
     }
     return new Cached(informer(source), store, filter);
+  }
+
+  private static boolean listed(InformerEventSource<Pod, ModelDeployment> source) {
+    try {
+      var informers = source.informerHealthIndicators().values();
+      return !informers.isEmpty()
+          && informers.stream().allMatch(InformerHealthIndicator::hasSynced);
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  /**
+   * A namespace's informer could not start; {@code listed}: its LIST was done (so its WATCH was
+   * what failed), and {@code store} holds what it listed.
+   */
+  static final class StartFailed extends RuntimeException {
+    private final boolean listed;
+    private final transient LeanPodStore store;
+
+    StartFailed(String namespace, boolean listed, LeanPodStore store, RuntimeException cause) {
+      super(
+          "cannot cache the pods of namespace "
+              + namespace
+              + (listed ? " (listed, then its WATCH failed)" : "")
+              + ": "
+              + cause.getMessage(),
+          cause);
+      this.listed = listed;
+      this.store = store;
+    }
+
+    boolean listed() {
+      return listed;
+    }
+
+    LeanPodStore store() {
+      return store;
+    }
   }
 
   /**
@@ -506,7 +586,8 @@ final class PodCache implements SelectionIndex.Pods {
 
   /**
    * Since when the namespace's pod watch has been down, once that is longer than {@link
-   * WatchLoss#BOUND}: its cache may keep pods as they were before that ({@link WatchLoss}).
+   * WatchLoss#BOUND}: its cache may keep pods as they were before that ({@link WatchLoss}). Samples
+   * the watch as a pass does in {@link #use} (which then lists the namespace anew).
    */
   Optional<Instant> watchLost(String namespace, Instant now) {
     Cached cached = byNamespace.get(namespace);
@@ -520,20 +601,42 @@ final class PodCache implements SelectionIndex.Pods {
    * brings every pod as it is, where the watch's own reconnection could still be 32 s away.
    */
   private static boolean needsListing(
-      String namespace, Cached current, PodCacheFilter wanted, Instant now) {
-    return !current.filter().equals(wanted) || check(namespace, current, now).isPresent();
+      String namespace, Cached current, PodCacheFilter wanted, Instant now, boolean relistLost) {
+    return !current.filter().equals(wanted)
+        || (relistLost && check(namespace, current, now).isPresent());
   }
 
   /**
-   * Since when every try to cache the namespace's pods has failed, once that is longer than {@link
-   * WatchLoss#BOUND} and nothing of it is cached: its passes can read none of its pods.
+   * A namespace whose pods kvguard cannot see as they are: its watch has been down longer than
+   * {@link WatchLoss#BOUND} and listing it anew had its WATCH refused, or nothing of it could be
+   * cached for that long for the same reason.
+   *
+   * @param since since when
+   * @param listed what the last refused start listed, when nothing of the namespace is cached
+   *     (null: the pods are the cache's, as the lost watch left them)
    */
-  Optional<Instant> uncachedTooLong(String namespace, Instant now) {
+  record Refused(Instant since, LeanPodStore listed) {}
+
+  /** Whether the namespace's pods are {@link Refused} now. */
+  Optional<Refused> refused(String namespace, Instant now) {
     Namespace state = namespaces.get(namespace);
-    if (state == null || byNamespace.containsKey(namespace)) {
+    if (state == null) {
       return Optional.empty();
     }
-    return state.uncached.lostLongerThan(WatchLoss.BOUND, now);
+    Cached cached = byNamespace.get(namespace);
+    if (cached != null) {
+      return state.watchRefused == null
+          ? Optional.empty()
+          : check(namespace, cached, now).map(since -> new Refused(since, null));
+    }
+    LeanPodStore listed = state.refusedList;
+    if (state.watchRefused == null || listed == null) {
+      return Optional.empty();
+    }
+    return state
+        .uncached
+        .lostLongerThan(WatchLoss.BOUND, now)
+        .map(since -> new Refused(since, listed));
   }
 
   /** Samples a namespace's watch: since when it is lost; the loss is logged once. */
