@@ -349,4 +349,71 @@ class PodWatchLossIT {
                     == null);
     awaitGate("True", "PolicyRemoved");
   }
+
+  /**
+   * A replica that cannot watch a namespace's pods from its start (its first WATCH refused after
+   * its LIST), and a policy there is deleted. Its deletion pass does not relist, but nothing of the
+   * namespace is cached, so it must start the namespace's informer, whose WATCH is refused: the
+   * pass fails and the finalizer stays for as long as the refusal lasts (review of d25d4d6, from
+   * reading PodCache.use; docs/reliability.md says neither the policy's deletion nor its
+   * namespace's waits for the watch).
+   */
+  @Test
+  @org.junit.jupiter.api.Disabled(
+      "fails on d25d4d6 (third review, D2): nothing is cached, so the deletion pass must start the informer, which is refused; the finalizer stays while the WATCH is refused")
+  void aPolicyDeletedInANamespaceThatCouldNeverBeCachedIsStillDeleted() {
+    verifiedPod();
+    h.stopOperator();
+    refuse(r -> true);
+    h.start(OperatorHarness.productionConfig(), steppedDown::incrementAndGet);
+    awaitShutForTheLostWatch();
+
+    h.client
+        .resources(io.kvguard.customresource.ModelDeployment.class)
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .withName("glm")
+        .delete();
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .until(
+            () ->
+                h.client
+                        .resources(io.kvguard.customresource.ModelDeployment.class)
+                        .inNamespace(OperatorHarness.NAMESPACE)
+                        .withName("glm")
+                        .get()
+                    == null);
+  }
+
+  /**
+   * kvguard loses {@code watch} on pods while its pod watch of the namespace is open: an API server
+   * authorizes a watch when it opens, so that watch runs on (up to 10 minutes, fabric8 v7.5.2
+   * Reflector.startWatcher timeoutSeconds) and only new WATCHes are refused. A policy is then
+   * created there: its filter asks every pass of the namespace to list it anew, that relist's WATCH
+   * is refused, and every pass fails in PodCache.use before anything is looked at; the watch is not
+   * lost, so PodCache.refused says nothing and nothing is shut. An engine container that restarts
+   * meanwhile keeps the open gate and the verdict of the one before it until the old watch ends and
+   * 60 s more pass (review of d25d4d6).
+   */
+  @Test
+  @org.junit.jupiter.api.Disabled(
+      "fails on d25d4d6 (third review, D3): a relist refused while the old watch still runs is never counted as a loss, so nothing is shut until the old watch ends plus 60 s")
+  void aRelistRefusedWhileTheOldWatchRunsOnDoesNotLeaveARestartedContainersGateOpen() {
+    String first = verifiedPod();
+    refuse(r -> true);
+    h.create(
+        h.modelDeployment(
+            "other", WINDOW, role("other", Engine.SGLANG, Map.of("app", "other", "role", "x"))));
+    String second = restartTheEngine(first);
+
+    await()
+        .atMost(Duration.ofSeconds(100))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        verdict().equals("Verified " + second)
+                            || h.gate(POD).map(c -> c.getStatus().equals("False")).orElse(false))
+                    .as("the restarted container is judged or its gate shut; verdict: " + verdict())
+                    .isTrue());
+  }
 }
