@@ -355,13 +355,7 @@ class ApiServerFaultIT {
     java.util.concurrent.atomic.AtomicInteger steppedDown =
         new java.util.concurrent.atomic.AtomicInteger();
     FaultBudget refusedWatch =
-        new FaultBudget(
-            r ->
-                r.getMethod().equals("GET")
-                    && r.getPath().contains("/pods")
-                    && r.getPath().contains("watch=true")
-                    && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent")),
-            List.of(status(403, "Forbidden")));
+        new FaultBudget(FaultBudget::operatorPodWatch, List.of(status(403, "Forbidden")));
     h.api.faults(refusedWatch);
     h.start(OperatorHarness.productionConfig(), steppedDown::incrementAndGet);
     serveOneVerifiedPod();

@@ -42,6 +42,14 @@ final class FaultBudget implements Function<RecordedRequest, MockResponse> {
     return java.util.Collections.nCopies(n, answer);
   }
 
+  /** A pod WATCH sent by the operator under test (its User-Agent), not by the test's own client. */
+  static boolean operatorPodWatch(RecordedRequest r) {
+    return r.getMethod().equals("GET")
+        && r.getPath().contains("/pods")
+        && r.getPath().contains("watch=true")
+        && io.kvguard.testing.OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"));
+  }
+
   static Predicate<RecordedRequest> request(String method, String pathPart) {
     return r -> r.getMethod().equals(method) && r.getPath().contains(pathPart);
   }

@@ -110,18 +110,23 @@ class PodWatchLossIT {
         .orElse("none");
   }
 
-  private static boolean operatorPodWatch(RecordedRequest r) {
-    return r.getMethod().equals("GET")
-        && r.getPath().contains("/pods")
-        && r.getPath().contains("watch=true")
-        && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"));
+  /** Deletes policy {@code glm} and waits until its finalizer is lifted and it is gone. */
+  private void deletePolicyAndAwaitItGone(Duration atMost) {
+    var policy =
+        h.client
+            .resources(io.kvguard.customresource.ModelDeployment.class)
+            .inNamespace(OperatorHarness.NAMESPACE)
+            .withName("glm");
+    policy.delete();
+    await().atMost(atMost).until(() -> policy.get() == null);
   }
 
   /** Refuses (403, as when kvguard's RBAC lost {@code watch} on pods) the pod WATCHes chosen. */
   private FaultBudget refuse(Predicate<RecordedRequest> watches) {
     FaultBudget refused =
         new FaultBudget(
-            r -> operatorPodWatch(r) && watches.test(r), times(100_000, status(403, "Forbidden")));
+            r -> FaultBudget.operatorPodWatch(r) && watches.test(r),
+            times(100_000, status(403, "Forbidden")));
     h.api.faults(refused);
     return refused;
   }
@@ -332,21 +337,7 @@ class PodWatchLossIT {
     breakTheWatch(refuse(r -> true));
     awaitShutForTheLostWatch();
 
-    h.client
-        .resources(io.kvguard.customresource.ModelDeployment.class)
-        .inNamespace(OperatorHarness.NAMESPACE)
-        .withName("glm")
-        .delete();
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .until(
-            () ->
-                h.client
-                        .resources(io.kvguard.customresource.ModelDeployment.class)
-                        .inNamespace(OperatorHarness.NAMESPACE)
-                        .withName("glm")
-                        .get()
-                    == null);
+    deletePolicyAndAwaitItGone(Duration.ofSeconds(30));
     awaitGate("True", "PolicyRemoved");
   }
 
@@ -368,21 +359,7 @@ class PodWatchLossIT {
     h.start(OperatorHarness.productionConfig(), steppedDown::incrementAndGet);
     awaitShutForTheLostWatch();
 
-    h.client
-        .resources(io.kvguard.customresource.ModelDeployment.class)
-        .inNamespace(OperatorHarness.NAMESPACE)
-        .withName("glm")
-        .delete();
-    await()
-        .atMost(Duration.ofSeconds(90))
-        .until(
-            () ->
-                h.client
-                        .resources(io.kvguard.customresource.ModelDeployment.class)
-                        .inNamespace(OperatorHarness.NAMESPACE)
-                        .withName("glm")
-                        .get()
-                    == null);
+    deletePolicyAndAwaitItGone(Duration.ofSeconds(90));
   }
 
   /**

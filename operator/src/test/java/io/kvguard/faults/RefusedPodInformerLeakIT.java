@@ -69,13 +69,7 @@ class RefusedPodInformerLeakIT {
   void aPodInformerWhoseWatchWasRefusedIsStoppedNotLeftScheduled() throws Exception {
     h = new OperatorHarness();
     FaultBudget refused =
-        new FaultBudget(
-            r ->
-                r.getMethod().equals("GET")
-                    && r.getPath().contains("/pods")
-                    && r.getPath().contains("watch=true")
-                    && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent")),
-            times(100_000, status(403, "Forbidden")));
+        new FaultBudget(FaultBudget::operatorPodWatch, times(100_000, status(403, "Forbidden")));
     h.api.faults(refused);
     h.start(OperatorHarness.productionConfig(), () -> {});
     h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
