@@ -107,10 +107,12 @@ final class PodCache implements SelectionIndex.Pods {
     int passes;
 
     /**
-     * Since when every try to start the namespace's first informer has failed (its first WATCH
-     * refused, say): no pod of it is cached, so no pass can see any of them.
+     * Since when every start of an informer of the namespace (its first, or one listing it anew)
+     * has listed it and then had its WATCH refused. With nothing cached no pass can see any pod;
+     * with a cache whose selectors changed, no pass can read it (each must list anew first), and a
+     * pod that restarted keeps the gate of the container before it.
      */
-    final WatchLoss uncached = new WatchLoss();
+    final WatchLoss refusedStarts = new WatchLoss();
 
     /**
      * When a start of the namespace's informer last listed it and then had its WATCH refused: the
@@ -154,13 +156,54 @@ final class PodCache implements SelectionIndex.Pods {
     }
   }
 
-  /** A namespace's informer and the filter its store keeps pods by. */
+  /**
+   * A namespace's informer and the filter its store keeps pods by; {@code listedOnly}: no informer,
+   * only what a refused start listed, held for a deletion's pass alone ({@link #use}).
+   */
   private record Cached(
-      Informer source, LeanPodStore store, PodCacheFilter filter, WatchLoss watch) {
+      Informer source,
+      LeanPodStore store,
+      PodCacheFilter filter,
+      WatchLoss watch,
+      boolean listedOnly) {
     Cached(Informer source, LeanPodStore store, PodCacheFilter filter) {
-      this(source, store, filter, new WatchLoss());
+      this(source, store, filter, new WatchLoss(), false);
+    }
+
+    /**
+     * What a start listed before its WATCH was refused, read by a deletion's pass: handing pods
+     * back needs no watch (each write tests the pod's resourceVersion, and a stale one is read
+     * again), and the finalizer must not wait for one kvguard may never get.
+     */
+    static Cached listedOnly(String namespace, LeanPodStore listed, PodCacheFilter filter) {
+      Informer none =
+          new Informer() {
+            @Override
+            public String name() {
+              return SOURCE_PREFIX + namespace + LISTED_ONLY_SUFFIX;
+            }
+
+            @Override
+            public Optional<Pod> get(ResourceID pod) {
+              return listed.kept(pod);
+            }
+
+            @Override
+            public void handleRecentResourceUpdate(ResourceID pod, Pod written, Pod base) {
+              // No informer, so no watch event of the write to tell apart.
+            }
+
+            @Override
+            public boolean watching() {
+              return false;
+            }
+          };
+      return new Cached(none, listed, filter, new WatchLoss(), true);
     }
   }
+
+  /** Names (in logs only) what a refused start listed, held for a deletion's pass. */
+  static final String LISTED_ONLY_SUFFIX = ".listed-only";
 
   /**
    * What this cache uses of a namespace's informer: JOSDK's {@link InformerEventSource} (a test's
@@ -287,64 +330,114 @@ final class PodCache implements SelectionIndex.Pods {
         Optional<Instant> lost =
             current == null ? Optional.empty() : check(namespace, current, now);
         // Only past the bound, when the pass shuts instead: before it, a pass whose namespace's
-        // first
-        // WATCH was refused tries again at once (JOSDK's retries, 2 s on).
+        // informer had its WATCH refused tries again at once (JOSDK's retries, 2 s on).
         boolean pastBound =
-            current == null
-                ? state.uncached.lostLongerThan(WatchLoss.BOUND, now).isPresent()
-                : lost.isPresent();
-        if (pastBound
-            && state.watchRefused != null
-            && now.isBefore(state.watchRefused.plus(RELIST_RETRY))) {
-          // Its WATCH was refused a moment ago: the pass goes on without listing (its pods are
-          // shut, ModelDeploymentReconciler), and does not cost the API server a LIST each.
-          throw new IllegalStateException(
-              "kvguard's WATCH of the pods of namespace "
-                  + namespace
-                  + " was refused at "
-                  + state.watchRefused
-                  + "; it lists them again "
-                  + RELIST_RETRY.toSeconds()
-                  + " s after that");
-        }
-        // Throws when the LIST or the WATCH fails: the old cache (if any) stays as it was, and the
-        // pass is retried.
-        Cached started;
-        try {
-          started = start(namespace, wanted, current, sources);
-        } catch (StartFailed e) {
-          if (e.listed()) {
-            state.watchRefused = now;
-            if (current == null) {
-              state.uncached.sample(false, now);
-              state.refusedList = e.store();
+            lost.isPresent()
+                || state.refusedStarts.lostLongerThan(WatchLoss.BOUND, now).isPresent();
+        boolean throttled =
+            pastBound
+                && state.watchRefused != null
+                && now.isBefore(state.watchRefused.plus(RELIST_RETRY));
+        Cached started = null;
+        StartFailed failed = null;
+        if (!throttled) {
+          try {
+            started = start(namespace, wanted, current, sources);
+          } catch (StartFailed e) {
+            failed = e;
+            if (e.listed()) {
+              state.watchRefused = now;
+              state.refusedStarts.sample(false, now);
+              if (current == null) {
+                state.refusedList = e.store();
+              }
+            } else {
+              state.watchRefused = null;
             }
-          } else {
-            state.watchRefused = null;
           }
-          throw e;
         }
-        state.uncached.sample(true, now);
+        if (started == null) {
+          // A deletion's pass hands back from what it can read: the cache it has (every pod
+          // carrying anything kvguard wrote is kept whole whatever the selectors,
+          // PodCacheFilter), or what a refused start listed. Any other pass fails and is retried.
+          Optional<Cached> forDeletion =
+              relistLost ? Optional.empty() : deletionFallback(namespace, state, current, wanted);
+          if (forDeletion.isEmpty()) {
+            if (failed != null) {
+              throw failed;
+            }
+            // Its WATCH was refused a moment ago: the pass goes on without listing (its pods are
+            // shut, ModelDeploymentReconciler), and does not cost the API server a LIST each.
+            throw new IllegalStateException(
+                "kvguard's WATCH of the pods of namespace "
+                    + namespace
+                    + " was refused at "
+                    + state.watchRefused
+                    + "; it lists them again "
+                    + RELIST_RETRY.toSeconds()
+                    + " s after that");
+          }
+          if (forDeletion.get() != current) {
+            byNamespace.put(namespace, forDeletion.get());
+          }
+          LOG.info(
+              "handing pods of namespace {} back from {}: kvguard cannot list and watch them now",
+              namespace,
+              forDeletion.get() == current ? "the cache it has" : "what its refused start listed");
+        } else {
+          state.refusedStarts.sample(true, now);
+          state.watchRefused = null;
+          state.refusedList = null;
+          byNamespace.put(namespace, started);
+          if (current != null) {
+            if (!current.listedOnly()) {
+              sources.dynamicallyDeRegisterEventSource(current.source().name());
+            }
+            if (lost.isPresent()) {
+              LOG.info(
+                  "listed the pods of namespace {} again: its watch had been down since {}",
+                  namespace,
+                  lost.get());
+            } else {
+              LOG.info(
+                  "listed the pods of namespace {} again: its ModelDeployments' selectors changed",
+                  namespace);
+            }
+          }
+        }
+      } else if (watchingNow(current)) {
+        // Watched as it is and read as it is: a refusal before (a relist's WATCH, while the watch
+        // it would have replaced came back by itself) says nothing of now.
+        state.refusedStarts.sample(true, now);
         state.watchRefused = null;
-        state.refusedList = null;
-        byNamespace.put(namespace, started);
-        if (current != null) {
-          sources.dynamicallyDeRegisterEventSource(current.source().name());
-          if (lost.isPresent()) {
-            LOG.info(
-                "listed the pods of namespace {} again: its watch had been down since {}",
-                namespace,
-                lost.get());
-          } else {
-            LOG.info(
-                "listed the pods of namespace {} again: its ModelDeployments' selectors changed",
-                namespace);
-          }
-        }
       }
       state.passes++;
     }
     return () -> release(namespace, state, sources, policies);
+  }
+
+  /** Whether the cache's informer watches now; one being stopped may throw (sampleWatches). */
+  private static boolean watchingNow(Cached cached) {
+    try {
+      return cached.source().watching();
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  /**
+   * What a deletion's pass reads when the namespace cannot be listed and watched: the cache it has
+   * (a listed-only one too), or, with nothing cached, what the last refused start listed. Empty
+   * when there is neither (a LIST that failed: an outage, which the hand-back's writes would meet
+   * too). Called holding {@code state}'s lock.
+   */
+  private static Optional<Cached> deletionFallback(
+      String namespace, Namespace state, Cached current, PodCacheFilter wanted) {
+    if (current != null) {
+      return Optional.of(current);
+    }
+    return Optional.ofNullable(state.refusedList)
+        .map(listed -> Cached.listedOnly(namespace, listed, wanted));
   }
 
   private Cached start(
@@ -495,6 +588,11 @@ final class PodCache implements SelectionIndex.Pods {
       IndexerResourceCache<ModelDeployment> policies) {
     synchronized (state) {
       state.passes--;
+      Cached current = byNamespace.get(namespace);
+      if (state.passes == 0 && current != null && current.listedOnly()) {
+        // Held for a deletion's pass alone: the namespace is as uncached as before it.
+        byNamespace.remove(namespace, current);
+      }
       state.notifyAll();
       dropIfUnused(namespace, state, sources, policies);
     }
@@ -531,7 +629,7 @@ final class PodCache implements SelectionIndex.Pods {
       return;
     }
     Cached cached = byNamespace.remove(namespace);
-    if (cached != null) {
+    if (cached != null && !cached.listedOnly()) {
       sources.dynamicallyDeRegisterEventSource(cached.source().name());
       LOG.info(
           "stopped caching the pods of namespace {}: no ModelDeployment left there", namespace);
@@ -548,6 +646,9 @@ final class PodCache implements SelectionIndex.Pods {
     Set<String> justLost = new TreeSet<>();
     byNamespace.forEach(
         (namespace, cached) -> {
+          if (cached.listedOnly()) {
+            return;
+          }
           try {
             if (check(namespace, cached, now).isPresent() && cached.watch().passesDue(now)) {
               justLost.add(namespace);
@@ -563,21 +664,28 @@ final class PodCache implements SelectionIndex.Pods {
         });
     namespaces.forEach(
         (namespace, state) -> {
-          if (byNamespace.containsKey(namespace)) {
-            return;
-          }
           // Not under the namespace's lock: a pass holds it while its informer starts (minutes at
           // worst). WatchLoss is safe on its own.
-          Optional<Instant> since = state.uncached.lostLongerThan(WatchLoss.BOUND, now);
-          if (since.isEmpty() || !state.uncached.passesDue(now)) {
+          Optional<Instant> since = state.refusedStarts.lostLongerThan(WatchLoss.BOUND, now);
+          if (since.isEmpty() || !state.refusedStarts.passesDue(now)) {
             return;
           }
-          if (state.uncached.firstAnnouncement()) {
-            LOG.warn(
-                "the pods of namespace {} could not be cached since {} (kvguard's first WATCH of"
-                    + " pods there fails or is refused): every gate there is shut until it can",
-                namespace,
-                since.get());
+          if (state.refusedStarts.firstAnnouncement()) {
+            Cached cached = byNamespace.get(namespace);
+            if (cached == null || cached.listedOnly()) {
+              LOG.warn(
+                  "the pods of namespace {} could not be cached since {} (kvguard's first WATCH of"
+                      + " pods there fails or is refused): every gate there is shut until it can",
+                  namespace,
+                  since.get());
+            } else {
+              LOG.warn(
+                  "the pods of namespace {} could not be listed anew since {} (kvguard's WATCH of"
+                      + " pods there is refused, and its ModelDeployments' selectors changed):"
+                      + " every gate there is shut until it can",
+                  namespace,
+                  since.get());
+            }
           }
           justLost.add(namespace);
         });
@@ -602,14 +710,19 @@ final class PodCache implements SelectionIndex.Pods {
    */
   private static boolean needsListing(
       String namespace, Cached current, PodCacheFilter wanted, Instant now, boolean relistLost) {
+    if (current.listedOnly()) {
+      // Held for a deletion's pass: any other pass lists the namespace (once that pass is done).
+      return relistLost || !current.filter().equals(wanted);
+    }
     return !current.filter().equals(wanted)
         || (relistLost && check(namespace, current, now).isPresent());
   }
 
   /**
    * A namespace whose pods kvguard cannot see as they are: its watch has been down longer than
-   * {@link WatchLoss#BOUND} and listing it anew had its WATCH refused, or nothing of it could be
-   * cached for that long for the same reason.
+   * {@link WatchLoss#BOUND} and listing it anew had its WATCH refused, or for that long every start
+   * of an informer there listed it and then had its WATCH refused (nothing of it cached, or its
+   * selectors changed so that no pass can read the cache it has).
    *
    * @param since since when
    * @param listed what the last refused start listed, when nothing of the namespace is cached
@@ -623,20 +736,20 @@ final class PodCache implements SelectionIndex.Pods {
     if (state == null) {
       return Optional.empty();
     }
-    Cached cached = byNamespace.get(namespace);
-    if (cached != null) {
-      return state.watchRefused == null
-          ? Optional.empty()
-          : check(namespace, cached, now).map(since -> new Refused(since, null));
-    }
-    LeanPodStore listed = state.refusedList;
-    if (state.watchRefused == null || listed == null) {
+    if (state.watchRefused == null) {
       return Optional.empty();
     }
-    return state
-        .uncached
-        .lostLongerThan(WatchLoss.BOUND, now)
-        .map(since -> new Refused(since, listed));
+    Optional<Instant> startsRefused = state.refusedStarts.lostLongerThan(WatchLoss.BOUND, now);
+    Cached cached = byNamespace.get(namespace);
+    if (cached == null || cached.listedOnly()) {
+      LeanPodStore listed = state.refusedList;
+      return listed == null
+          ? Optional.empty()
+          : startsRefused.map(since -> new Refused(since, listed));
+    }
+    return check(namespace, cached, now)
+        .or(() -> startsRefused)
+        .map(since -> new Refused(since, null));
   }
 
   /** Samples a namespace's watch: since when it is lost; the loss is logged once. */
@@ -654,9 +767,19 @@ final class PodCache implements SelectionIndex.Pods {
     return lost;
   }
 
-  /** The namespaces whose pods are cached now, sorted. */
+  /**
+   * The namespaces whose pods are cached now, sorted; not one whose refused start's LIST is held
+   * for a deletion's pass only.
+   */
   Set<String> namespaces() {
-    return new TreeSet<>(byNamespace.keySet());
+    Set<String> cached = new TreeSet<>();
+    byNamespace.forEach(
+        (namespace, held) -> {
+          if (!held.listedOnly()) {
+            cached.add(namespace);
+          }
+        });
+    return cached;
   }
 
   /** Whether the pod's namespace is cached and its cache keeps this pod whole. */

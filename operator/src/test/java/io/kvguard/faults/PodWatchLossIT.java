@@ -343,15 +343,12 @@ class PodWatchLossIT {
 
   /**
    * A replica that cannot watch a namespace's pods from its start (its first WATCH refused after
-   * its LIST), and a policy there is deleted. Its deletion pass does not relist, but nothing of the
-   * namespace is cached, so it must start the namespace's informer, whose WATCH is refused: the
-   * pass fails and the finalizer stays for as long as the refusal lasts (review of d25d4d6, from
-   * reading PodCache.use; docs/reliability.md says neither the policy's deletion nor its
-   * namespace's waits for the watch).
+   * its LIST), and a policy there is deleted. Nothing of the namespace is cached, and its informer
+   * cannot start: the deletion's pass hands the pods back from what the refused start listed (a
+   * stale pod is read again when its write is refused), and the finalizer is lifted. Before, the
+   * pass failed and the finalizer stayed for as long as the refusal lasted (review of d25d4d6).
    */
   @Test
-  @org.junit.jupiter.api.Disabled(
-      "fails on d25d4d6 (third review, D2): nothing is cached, so the deletion pass must start the informer, which is refused; the finalizer stays while the WATCH is refused")
   void aPolicyDeletedInANamespaceThatCouldNeverBeCachedIsStillDeleted() {
     verifiedPod();
     h.stopOperator();
@@ -360,21 +357,39 @@ class PodWatchLossIT {
     awaitShutForTheLostWatch();
 
     deletePolicyAndAwaitItGone(Duration.ofSeconds(90));
+    awaitGate("True", "PolicyRemoved");
+  }
+
+  /**
+   * kvguard's WATCH of pods is refused while its open watch runs on, and another policy is created
+   * in the namespace, so every pass there must list it anew first, and cannot. A policy deleted
+   * then is handed back from the cache kvguard has (it keeps every pod carrying anything kvguard
+   * wrote whatever the selectors, PodCacheFilter), and its finalizer lifted: its deletion does not
+   * wait for a watch kvguard may never get (review of d25d4d6).
+   */
+  @Test
+  void aPolicyDeletedWhileItsNamespaceCannotBeListedAnewIsStillHandedBack() {
+    verifiedPod();
+    refuse(r -> true);
+    h.create(
+        h.modelDeployment(
+            "other", WINDOW, role("other", Engine.SGLANG, Map.of("app", "other", "role", "x"))));
+
+    deletePolicyAndAwaitItGone(Duration.ofSeconds(30));
+    awaitGate("True", "PolicyRemoved");
   }
 
   /**
    * kvguard loses {@code watch} on pods while its pod watch of the namespace is open: an API server
    * authorizes a watch when it opens, so that watch runs on (up to 10 minutes, fabric8 v7.5.2
    * Reflector.startWatcher timeoutSeconds) and only new WATCHes are refused. A policy is then
-   * created there: its filter asks every pass of the namespace to list it anew, that relist's WATCH
-   * is refused, and every pass fails in PodCache.use before anything is looked at; the watch is not
-   * lost, so PodCache.refused says nothing and nothing is shut. An engine container that restarts
-   * meanwhile keeps the open gate and the verdict of the one before it until the old watch ends and
-   * 60 s more pass (review of d25d4d6).
+   * created there: its filter asks every pass of the namespace to list it anew, and that relist's
+   * WATCH is refused. Once every relist has been refused for longer than WatchLoss.BOUND the passes
+   * shut the namespace's gates, as for a lost watch. Before, the watch not being lost, nothing was
+   * shut, and an engine container that restarted kept the open gate and the verdict of the one
+   * before it until the old watch ended and 60 s more passed (review of d25d4d6).
    */
   @Test
-  @org.junit.jupiter.api.Disabled(
-      "fails on d25d4d6 (third review, D3): a relist refused while the old watch still runs is never counted as a loss, so nothing is shut until the old watch ends plus 60 s")
   void aRelistRefusedWhileTheOldWatchRunsOnDoesNotLeaveARestartedContainersGateOpen() {
     String first = verifiedPod();
     refuse(r -> true);
