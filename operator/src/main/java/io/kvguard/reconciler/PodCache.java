@@ -628,6 +628,11 @@ final class PodCache implements SelectionIndex.Pods {
     if (state.passes > 0 || policies.list(namespace).findAny().isPresent()) {
       return;
     }
+    // Nothing of a refusal outlives the namespace's last policy: the last refused start's LIST
+    // would otherwise stay on the heap for as long as the replica runs.
+    state.refusedList = null;
+    state.watchRefused = null;
+    state.refusedStarts.sample(true, clock.instant());
     Cached cached = byNamespace.remove(namespace);
     if (cached != null && !cached.listedOnly()) {
       sources.dynamicallyDeRegisterEventSource(cached.source().name());
