@@ -460,8 +460,8 @@ final class PodCache implements SelectionIndex.Pods {
       name = name + RELIST_SUFFIX;
     }
     LeanPodStore store = new LeanPodStore(namespace, filter);
-    InformerEventSource<Pod, ModelDeployment> source =
-        new InformerEventSource<>(
+    NamespacePodsEventSource source =
+        new NamespacePodsEventSource(
             InformerEventSourceConfiguration.from(Pod.class, ModelDeployment.class)
                 .withName(name)
                 .withNamespaces(Set.of(namespace))
@@ -475,15 +475,34 @@ final class PodCache implements SelectionIndex.Pods {
                 .build(),
             sources.eventSourceContextForDynamicRegistration());
     awaitTurnToList(namespace);
+    boolean interrupted = false;
     try {
       // Registers and starts it: returns once the informer has listed the namespace (or throws).
       sources.dynamicallyRegisterEventSource(source);
+      if (Thread.currentThread().isInterrupted()) {
+        // JOSDK v5.2.3 swallows an interrupt of the thread waiting for the informers' start
+        // (ExecutorServiceManager.executeAndWaitForAllToComplete catches InterruptedException and
+        // returns; invokeAll has cancelled the start) and then marks the source running
+        // (ManagedInformerEventSource.start): whether it listed is unknown. The operator's stop
+        // interrupts the passes (ExecutorServiceManager.stop: shutdownNow, kvguard keeps JOSDK's
+        // reconciliationTerminationTimeout of zero) after it stopped the event sources
+        // (Operator.stop), so this one would run on, unstopped.
+        interrupted = true;
+        throw new IllegalStateException(
+            "interrupted while the pod informer of namespace " + namespace + " started");
+      }
       firstList.set(
           store.values().map(PodCache::listedVersion).collect(Collectors.toUnmodifiableSet()));
     } catch (RuntimeException e) {
       // Whether it listed before it failed: JOSDK's hasSynced is true once the first LIST is in the
-      // store, before the first WATCH opens (docs/reliability.md, the informer that stops).
-      boolean listed = listed(source);
+      // store, before the first WATCH opens (docs/reliability.md, the informer that stops). An
+      // interrupted start says nothing of the watch.
+      boolean listed = !interrupted && listed(source);
+      // Its informers stopped here: JOSDK's own stop does nothing to a source whose start threw (it
+      // never ran), and fabric8 keeps the informer's watch-close task scheduled, with its whole
+      // store, until the informer is stopped (NamespacePodsEventSource, whose stop(), called by the
+      // deregistration below, does this as well).
+      source.stopInformers();
       // Not left registered half-started: the next pass tries again from scratch.
       sources.dynamicallyDeRegisterEventSource(source.name());
       throw new StartFailed(namespace, listed, store, e);
