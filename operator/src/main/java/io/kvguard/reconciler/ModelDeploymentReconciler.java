@@ -867,6 +867,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
 
   public void shutdown() {
     strandedCount.shutdownNow();
+    pods.close();
     probes.close();
     observer.close();
   }

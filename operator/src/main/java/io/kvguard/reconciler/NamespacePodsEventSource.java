@@ -7,6 +7,7 @@ import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.processing.LifecycleAware;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvguard.customresource.ModelDeployment;
+import java.util.function.Consumer;
 
 /**
  * The JOSDK event source of one namespace's pod informer ({@link PodCache}), which stops its
@@ -35,10 +36,21 @@ final class NamespacePodsEventSource extends InformerEventSource<Pod, ModelDeplo
   /** Set by the first {@link #stop()}: a start after it refuses. */
   private boolean stopped;
 
+  /** Told of each stop (PodCache forgets the source then). */
+  private final Consumer<NamespacePodsEventSource> onStop;
+
   NamespacePodsEventSource(
       InformerEventSourceConfiguration<Pod> configuration,
       EventSourceContext<ModelDeployment> context) {
+    this(configuration, context, source -> {});
+  }
+
+  NamespacePodsEventSource(
+      InformerEventSourceConfiguration<Pod> configuration,
+      EventSourceContext<ModelDeployment> context,
+      Consumer<NamespacePodsEventSource> onStop) {
     super(configuration, context);
+    this.onStop = onStop;
   }
 
   /**
@@ -65,6 +77,7 @@ final class NamespacePodsEventSource extends InformerEventSource<Pod, ModelDeplo
       super.stop();
     } finally {
       stopInformers();
+      onStop.accept(this);
     }
   }
 

@@ -96,6 +96,17 @@ final class PodCache implements SelectionIndex.Pods {
   private final ConcurrentMap<String, Namespace> namespaces = new ConcurrentHashMap<>();
   private final OwnWrites ownWrites = new OwnWrites();
 
+  /**
+   * Every namespace informer started and not stopped yet, so that kvguard's own stop ({@link
+   * #close}) reaches those JOSDK's stop cannot: one a pass registered after JOSDK stopped its event
+   * sources and started before the pass was interrupted (JOSDK v5.2.3 {@code Operator.stop} stops
+   * the event sources, then interrupts the passes; it has no stopped state a registration sees).
+   */
+  private final Set<NamespacePodsEventSource> live = ConcurrentHashMap.newKeySet();
+
+  /** Set by {@link #close}: a start after it fails, and stops its informer. */
+  private volatile boolean closed;
+
   /** Turns to list a namespace; fair, so namespaces list in the order their passes asked. */
   private final Semaphore listing;
 
@@ -473,12 +484,20 @@ final class PodCache implements SelectionIndex.Pods {
                 .withOnAddFilter(
                     pod -> afterFirstList(firstList.get(), pod) && addTriggersPass(filter, pod))
                 .build(),
-            sources.eventSourceContextForDynamicRegistration());
+            sources.eventSourceContextForDynamicRegistration(),
+            live::remove);
     awaitTurnToList(namespace);
-    boolean interrupted = false;
+    boolean stopping = false;
     try {
+      // Known before it starts, so that close() finds it or it finds close() was called.
+      live.add(source);
       // Registers and starts it: returns once the informer has listed the namespace (or throws).
       sources.dynamicallyRegisterEventSource(source);
+      if (closed) {
+        stopping = true;
+        throw new IllegalStateException(
+            "kvguard stops: the pod informer of namespace " + namespace + " is not kept");
+      }
       if (Thread.currentThread().isInterrupted()) {
         // JOSDK v5.2.3 swallows an interrupt of the thread waiting for the informers' start
         // (ExecutorServiceManager.executeAndWaitForAllToComplete catches InterruptedException and
@@ -487,7 +506,7 @@ final class PodCache implements SelectionIndex.Pods {
         // interrupts the passes (ExecutorServiceManager.stop: shutdownNow, kvguard keeps JOSDK's
         // reconciliationTerminationTimeout of zero) after it stopped the event sources
         // (Operator.stop), so this one would run on, unstopped.
-        interrupted = true;
+        stopping = true;
         throw new IllegalStateException(
             "interrupted while the pod informer of namespace " + namespace + " started");
       }
@@ -496,13 +515,14 @@ final class PodCache implements SelectionIndex.Pods {
     } catch (RuntimeException e) {
       // Whether it listed before it failed: JOSDK's hasSynced is true once the first LIST is in the
       // store, before the first WATCH opens (docs/reliability.md, the informer that stops). An
-      // interrupted start says nothing of the watch.
-      boolean listed = !interrupted && listed(source);
+      // interrupted start, or one kvguard's stop met, says nothing of the watch.
+      boolean listed = !stopping && listed(source);
       // Its informers stopped here: JOSDK's own stop does nothing to a source whose start threw (it
       // never ran), and fabric8 keeps the informer's watch-close task scheduled, with its whole
       // store, until the informer is stopped (NamespacePodsEventSource, whose stop(), called by the
       // deregistration below, does this as well).
       source.stopInformers();
+      live.remove(source);
       // Not left registered half-started: the next pass tries again from scratch.
       sources.dynamicallyDeRegisterEventSource(source.name());
       throw new StartFailed(namespace, listed, store, e);
@@ -789,6 +809,17 @@ final class PodCache implements SelectionIndex.Pods {
           lost.get());
     }
     return lost;
+  }
+
+  /**
+   * kvguard stops: every namespace informer still running is stopped, and any start after this
+   * fails and stops its own. Called once JOSDK's operator has stopped (KvguardOperator.close).
+   */
+  void close() {
+    closed = true;
+    for (NamespacePodsEventSource source : List.copyOf(live)) {
+      source.stop();
+    }
   }
 
   /**

@@ -217,6 +217,105 @@ class PodCacheOperatorStopTest {
                     .noneMatch(r -> r.path().contains("watch=true")));
   }
 
+  @Test
+  void anInformerStillRunningWhenKvguardStopsIsStoppedByItsStop() {
+    // A pass that registered its namespace's informer after JOSDK stopped its event sources, and
+    // whose start ended before the interrupt reached it: the informer runs, and JOSDK will not
+    // stop it. kvguard's own stop (ModelDeploymentReconciler.shutdown, after the operator's) does.
+    PodCache pods = new PodCache(pod -> Set.of(), 1);
+    OnePolicy policies = new OnePolicy(policy());
+    pods.use(NS, sources, policies).close();
+    createPod("engine-1");
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(cachedNames(pods)).contains("engine-1"));
+
+    pods.close();
+    createPod("engine-2");
+
+    await()
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(3))
+        .untilAsserted(
+            () ->
+                assertThat(cachedNames(pods))
+                    .as("pods the stopped informer still brings")
+                    .doesNotContain("engine-2"));
+  }
+
+  @Test
+  void aStartThatEndsAfterKvguardStoppedKeepsNoInformer() throws Exception {
+    CountDownLatch listAsked = new CountDownLatch(1);
+    api.faults(
+        r -> {
+          if (podList(r)) {
+            listAsked.countDown();
+            try {
+              answerList.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+          return null;
+        });
+    PodCache pods = new PodCache(pod -> Set.of(), 1);
+    AtomicReference<Object> outcome = new AtomicReference<>();
+    Thread pass =
+        new Thread(
+            () -> {
+              try (PodCache.InUse held = pods.use(NS, sources, new OnePolicy(policy()))) {
+                outcome.set("cached");
+              } catch (RuntimeException e) {
+                outcome.set(e);
+              }
+            },
+            "pass");
+    pass.start();
+    assertThat(listAsked.await(10, TimeUnit.SECONDS)).isTrue();
+
+    pods.close();
+    answerList.countDown();
+    pass.join(TimeUnit.SECONDS.toMillis(10));
+
+    assertThat(outcome.get())
+        .as("the pass whose informer started as kvguard stopped")
+        .isInstanceOf(PodCache.StartFailed.class);
+    assertThat(pods.namespaces()).as("namespaces cached").isEmpty();
+    await()
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(3))
+        .untilAsserted(
+            () ->
+                assertThat(podRequests())
+                    .as("pod requests after the LIST answered past kvguard's stop")
+                    .noneMatch(r -> r.path().contains("watch=true")));
+  }
+
+  private void createPod(String name) {
+    client
+        .pods()
+        .inNamespace(NS)
+        .resource(
+            new PodBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace(NS)
+                .withLabels(SERVE)
+                .endMetadata()
+                .withNewSpec()
+                .addNewContainer()
+                .withName("engine")
+                .withImage("lmsysorg/sglang")
+                .endContainer()
+                .endSpec()
+                .build())
+        .create();
+  }
+
+  private static List<String> cachedNames(PodCache pods) {
+    return pods.list(NS).map(pod -> pod.getMetadata().getName()).toList();
+  }
+
   private static ModelDeployment policy() {
     ModelDeployment md = new ModelDeployment();
     md.getMetadata().setName("glm");
