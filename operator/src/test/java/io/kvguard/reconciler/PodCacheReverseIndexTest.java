@@ -6,29 +6,16 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.NamespacedKubernetesClient;
-import io.javaoperatorsdk.operator.Operator;
-import io.javaoperatorsdk.operator.api.reconciler.Context;
-import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
-import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
-import io.javaoperatorsdk.operator.processing.Controller;
 import io.javaoperatorsdk.operator.processing.event.EventSourceManager;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
-import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.javaoperatorsdk.operator.processing.event.source.SecondaryToPrimaryMapper;
-import io.kvguard.customresource.Engine;
 import io.kvguard.customresource.ModelDeployment;
-import io.kvguard.customresource.ModelDeploymentSpec;
 import io.kvguard.testing.OperatorHarness;
 import io.kvguard.testkit.EmbeddedApiServer;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.Function;
-import java.util.function.Predicate;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -50,11 +37,9 @@ import org.junit.jupiter.api.Test;
 class PodCacheReverseIndexTest {
   private static final String NS = OperatorHarness.NAMESPACE;
   private static final int PODS = 40;
-  private static final Map<String, String> SERVE = Map.of("app", "glm", "role", "serve");
 
   private EmbeddedApiServer api;
   private NamespacedKubernetesClient client;
-  private Operator operator;
   private EventSourceManager<ModelDeployment> sources;
 
   /** Every pod the policies' mapper was asked about, and on which thread. */
@@ -69,31 +54,14 @@ class PodCacheReverseIndexTest {
         return Set.of();
       };
 
-  /** A controller that is registered, not started: its event source manager is all that is used. */
-  private static final class NoPasses implements Reconciler<ModelDeployment> {
-    @Override
-    public UpdateControl<ModelDeployment> reconcile(
-        ModelDeployment resource, Context<ModelDeployment> context) {
-      return UpdateControl.noUpdate();
-    }
-  }
-
   @BeforeEach
-  @SuppressWarnings("unchecked")
   void start() {
     api = new EmbeddedApiServer();
     client = api.client();
     for (int i = 0; i < PODS; i++) {
       createPod("engine-" + i);
     }
-    operator =
-        new Operator(
-            o ->
-                o.withKubernetesClient(client)
-                    .withCloseClientOnStop(false)
-                    .withUseSSAToPatchPrimaryResource(false));
-    sources =
-        ((Controller<ModelDeployment>) operator.register(new NoPasses())).getEventSourceManager();
+    sources = UnstartedController.eventSources(client);
   }
 
   @AfterEach
@@ -104,38 +72,7 @@ class PodCacheReverseIndexTest {
   }
 
   private Pod createPod(String name) {
-    return client
-        .pods()
-        .inNamespace(NS)
-        .resource(
-            new PodBuilder()
-                .withNewMetadata()
-                .withName(name)
-                .withNamespace(NS)
-                .withLabels(SERVE)
-                .endMetadata()
-                .withNewSpec()
-                .addNewContainer()
-                .withName("engine")
-                .withImage("lmsysorg/sglang")
-                .endContainer()
-                .endSpec()
-                .build())
-        .create();
-  }
-
-  private static ModelDeployment policy() {
-    ModelDeployment md = new ModelDeployment();
-    md.getMetadata().setName("glm");
-    md.getMetadata().setNamespace(NS);
-    md.getMetadata().setUid("uid-glm");
-    md.getMetadata().setGeneration(1L);
-    ModelDeploymentSpec spec = new ModelDeploymentSpec();
-    spec.setModel("zai-org/GLM-5.3");
-    spec.setContextWindow(1_048_576L);
-    spec.setRoles(List.of(OperatorHarness.role("serve", Engine.SGLANG, SERVE)));
-    md.setSpec(spec);
-    return md;
+    return client.pods().inNamespace(NS).resource(ServeRole.pod(name)).create();
   }
 
   private long askedOnThisThread() {
@@ -146,7 +83,7 @@ class PodCacheReverseIndexTest {
   void startingANamespacesPodCacheAsksThePoliciesMapperAboutNoPodOfItsFirstList() {
     PodCache pods = new PodCache(counting, 1);
 
-    try (PodCache.InUse held = pods.use(NS, sources, new OnePolicy(policy()))) {
+    try (PodCache.InUse held = pods.use(NS, sources, new OnePolicyCache(ServeRole.policy()))) {
       assertThat(askedOnThisThread())
           .as("lookups made before the pass could read the namespace")
           .isZero();
@@ -166,7 +103,7 @@ class PodCacheReverseIndexTest {
   @Test
   void anOwnWriteAsksThePoliciesMapperNothing() {
     PodCache pods = new PodCache(counting, 1);
-    try (PodCache.InUse held = pods.use(NS, sources, new OnePolicy(policy()))) {
+    try (PodCache.InUse held = pods.use(NS, sources, new OnePolicyCache(ServeRole.policy()))) {
       Pod base = client.pods().inNamespace(NS).withName("engine-0").get();
       Pod written =
           client
@@ -190,43 +127,6 @@ class PodCacheReverseIndexTest {
       assertThat(pods.get(ResourceID.fromResource(written)))
           .hasValueSatisfying(
               p -> assertThat(p.getMetadata().getLabels()).containsKey("kvguard.io/verified"));
-    }
-  }
-
-  /** The policies' cache holding one policy (the informer's, as a pass reads it). */
-  private static final class OnePolicy implements IndexerResourceCache<ModelDeployment> {
-    private final ModelDeployment md;
-
-    OnePolicy(ModelDeployment md) {
-      this.md = md;
-    }
-
-    @Override
-    public void addIndexers(Map<String, Function<ModelDeployment, List<String>>> indexers) {}
-
-    @Override
-    public List<ModelDeployment> byIndex(String index, String key) {
-      return List.of();
-    }
-
-    @Override
-    public Optional<ModelDeployment> get(ResourceID id) {
-      return id.equals(ResourceID.fromResource(md)) ? Optional.of(md) : Optional.empty();
-    }
-
-    @Override
-    public Stream<ResourceID> keys() {
-      return Stream.of(ResourceID.fromResource(md));
-    }
-
-    @Override
-    public Stream<ModelDeployment> list(Predicate<ModelDeployment> predicate) {
-      return Stream.of(md).filter(predicate);
-    }
-
-    @Override
-    public Stream<ModelDeployment> list(String namespace, Predicate<ModelDeployment> predicate) {
-      return list(m -> namespace.equals(m.getMetadata().getNamespace()) && predicate.test(m));
     }
   }
 }
