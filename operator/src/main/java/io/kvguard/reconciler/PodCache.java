@@ -492,7 +492,15 @@ final class PodCache implements SelectionIndex.Pods {
       // Known before it starts, so that close() finds it or it finds close() was called.
       live.add(source);
       // Registers and starts it: returns once the informer has listed the namespace (or throws).
-      sources.dynamicallyRegisterEventSource(source);
+      if (sources.dynamicallyRegisterEventSource(source) != source) {
+        // JOSDK v5.2.3 EventSourceManager.dynamicallyRegisterEventSource starts and returns the
+        // source already registered under the name, and never starts this one: its store would
+        // stay empty, and the pass would see no pod. The stray one is deregistered (and stopped)
+        // below, and the next pass starts afresh.
+        stopping = true;
+        throw new IllegalStateException(
+            "a pod informer named " + source.name() + " was registered already");
+      }
       if (closed) {
         stopping = true;
         throw new IllegalStateException(
