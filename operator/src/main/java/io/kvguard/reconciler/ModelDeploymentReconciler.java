@@ -247,7 +247,10 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
               md.getMetadata().getNamespace(),
               context.eventSourceRetriever(),
               policies,
-              !context.isPrimaryResourceDeleted() && !md.isMarkedForDeletion());
+              // As pass() decides: a deletion's scope may hand it the policy created again under
+              // the name, which is live, and gets a pass like any other.
+              (context.isPrimaryResourceDeleted() && !cachedAsLive(md))
+                  || md.isMarkedForDeletion());
     } catch (RuntimeException e) {
       // The namespace's pods cannot be seen as they are: its watch has been down too long and
       // listing it anew had its WATCH refused, or for that long nothing of it could be cached for

@@ -176,17 +176,20 @@ final class PodCache implements SelectionIndex.Pods {
       LeanPodStore store,
       PodCacheFilter filter,
       WatchLoss watch,
-      boolean listedOnly) {
+      boolean listedOnly,
+      Cached replaced) {
     Cached(Informer source, LeanPodStore store, PodCacheFilter filter) {
-      this(source, store, filter, new WatchLoss(), false);
+      this(source, store, filter, new WatchLoss(), false, null);
     }
 
     /**
      * What a start listed before its WATCH was refused, read by a deletion's pass: handing pods
      * back needs no watch (each write tests the pod's resourceVersion, and a stale one is read
-     * again), and the finalizer must not wait for one kvguard may never get.
+     * again), and the finalizer must not wait for one kvguard may never get. {@code replaced}: the
+     * namespace's cache, put back when that pass is done (null: none).
      */
-    static Cached listedOnly(String namespace, LeanPodStore listed, PodCacheFilter filter) {
+    static Cached listedOnly(
+        String namespace, LeanPodStore listed, PodCacheFilter filter, Cached replaced) {
       Informer none =
           new Informer() {
             @Override
@@ -209,7 +212,7 @@ final class PodCache implements SelectionIndex.Pods {
               return false;
             }
           };
-      return new Cached(none, listed, filter, new WatchLoss(), true);
+      return new Cached(none, listed, filter, new WatchLoss(), true, replaced);
     }
   }
 
@@ -305,26 +308,30 @@ final class PodCache implements SelectionIndex.Pods {
       String namespace,
       EventSourceRetriever<ModelDeployment> sources,
       IndexerResourceCache<ModelDeployment> policies) {
-    return use(namespace, sources, policies, true);
+    return use(namespace, sources, policies, false);
   }
 
   /**
-   * As above; {@code relistLost}: a namespace whose watch has been down longer than {@link
-   * WatchLoss#BOUND} is listed anew first (a deletion's pass does not ask it: handing its pods back
-   * must not wait for a watch kvguard may not get back).
+   * As above; {@code deletion}: the pass hands a deleted policy's pods back, and must not wait for
+   * a watch kvguard may not get back. It lists the namespace as any pass would (a namespace never
+   * cached, selectors changed, a watch down longer than {@link WatchLoss#BOUND}), is never held
+   * back by the throttle, and when that LIST's WATCH is refused it reads the LIST itself, held for
+   * it alone: a cache kept by a lost watch, or an earlier start's LIST, misses every pod created
+   * since, whose readiness gate nobody would open once the finalizer is lifted. A LIST that fails
+   * fails the pass, to be retried.
    */
   InUse use(
       String namespace,
       EventSourceRetriever<ModelDeployment> sources,
       IndexerResourceCache<ModelDeployment> policies,
-      boolean relistLost) {
+      boolean deletion) {
     Namespace state = namespaces.computeIfAbsent(namespace, ns -> new Namespace());
     synchronized (state) {
       Instant now = clock.instant();
       PodCacheFilter wanted = state.wanted(policies.list(namespace).toList());
       Cached current = byNamespace.get(namespace);
       while (current != null
-          && needsListing(namespace, current, wanted, now, relistLost)
+          && needsListing(namespace, current, wanted, now, deletion)
           && state.passes > 0) {
         try {
           state.wait();
@@ -337,7 +344,7 @@ final class PodCache implements SelectionIndex.Pods {
         wanted = state.wanted(policies.list(namespace).toList());
         current = byNamespace.get(namespace);
       }
-      if (current == null || needsListing(namespace, current, wanted, now, relistLost)) {
+      if (current == null || needsListing(namespace, current, wanted, now, deletion)) {
         Optional<Instant> lost =
             current == null ? Optional.empty() : check(namespace, current, now);
         // Only past the bound, when the pass shuts instead: before it, a pass whose namespace's
@@ -346,7 +353,8 @@ final class PodCache implements SelectionIndex.Pods {
             lost.isPresent()
                 || state.refusedStarts.lostLongerThan(WatchLoss.BOUND, now).isPresent();
         boolean throttled =
-            pastBound
+            !deletion
+                && pastBound
                 && state.watchRefused != null
                 && now.isBefore(state.watchRefused.plus(RELIST_RETRY));
         Cached started = null;
@@ -363,16 +371,20 @@ final class PodCache implements SelectionIndex.Pods {
                 state.refusedList = e.store();
               }
             } else {
+              // A LIST that failed says nothing of the watch, and breaks the run of refusals: a
+              // WATCH refused before an outage and one after it are not 60 s of refusal.
               state.watchRefused = null;
+              state.refusedStarts.sample(true, now);
             }
           }
         }
         if (started == null) {
-          // A deletion's pass hands back from what it can read: the cache it has (every pod
-          // carrying anything kvguard wrote is kept whole whatever the selectors,
-          // PodCacheFilter), or what a refused start listed. Any other pass fails and is retried.
+          // A deletion's pass hands back from what its own start listed before its WATCH was
+          // refused. Any other pass fails and is retried.
           Optional<Cached> forDeletion =
-              relistLost ? Optional.empty() : deletionFallback(namespace, state, current, wanted);
+              deletion && failed != null && failed.listed()
+                  ? Optional.of(Cached.listedOnly(namespace, failed.store(), wanted, current))
+                  : Optional.empty();
           if (forDeletion.isEmpty()) {
             if (failed != null) {
               throw failed;
@@ -388,13 +400,10 @@ final class PodCache implements SelectionIndex.Pods {
                     + RELIST_RETRY.toSeconds()
                     + " s after that");
           }
-          if (forDeletion.get() != current) {
-            byNamespace.put(namespace, forDeletion.get());
-          }
+          byNamespace.put(namespace, forDeletion.get());
           LOG.info(
-              "handing pods of namespace {} back from {}: kvguard cannot list and watch them now",
-              namespace,
-              forDeletion.get() == current ? "the cache it has" : "what its refused start listed");
+              "handing pods of namespace {} back from a LIST: kvguard's WATCH of them is refused",
+              namespace);
         } else {
           state.refusedStarts.sample(true, now);
           state.watchRefused = null;
@@ -434,21 +443,6 @@ final class PodCache implements SelectionIndex.Pods {
     } catch (RuntimeException e) {
       return false;
     }
-  }
-
-  /**
-   * What a deletion's pass reads when the namespace cannot be listed and watched: the cache it has
-   * (a listed-only one too), or, with nothing cached, what the last refused start listed. Empty
-   * when there is neither (a LIST that failed: an outage, which the hand-back's writes would meet
-   * too). Called holding {@code state}'s lock.
-   */
-  private static Optional<Cached> deletionFallback(
-      String namespace, Namespace state, Cached current, PodCacheFilter wanted) {
-    if (current != null) {
-      return Optional.of(current);
-    }
-    return Optional.ofNullable(state.refusedList)
-        .map(listed -> Cached.listedOnly(namespace, listed, wanted));
   }
 
   private Cached start(
@@ -637,8 +631,12 @@ final class PodCache implements SelectionIndex.Pods {
       state.passes--;
       Cached current = byNamespace.get(namespace);
       if (state.passes == 0 && current != null && current.listedOnly()) {
-        // Held for a deletion's pass alone: the namespace is as uncached as before it.
-        byNamespace.remove(namespace, current);
+        // Held for a deletion's pass alone: the namespace's cache is as before it.
+        if (current.replaced() == null) {
+          byNamespace.remove(namespace, current);
+        } else {
+          byNamespace.replace(namespace, current, current.replaced());
+        }
       }
       state.notifyAll();
       dropIfUnused(namespace, state, sources, policies);
@@ -761,13 +759,12 @@ final class PodCache implements SelectionIndex.Pods {
    * brings every pod as it is, where the watch's own reconnection could still be 32 s away.
    */
   private static boolean needsListing(
-      String namespace, Cached current, PodCacheFilter wanted, Instant now, boolean relistLost) {
+      String namespace, Cached current, PodCacheFilter wanted, Instant now, boolean deletion) {
     if (current.listedOnly()) {
       // Held for a deletion's pass: any other pass lists the namespace (once that pass is done).
-      return relistLost || !current.filter().equals(wanted);
+      return !deletion || !current.filter().equals(wanted);
     }
-    return !current.filter().equals(wanted)
-        || (relistLost && check(namespace, current, now).isPresent());
+    return !current.filter().equals(wanted) || check(namespace, current, now).isPresent();
   }
 
   /**

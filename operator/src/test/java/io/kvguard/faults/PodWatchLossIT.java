@@ -408,4 +408,211 @@ class PodWatchLossIT {
                     .as("the restarted container is judged or its gate shut; verdict: " + verdict())
                     .isTrue());
   }
+
+  private static final String LATE_POD = "serve-1";
+
+  /**
+   * A second pod policy {@code glm} selects, born with kvguard's readiness gate (the webhook's).
+   */
+  private void createLatePod() {
+    h.pod(LATE_POD, SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    assertThat(h.gate(LATE_POD)).isEmpty();
+  }
+
+  /** The late pod handed back open, as every pod a deleted policy selected is. */
+  private void awaitLatePodHandedBack(Duration atMost) {
+    await()
+        .atMost(atMost)
+        .untilAsserted(
+            () ->
+                assertThat(h.gate(LATE_POD))
+                    .as("the gate of %s, which deleted policy glm selected", LATE_POD)
+                    .hasValueSatisfying(
+                        c -> {
+                          assertThat(c.getStatus()).isEqualTo("True");
+                          assertThat(c.getReason()).isEqualTo("PolicyRemoved");
+                        }));
+  }
+
+  /** A LIST of the namespace's pods sent by the operator (not a WATCH). */
+  private static boolean operatorPodList(RecordedRequest r) {
+    return r.getMethod().equals("GET")
+        && r.getPath().startsWith("/api/v1/namespaces/" + OperatorHarness.NAMESPACE + "/pods?")
+        && !r.getPath().contains("watch=true")
+        && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"));
+  }
+
+  /**
+   * Review of 333fe45 (D2). A replica that cannot watch a namespace's pods from its start, past the
+   * bound: each refused start's LIST is kept, and for 30 s after it no pass lists again (the
+   * throttle). A pod created in that window (a rollout goes on during the refusal; it is born with
+   * kvguard's readiness gate, so it is not Ready until kvguard writes its condition) and the policy
+   * deleted right after: the deletion's pass is throttled too, and hands back from the LIST of the
+   * start before, which does not hold the new pod. The finalizer is lifted, no policy is left to
+   * write the pod, and it is never Ready (nor counted as stranded: it carries no verdict record,
+   * and the namespace is not cached). Before 333fe45 the deletion waited for a start that works,
+   * and handed back from its LIST. Another policy stays in the namespace (most namespaces hold
+   * several): alone, glm's last pass may find it gone from the policies' cache and drop the
+   * namespace with its refusal (87c8357), and the pass JOSDK runs on the deletion event after it
+   * would then list afresh and hand the pod back by luck; in a cluster the deletion event comes
+   * after that pass's end, while the namespace's refusal still throttles it.
+   */
+  @Test
+  void aPodCreatedAfterTheLastRefusedStartListedIsHandedBackWithTheRest() {
+    verifiedPod();
+    h.create(
+        h.modelDeployment(
+            "other", WINDOW, role("other", Engine.SGLANG, Map.of("app", "other", "role", "x"))));
+    h.stopOperator();
+    FaultBudget refused = refuse(r -> true);
+    h.start(OperatorHarness.productionConfig(), steppedDown::incrementAndGet);
+    awaitShutForTheLostWatch();
+    // A start has just listed, and had its WATCH refused: the 30 s throttle begins.
+    int seen = refused.injected();
+    await().atMost(Duration.ofSeconds(90)).until(() -> refused.injected() > seen);
+    createLatePod();
+
+    deletePolicyAndAwaitItGone(Duration.ofSeconds(30));
+    awaitLatePodHandedBack(Duration.ofSeconds(30));
+  }
+
+  /**
+   * Review of 333fe45 (D2). As above, and the namespace's pods cannot be listed either when the
+   * policy is deleted (a LIST refused: 403, or an API server's priority and fairness shedding the
+   * LIST with 429). reliability.md and PodCache.deletionFallback say a LIST that fails fails the
+   * deletion's pass, to be retried; instead the pass hands back from the last refused start's LIST,
+   * however old (it is replaced only by another refused start, and kept when a LIST fails), and
+   * lifts the finalizer: a pod created since is never handed back, even once the LIST works again.
+   */
+  @Test
+  void aPolicyDeletedWhileItsNeverCachedNamespaceCannotBeListedIsHandedBackOnceItCanBe() {
+    verifiedPod();
+    h.stopOperator();
+    java.util.concurrent.atomic.AtomicBoolean listDown =
+        new java.util.concurrent.atomic.AtomicBoolean(false);
+    FaultBudget refused =
+        new FaultBudget(
+            r -> FaultBudget.operatorPodWatch(r) || (listDown.get() && operatorPodList(r)),
+            times(100_000, status(403, "Forbidden")));
+    h.api.faults(refused);
+    h.start(OperatorHarness.productionConfig(), steppedDown::incrementAndGet);
+    awaitShutForTheLostWatch();
+    listDown.set(true);
+    long downAt = System.nanoTime();
+    // A start past the throttle, its LIST refused: the namespace cannot be listed now.
+    await()
+        .atMost(Duration.ofSeconds(100))
+        .until(
+            () ->
+                h.operatorRequests().stream()
+                    .anyMatch(
+                        r ->
+                            r.atNanos() >= downAt
+                                && r.method().equals("GET")
+                                && r.path()
+                                    .startsWith(
+                                        "/api/v1/namespaces/"
+                                            + OperatorHarness.NAMESPACE
+                                            + "/pods?")
+                                && !r.path().contains("watch=true")
+                                && r.status() == 403));
+    createLatePod();
+    var policy =
+        h.client
+            .resources(io.kvguard.customresource.ModelDeployment.class)
+            .inNamespace(OperatorHarness.NAMESPACE)
+            .withName("glm");
+    policy.delete();
+    // The deletion's pass meets the refused LIST (a pass of its own, 2 s on, or the sampler's).
+    long deletedAt = System.nanoTime();
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                h.operatorRequests().stream()
+                    .anyMatch(
+                        r ->
+                            r.atNanos() >= deletedAt
+                                && r.method().equals("GET")
+                                && r.path()
+                                    .startsWith(
+                                        "/api/v1/namespaces/"
+                                            + OperatorHarness.NAMESPACE
+                                            + "/pods?")
+                                && !r.path().contains("watch=true")
+                                && r.status() == 403));
+    listDown.set(false);
+
+    await().atMost(Duration.ofSeconds(90)).until(() -> policy.get() == null);
+    awaitLatePodHandedBack(Duration.ofSeconds(30));
+  }
+
+  /**
+   * Review of 333fe45 (the deletion's pass of d25d4d6, which 333fe45 extends). The namespace is
+   * cached and its watch lost past the bound (every WATCH refused); a pod created after the watch
+   * broke (born with kvguard's readiness gate) is not in the cache. The policy is deleted: its pass
+   * does not list anew, hands back from the cache as the lost watch left it, and lifts the
+   * finalizer. The new pod is never handed back, and never Ready. The refused relist's own LIST
+   * held it, and was dropped. Another policy stays in the namespace (most namespaces hold several),
+   * so the namespace stays cached: alone, glm's last pass would drop it, and the pass JOSDK runs on
+   * the deletion event after it would list from scratch and hand the pod back by luck.
+   */
+  @Test
+  void aPodCreatedAfterTheWatchWasLostIsHandedBackWhenThePolicyIsDeleted() {
+    verifiedPod();
+    h.create(
+        h.modelDeployment(
+            "other", WINDOW, role("other", Engine.SGLANG, Map.of("app", "other", "role", "x"))));
+    // Its selector is listed with the namespace while the watch still works (its pass writes its
+    // status once it has read the namespace).
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .ignoreExceptions()
+        .until(() -> h.status("other") != null);
+    FaultBudget refused = refuse(r -> true);
+    // The watch the relist opened (the one it replaced may still be closing).
+    assertThat(
+            h.api.closeWatches(
+                r ->
+                    r.getPath().contains("/pods")
+                        && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"))))
+        .isGreaterThanOrEqualTo(1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> refused.injected() >= 1);
+    createLatePod();
+    awaitShutForTheLostWatch();
+
+    deletePolicyAndAwaitItGone(Duration.ofSeconds(30));
+    awaitLatePodHandedBack(Duration.ofSeconds(30));
+  }
+
+  /**
+   * Review of 333fe45 (found beside D2; it predates 333fe45). A namespace is deleted while kvguard
+   * is installed with {@code watchNamespaces} (a Role and RoleBinding in each namespace,
+   * docs/helm.md): the namespace's RoleBinding goes with it, so every pod request of kvguard there
+   * is refused (403), and the policy's deletion pass runs on a replica that never cached the
+   * namespace (it has just taken the lead, or restarted). Its pass must start the namespace's
+   * informer, whose LIST is refused: the pass fails, and the finalizer stays for as long as it is
+   * refused, that is for ever, and with it the namespace in Terminating. The runbook
+   * (HandBackFailed) says a namespace being deleted is never held in Terminating: a hand-back the
+   * API server refuses (403) never keeps the finalizer, and a hand-back that cannot even list is
+   * refused the same way.
+   */
+  @Test
+  @org.junit.jupiter.api.Disabled(
+      "fails on 333fe45 (review of 333fe45): a deletion's pass in a namespace never cached fails when its LIST is refused (403, its RoleBinding gone with the namespace), so the finalizer holds the policy, and the namespace, for ever")
+  void aPolicyDeletedWhereKvguardMayNoLongerListPodsIsStillDeletedOnAReplicaThatNeverCachedThem() {
+    verifiedPod();
+    h.stopOperator();
+    FaultBudget refused =
+        new FaultBudget(
+            r ->
+                r.getPath().contains("/api/v1/namespaces/" + OperatorHarness.NAMESPACE + "/pods")
+                    && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent")),
+            times(100_000, status(403, "Forbidden")));
+    h.api.faults(refused);
+    h.start(OperatorHarness.productionConfig(), steppedDown::incrementAndGet);
+
+    deletePolicyAndAwaitItGone(Duration.ofSeconds(60));
+    assertThat(refused.injected()).isGreaterThanOrEqualTo(1);
+  }
 }
