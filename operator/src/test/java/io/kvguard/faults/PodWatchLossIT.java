@@ -586,6 +586,42 @@ class PodWatchLossIT {
   }
 
   /**
+   * Review of 291d411 (Q4). A replica starts after kvguard lost {@code watch} on pods, and the
+   * engine container of a pod the replica before it verified has restarted meanwhile; in addition
+   * every other pod LIST of the namespace fails (403 here; in a cluster an API server's priority
+   * and fairness shedding LISTs once fabric8's retries are spent, a LIST timing out, a flaky load
+   * balancer). Every start that lists has its WATCH refused, every start between them fails its
+   * LIST: nothing of the namespace is ever cached, and kvguard has not seen it as it is since its
+   * start. 291d411 restarts the run of refused starts (Namespace.refusedStarts) at each failed
+   * LIST, so it never lasts the bound, no pass shuts, and the sampler asks for none: the gate
+   * stays open on the container nobody verified for as long as this goes on. Before 291d411 a
+   * failed LIST left the run as it was, and the gate was shut past the bound as in {@link
+   * #aReplicaThatCannotWatchANamespacesPodsFromItsStartShutsTheGatesItFindsOpenThere}.
+   */
+  @Test
+  void aReplicaWhosePodListsFailEveryOtherTimeAndWhoseWatchIsRefusedStillShutsTheGatesItFindsOpen() {
+    String first = verifiedPod();
+    h.stopOperator();
+    AtomicInteger lists = new AtomicInteger();
+    FaultBudget refused =
+        new FaultBudget(
+            r ->
+                FaultBudget.operatorPodWatch(r)
+                    || (operatorPodList(r) && lists.incrementAndGet() % 2 == 0),
+            times(100_000, status(403, "Forbidden")));
+    h.api.faults(refused);
+    restartTheEngine(first);
+    long startedAt = System.nanoTime();
+    h.start(OperatorHarness.productionConfig(), steppedDown::incrementAndGet);
+
+    awaitShutForTheLostWatch();
+    assertThat(millisSince(startedAt)).isGreaterThanOrEqualTo(60_000);
+    // Both kinds of failure were met: LISTs failed between the refused WATCHes.
+    assertThat(lists.get()).isGreaterThanOrEqualTo(2);
+    assertThat(steppedDown).hasValue(0);
+  }
+
+  /**
    * Review of 333fe45 (found beside D2; it predates 333fe45). A namespace is deleted while kvguard
    * is installed with {@code watchNamespaces} (a Role and RoleBinding in each namespace,
    * docs/helm.md): the namespace's RoleBinding goes with it, so every pod request of kvguard there
