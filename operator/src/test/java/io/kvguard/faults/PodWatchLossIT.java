@@ -593,13 +593,14 @@ class PodWatchLossIT {
    * balancer). Every start that lists has its WATCH refused, every start between them fails its
    * LIST: nothing of the namespace is ever cached, and kvguard has not seen it as it is since its
    * start. 291d411 restarts the run of refused starts (Namespace.refusedStarts) at each failed
-   * LIST, so it never lasts the bound, no pass shuts, and the sampler asks for none: the gate
-   * stays open on the container nobody verified for as long as this goes on. Before 291d411 a
-   * failed LIST left the run as it was, and the gate was shut past the bound as in {@link
+   * LIST, so it never lasts the bound, no pass shuts, and the sampler asks for none: the gate stays
+   * open on the container nobody verified for as long as this goes on. Before 291d411 a failed LIST
+   * left the run as it was, and the gate was shut past the bound as in {@link
    * #aReplicaThatCannotWatchANamespacesPodsFromItsStartShutsTheGatesItFindsOpenThere}.
    */
   @Test
-  void aReplicaWhosePodListsFailEveryOtherTimeAndWhoseWatchIsRefusedStillShutsTheGatesItFindsOpen() {
+  void
+      aReplicaWhosePodListsFailEveryOtherTimeAndWhoseWatchIsRefusedStillShutsTheGatesItFindsOpen() {
     String first = verifiedPod();
     h.stopOperator();
     AtomicInteger lists = new AtomicInteger();
