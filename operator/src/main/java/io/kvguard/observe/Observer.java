@@ -332,6 +332,36 @@ public final class Observer implements AutoCloseable {
    * The ModelDeployment is gone: the pods it could not hand back are said loudly, and everything
    * kept about it (announced transitions, warned pods, its meters) goes.
    */
+  /**
+   * A deleted policy let go without its namespace's pods as they are: kvguard has been refused
+   * their LIST (HTTP 403) since {@code since}, its RoleBinding gone (with the namespace, say).
+   * Every pod it gated that kvguard does not know of keeps the gate it had; said once, in the log
+   * and an event, as for a pod whose hand-back was refused.
+   */
+  public void handBackUnlisted(ModelDeployment md, java.time.Instant since) {
+    String namespace = md.getMetadata().getNamespace();
+    LOG.warn(
+        "cannot list the pods of namespace {} (HTTP 403 since {}) to hand them back from deleted"
+            + " ModelDeployment {}; the finalizer is removed anyway and each pod keeps its gate",
+        namespace,
+        since,
+        md.getMetadata().getName());
+    String why =
+        "the pods of namespace "
+            + namespace
+            + " could not be listed (HTTP 403 since "
+            + since
+            + "); the ModelDeployment is deleted anyway and each pod it gated keeps the gate it"
+            + " had: check kvguard's RoleBinding there, or remove the condition"
+            + " kvguard.io/pool-verified and the label kvguard.io/verified by hand";
+    events.announce(
+        InvolvedObject.of(md),
+        "Warning",
+        "HandBackFailed",
+        "could not be handed back",
+        List.of(new Announcement(why, why)));
+  }
+
   public void policyGone(ModelDeployment md, List<PassReport.WriteFailure> handBackFailures) {
     handBackFailures.forEach(failure -> handBackFailed(md, failure.pod(), failure.error()));
     forget(md);

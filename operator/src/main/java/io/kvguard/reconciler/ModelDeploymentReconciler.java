@@ -63,6 +63,9 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   /** Long after JOSDK ended the scope of a deletion's pass (passOwedAfterDeletion). */
   private static final Duration DELETION_SCOPE_END = Duration.ofSeconds(1);
 
+  /** How soon a deletion's pass that could not list its namespace's pods comes back. */
+  private static final Duration DELETION_RELIST = Duration.ofSeconds(5);
+
   /** Events a policy is given after a deletion's pass of its name while it has had no pass. */
   private static final int OWED_PASS_EVENTS = 5;
 
@@ -260,18 +263,30 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
           pods.refused(md.getMetadata().getNamespace(), clock.instant()).orElse(null);
       if (unseen != null && !context.isPrimaryResourceDeleted() && !md.isMarkedForDeletion()) {
         try {
-          pass(md, context, unseen);
+          pass(md, context, unseen, Optional.empty());
         } catch (RuntimeException shutFailed) {
           e.addSuppressed(shutFailed);
         }
       }
       if (context.isPrimaryResourceDeleted()) {
         passOwedAfterDeletion(ResourceID.fromResource(md));
+      } else if (md.isMarkedForDeletion()
+          && pods.listForbidden(md.getMetadata().getNamespace()).isPresent()) {
+        // kvguard may not list the namespace's pods (HTTP 403): its RoleBinding may have gone with
+        // the namespace. JOSDK's retries end after five tries (26 s, GenericRetry.DEFAULT at
+        // v5.2.3), before the bound past which the hand-back goes on without them (PodCache): the
+        // pass comes back until it can list or that bound has passed.
+        LOG.info(
+            "ModelDeployment {}/{} is deleted and its pods cannot be listed now: {}",
+            md.getMetadata().getNamespace(),
+            md.getMetadata().getName(),
+            e.getMessage());
+        return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(DELETION_RELIST);
       }
       throw e;
     }
     try (namespacePods) {
-      return pass(md, context, null);
+      return pass(md, context, null, namespacePods.listForbiddenSince());
     } finally {
       if (context.isPrimaryResourceDeleted()) {
         passOwedAfterDeletion(ResourceID.fromResource(md));
@@ -288,12 +303,15 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    *     policy selects is shut ({@link #unwatched})
    */
   private UpdateControl<ModelDeployment> pass(
-      ModelDeployment md, Context<ModelDeployment> context, PodCache.Refused unseen) {
+      ModelDeployment md,
+      Context<ModelDeployment> context,
+      PodCache.Refused unseen,
+      Optional<Instant> listForbidden) {
     // A deletion's pass may be handed the policy created again under the name (see
     // passOwedAfterDeletion): that one is live, and gets a pass like any other.
     boolean deleted = context.isPrimaryResourceDeleted() && !cachedAsLive(md);
     if (deleted || md.isMarkedForDeletion()) {
-      handBack(md, context);
+      handBack(md, context, listForbidden);
       return UpdateControl.noUpdate();
     }
     // First of all: the sweep of deleted policies must see this one as live before it keeps
@@ -636,7 +654,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
    * no cost; and a policy whose finalizer someone removed by hand still hands its pods back if the
    * operator sees it go.
    */
-  private void handBack(ModelDeployment md, Context<ModelDeployment> context) {
+  private void handBack(
+      ModelDeployment md, Context<ModelDeployment> context, Optional<Instant> listForbidden) {
     Map<String, Pod> concerned = new LinkedHashMap<>();
     if (SpecProblems.of(md.getSpec()).isEmpty()) {
       for (RoleSpec role : md.getSpec().getRoles()) {
@@ -651,6 +670,8 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
                     .ifPresent(pod -> concerned.putIfAbsent(name, pod)));
     List<PassReport.WriteFailure> failed =
         gates.handBack(md, hooks(md, context, context.isPrimaryResourceDeleted()), concerned);
+    // Without the pods as they are, every pod it gated and does not know of keeps that gate.
+    listForbidden.ifPresent(since -> observer.handBackUnlisted(md, since));
     memory.policyGone(md, failed);
     if (!context.isPrimaryResourceDeleted()) {
       PolicyFinalizer.release(context.getClient(), md);

@@ -1,6 +1,7 @@
 package io.kvguard.reconciler;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.health.InformerHealthIndicator;
 import io.javaoperatorsdk.operator.processing.event.EventSourceRetriever;
@@ -11,6 +12,7 @@ import io.javaoperatorsdk.operator.processing.event.source.SecondaryToPrimaryMap
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.kvguard.customresource.ModelDeployment;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
@@ -137,6 +139,13 @@ final class PodCache implements SelectionIndex.Pods {
      * cached): the pods its passes shut.
      */
     LeanPodStore refusedList;
+
+    /**
+     * Since when every start of an informer of the namespace has had its LIST refused (HTTP 403):
+     * kvguard's RBAC there is gone, as when the namespace is deleted with its RoleBinding ({@code
+     * watchNamespaces}). Null once a LIST is done, or fails otherwise.
+     */
+    volatile Instant listForbidden;
 
     /** The filter last computed, and the policies (UID and generation) it was computed from. */
     Set<String> filterOf;
@@ -290,6 +299,14 @@ final class PodCache implements SelectionIndex.Pods {
   interface InUse extends AutoCloseable {
     @Override
     void close();
+
+    /**
+     * Set when this deletion's pass hands back without the namespace's pods as they are: kvguard
+     * has been refused their LIST (HTTP 403) since then, for longer than {@link WatchLoss#BOUND}.
+     */
+    default Optional<Instant> listForbiddenSince() {
+      return Optional.empty();
+    }
   }
 
   /**
@@ -365,25 +382,30 @@ final class PodCache implements SelectionIndex.Pods {
           } catch (StartFailed e) {
             failed = e;
             if (e.listed()) {
+              state.listForbidden = null;
               state.watchRefused = now;
               state.refusedStarts.sample(false, now);
               if (current == null) {
                 state.refusedList = e.store();
               }
             } else {
-              // A LIST that failed says nothing of the watch, and breaks the run of refusals: a
-              // WATCH refused before an outage and one after it are not 60 s of refusal.
+              // A LIST that failed says nothing of the watch, and leaves the run of refused
+              // starts as it was: restarting it would let LISTs that fail every other time keep
+              // a shut from ever coming (review of 291d411).
               state.watchRefused = null;
-              state.refusedStarts.sample(true, now);
+              state.listForbidden =
+                  !forbidden(e) ? null : state.listForbidden == null ? now : state.listForbidden;
             }
           }
         }
         if (started == null) {
           // A deletion's pass hands back from what its own start listed before its WATCH was
-          // refused. Any other pass fails and is retried.
+          // refused, or, once kvguard has been refused the LIST itself for longer than the bound,
+          // from what it has (nothing, or the cache as its watch last left it). Any other pass
+          // fails and is retried.
           Optional<Cached> forDeletion =
-              deletion && failed != null && failed.listed()
-                  ? Optional.of(Cached.listedOnly(namespace, failed.store(), wanted, current))
+              deletion && failed != null
+                  ? deletionSource(namespace, state, failed, current, wanted, now)
                   : Optional.empty();
           if (forDeletion.isEmpty()) {
             if (failed != null) {
@@ -400,14 +422,34 @@ final class PodCache implements SelectionIndex.Pods {
                     + RELIST_RETRY.toSeconds()
                     + " s after that");
           }
-          byNamespace.put(namespace, forDeletion.get());
+          if (forDeletion.get() != current) {
+            byNamespace.put(namespace, forDeletion.get());
+          }
           LOG.info(
-              "handing pods of namespace {} back from a LIST: kvguard's WATCH of them is refused",
-              namespace);
+              "handing pods of namespace {} back from {}",
+              namespace,
+              failed.listed()
+                  ? "a LIST: kvguard's WATCH of them is refused"
+                  : "what it has: kvguard may not list them (HTTP 403) since "
+                      + state.listForbidden);
+          Instant since = failed.listed() ? null : state.listForbidden;
+          state.passes++;
+          return new InUse() {
+            @Override
+            public void close() {
+              release(namespace, state, sources, policies);
+            }
+
+            @Override
+            public Optional<Instant> listForbiddenSince() {
+              return Optional.ofNullable(since);
+            }
+          };
         } else {
           state.refusedStarts.sample(true, now);
           state.watchRefused = null;
           state.refusedList = null;
+          state.listForbidden = null;
           byNamespace.put(namespace, started);
           if (current != null) {
             if (!current.listedOnly()) {
@@ -434,6 +476,58 @@ final class PodCache implements SelectionIndex.Pods {
       state.passes++;
     }
     return () -> release(namespace, state, sources, policies);
+  }
+
+  /**
+   * What a deletion's pass hands back from when its start failed: what that start listed before its
+   * WATCH was refused, or, once kvguard has been refused the LIST itself (HTTP 403) for longer than
+   * {@link WatchLoss#BOUND}, what it has: the cache as its watch last left it, or nothing. A
+   * namespace being deleted takes kvguard's RoleBinding with it ({@code watchNamespaces}), and the
+   * policy's finalizer must not hold it in Terminating for ever: a hand-back refused is never a
+   * reason to keep it (GateStage.handBack). Empty otherwise: the pass fails and is retried. Called
+   * holding {@code state}'s lock.
+   */
+  private static Optional<Cached> deletionSource(
+      String namespace,
+      Namespace state,
+      StartFailed failed,
+      Cached current,
+      PodCacheFilter wanted,
+      Instant now) {
+    if (failed.listed()) {
+      return Optional.of(Cached.listedOnly(namespace, failed.store(), wanted, current));
+    }
+    if (state.listForbidden == null
+        || Duration.between(state.listForbidden, now).compareTo(WatchLoss.BOUND) <= 0) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        current != null
+            ? current
+            : Cached.listedOnly(namespace, new LeanPodStore(namespace, wanted), wanted, null));
+  }
+
+  /** Whether the start failed because the API server refused kvguard the LIST (HTTP 403). */
+  private static boolean forbidden(StartFailed failed) {
+    for (Throwable t = failed.getCause(); t != null; t = t.getCause()) {
+      if (t instanceof KubernetesClientException k && k.getCode() == 403) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Since when every start of an informer of the namespace has had its LIST refused (HTTP 403), if
+   * the last one did.
+   */
+  Optional<Instant> listForbidden(String namespace) {
+    Namespace state = namespaces.get(namespace);
+    if (state == null) {
+      return Optional.empty();
+    }
+    // Not under the namespace's lock: a pass holds it while its informer starts (minutes at worst).
+    return Optional.ofNullable(state.listForbidden);
   }
 
   /** Whether the cache's informer watches now; one being stopped may throw (sampleWatches). */
@@ -677,6 +771,7 @@ final class PodCache implements SelectionIndex.Pods {
     // would otherwise stay on the heap for as long as the replica runs.
     state.refusedList = null;
     state.watchRefused = null;
+    state.listForbidden = null;
     state.refusedStarts.sample(true, clock.instant());
     Cached cached = byNamespace.remove(namespace);
     if (cached != null && !cached.listedOnly()) {
@@ -785,20 +880,23 @@ final class PodCache implements SelectionIndex.Pods {
     if (state == null) {
       return Optional.empty();
     }
-    if (state.watchRefused == null) {
-      return Optional.empty();
-    }
     Optional<Instant> startsRefused = state.refusedStarts.lostLongerThan(WatchLoss.BOUND, now);
     Cached cached = byNamespace.get(namespace);
+    // A LIST that failed since the run of refused starts began (an outage, a LIST shed) leaves it
+    // as it was: kvguard has still not seen the pods as they are since then. Were it to end the
+    // run, or silence it, LISTs failing every other time would keep a shut from ever coming
+    // (review of 291d411).
     if (cached == null || cached.listedOnly()) {
       LeanPodStore listed = state.refusedList;
       return listed == null
           ? Optional.empty()
           : startsRefused.map(since -> new Refused(since, listed));
     }
-    return check(namespace, cached, now)
-        .or(() -> startsRefused)
-        .map(since -> new Refused(since, null));
+    // A cached namespace's watch lost, and its relist's LIST failed: an outage, which shuts
+    // nothing (its writes would fail too, and the watch comes back with the API server).
+    Optional<Instant> watchLost =
+        state.watchRefused == null ? Optional.empty() : check(namespace, cached, now);
+    return watchLost.or(() -> startsRefused).map(since -> new Refused(since, null));
   }
 
   /** Samples a namespace's watch: since when it is lost; the loss is logged once. */
