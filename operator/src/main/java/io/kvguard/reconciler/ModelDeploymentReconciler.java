@@ -243,17 +243,15 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
   @Override
   public UpdateControl<ModelDeployment> reconcile(
       ModelDeployment md, Context<ModelDeployment> context) {
+    // As pass() decides: a deletion's scope may hand it the policy created again under the name,
+    // which is live, and gets a pass like any other.
+    boolean deletion =
+        (context.isPrimaryResourceDeleted() && !cachedAsLive(md)) || md.isMarkedForDeletion();
     PodCache.InUse namespacePods;
     try {
       namespacePods =
           pods.use(
-              md.getMetadata().getNamespace(),
-              context.eventSourceRetriever(),
-              policies,
-              // As pass() decides: a deletion's scope may hand it the policy created again under
-              // the name, which is live, and gets a pass like any other.
-              (context.isPrimaryResourceDeleted() && !cachedAsLive(md))
-                  || md.isMarkedForDeletion());
+              md.getMetadata().getNamespace(), context.eventSourceRetriever(), policies, deletion);
     } catch (RuntimeException e) {
       // The namespace's pods cannot be seen as they are: its watch has been down too long and
       // listing it anew had its WATCH refused, or for that long nothing of it could be cached for
@@ -261,7 +259,7 @@ public final class ModelDeploymentReconciler implements Reconciler<ModelDeployme
       // the same, to be retried. A LIST that failed too (an outage) shuts nothing.
       PodCache.Refused unseen =
           pods.refused(md.getMetadata().getNamespace(), clock.instant()).orElse(null);
-      if (unseen != null && !context.isPrimaryResourceDeleted() && !md.isMarkedForDeletion()) {
+      if (unseen != null && !deletion) {
         try {
           pass(md, context, unseen, Optional.empty());
         } catch (RuntimeException shutFailed) {

@@ -926,14 +926,16 @@ final class PodCache implements SelectionIndex.Pods {
   }
 
   /**
-   * The namespaces whose pods are cached now, sorted; not one whose refused start's LIST is held
-   * for a deletion's pass only.
+   * The namespaces whose pods are cached now, sorted. A LIST held for a deletion's pass counts only
+   * where it stands in for the namespace's cache (put back after that pass): it is the fresher of
+   * the two, and the stranded-pod count read from it does not drop to nothing meanwhile, which
+   * would restart the alert's wait.
    */
   Set<String> namespaces() {
     Set<String> cached = new TreeSet<>();
     byNamespace.forEach(
         (namespace, held) -> {
-          if (!held.listedOnly()) {
+          if (!held.listedOnly() || held.replaced() != null) {
             cached.add(namespace);
           }
         });

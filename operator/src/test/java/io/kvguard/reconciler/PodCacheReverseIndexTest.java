@@ -11,14 +11,13 @@ import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.SecondaryToPrimaryMapper;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.testing.OperatorHarness;
-import io.kvguard.testkit.EmbeddedApiServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Starting a namespace's pod cache costs no policy lookup per pod, and neither does a write of the
@@ -38,7 +37,9 @@ class PodCacheReverseIndexTest {
   private static final String NS = OperatorHarness.NAMESPACE;
   private static final int PODS = 40;
 
-  private EmbeddedApiServer api;
+  @RegisterExtension
+  final UnstartedControllerExtension cluster = new UnstartedControllerExtension();
+
   private NamespacedKubernetesClient client;
   private EventSourceManager<ModelDeployment> sources;
 
@@ -56,19 +57,11 @@ class PodCacheReverseIndexTest {
 
   @BeforeEach
   void start() {
-    api = new EmbeddedApiServer();
-    client = api.client();
+    client = cluster.client();
+    sources = cluster.sources();
     for (int i = 0; i < PODS; i++) {
       createPod("engine-" + i);
     }
-    sources = UnstartedController.eventSources(client);
-  }
-
-  @AfterEach
-  void stop() {
-    sources.dynamicallyDeRegisterEventSource(PodCache.SOURCE_PREFIX + NS);
-    client.close();
-    api.close();
   }
 
   private Pod createPod(String name) {

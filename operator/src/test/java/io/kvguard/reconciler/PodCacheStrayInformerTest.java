@@ -9,11 +9,10 @@ import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfig
 import io.javaoperatorsdk.operator.processing.event.EventSourceManager;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.testing.OperatorHarness;
-import io.kvguard.testkit.EmbeddedApiServer;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A pod informer already registered under the name a namespace's start picks: JOSDK v5.2.3 {@code
@@ -25,23 +24,17 @@ import org.junit.jupiter.api.Test;
 class PodCacheStrayInformerTest {
   private static final String NS = OperatorHarness.NAMESPACE;
 
-  private EmbeddedApiServer api;
+  @RegisterExtension
+  final UnstartedControllerExtension cluster = new UnstartedControllerExtension();
+
   private NamespacedKubernetesClient client;
   private EventSourceManager<ModelDeployment> sources;
 
   @BeforeEach
   void start() {
-    api = new EmbeddedApiServer();
-    client = api.client();
+    client = cluster.client();
+    sources = cluster.sources();
     client.pods().inNamespace(NS).resource(ServeRole.pod("engine-0")).create();
-    sources = UnstartedController.eventSources(client);
-  }
-
-  @AfterEach
-  void stop() {
-    sources.dynamicallyDeRegisterEventSource(PodCache.SOURCE_PREFIX + NS);
-    client.close();
-    api.close();
   }
 
   @Test

@@ -32,7 +32,11 @@ final class UnstartedController {
             o ->
                 o.withKubernetesClient(client)
                     .withCloseClientOnStop(false)
-                    .withUseSSAToPatchPrimaryResource(false));
+                    .withUseSSAToPatchPrimaryResource(false)
+                    // JOSDK's own handler (v5.2.3) exits the JVM when an informer stops with an
+                    // error; a pod informer whose start fails is heard by its start, as kvguard's
+                    // InformerStopped leaves it.
+                    .withInformerStoppedHandler((informer, error) -> {}));
     return ((Controller<ModelDeployment>) operator.register(new NoPasses()))
         .getEventSourceManager();
   }
