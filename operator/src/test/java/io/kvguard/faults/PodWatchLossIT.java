@@ -112,13 +112,17 @@ class PodWatchLossIT {
 
   /** Deletes policy {@code glm} and waits until its finalizer is lifted and it is gone. */
   private void deletePolicyAndAwaitItGone(Duration atMost) {
-    var policy =
-        h.client
-            .resources(io.kvguard.customresource.ModelDeployment.class)
-            .inNamespace(OperatorHarness.NAMESPACE)
-            .withName("glm");
+    var policy = policyGlm();
     policy.delete();
     await().atMost(atMost).until(() -> policy.get() == null);
+  }
+
+  private io.fabric8.kubernetes.client.dsl.Resource<io.kvguard.customresource.ModelDeployment>
+      policyGlm() {
+    return h.client
+        .resources(io.kvguard.customresource.ModelDeployment.class)
+        .inNamespace(OperatorHarness.NAMESPACE)
+        .withName("glm");
   }
 
   /** Refuses (403, as when kvguard's RBAC lost {@code watch} on pods) the pod WATCHes chosen. */
@@ -131,18 +135,21 @@ class PodWatchLossIT {
     return refused;
   }
 
+  /** Closes the operator's open pod watches, as a restarting API server does; how many. */
+  private int closeOperatorPodWatches() {
+    return h.api.closeWatches(
+        r ->
+            r.getPath().contains("/pods")
+                && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent")));
+  }
+
   /**
    * Drops the operator's open pod watch as a restarting API server does; returns when (nanoTime)
    * once its reopening was refused, so that nothing after it can reach the old watch.
    */
   private long breakTheWatch(FaultBudget refused) {
     long brokenAt = System.nanoTime();
-    assertThat(
-            h.api.closeWatches(
-                r ->
-                    r.getPath().contains("/pods")
-                        && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"))))
-        .isEqualTo(1);
+    assertThat(closeOperatorPodWatches()).isEqualTo(1);
     await().atMost(Duration.ofSeconds(10)).until(() -> refused.injected() >= 1);
     return brokenAt;
   }
@@ -154,19 +161,21 @@ class PodWatchLossIT {
     return now;
   }
 
+  /** The operator's LISTs of the namespace's pods since then, as the API server answered them. */
+  private java.util.stream.Stream<io.kvguard.testkit.EmbeddedApiServer.Request> podListsSince(
+      long nanos) {
+    return h.operatorRequests().stream()
+        .filter(
+            r ->
+                r.atNanos() >= nanos
+                    && r.method().equals("GET")
+                    && r.path()
+                        .startsWith("/api/v1/namespaces/" + OperatorHarness.NAMESPACE + "/pods?")
+                    && !r.path().contains("watch=true"));
+  }
+
   private void assertListedSince(long nanos) {
-    assertThat(
-            h.operatorRequests().stream()
-                .filter(
-                    r ->
-                        r.atNanos() >= nanos
-                            && r.method().equals("GET")
-                            && r.path()
-                                .startsWith(
-                                    "/api/v1/namespaces/" + OperatorHarness.NAMESPACE + "/pods?")
-                            && !r.path().contains("watch=true")))
-        .as("a LIST of the namespace's pods")
-        .isNotEmpty();
+    assertThat(podListsSince(nanos)).as("a LIST of the namespace's pods").isNotEmpty();
   }
 
   private static long millisSince(long nanos) {
@@ -244,9 +253,19 @@ class PodWatchLossIT {
    */
   @Test
   void aReplicaThatCannotWatchANamespacesPodsFromItsStartShutsTheGatesItFindsOpenThere() {
+    aNewReplicaShutsTheGateOfAContainerThatRestartedBeforeItStarted(() -> refuse(r -> true));
+  }
+
+  /**
+   * The replica before verified the pod and stopped; its engine container restarts; a new replica
+   * starts under {@code faults}. It shuts the gate past the bound, not before, and never steps
+   * down.
+   */
+  private void aNewReplicaShutsTheGateOfAContainerThatRestartedBeforeItStarted(
+      java.util.function.Supplier<FaultBudget> faults) {
     String first = verifiedPod();
     h.stopOperator();
-    FaultBudget refused = refuse(r -> true);
+    FaultBudget refused = faults.get();
     restartTheEngine(first);
     long startedAt = System.nanoTime();
     h.start(OperatorHarness.productionConfig(), steppedDown::incrementAndGet);
@@ -294,22 +313,7 @@ class PodWatchLossIT {
     h.api.faults(outage);
     long brokenAt = breakTheWatch(outage);
     // The relist past the bound, its LIST refused.
-    await()
-        .atMost(Duration.ofSeconds(100))
-        .until(
-            () ->
-                h.operatorRequests().stream()
-                    .anyMatch(
-                        r ->
-                            r.atNanos() - brokenAt >= 60_000_000_000L
-                                && r.method().equals("GET")
-                                && r.path()
-                                    .startsWith(
-                                        "/api/v1/namespaces/"
-                                            + OperatorHarness.NAMESPACE
-                                            + "/pods?")
-                                && !r.path().contains("watch=true")
-                                && r.status() == 403));
+    awaitPodListRefusedSince(brokenAt + 60_000_000_000L, Duration.ofSeconds(100));
     down.set(false);
     long backAt = System.nanoTime();
     await()
@@ -434,6 +438,11 @@ class PodWatchLossIT {
                         }));
   }
 
+  /** Waits for a LIST of the namespace's pods by the operator, refused (403), since then. */
+  private void awaitPodListRefusedSince(long nanos, Duration atMost) {
+    await().atMost(atMost).until(() -> podListsSince(nanos).anyMatch(r -> r.status() == 403));
+  }
+
   /** A LIST of the namespace's pods sent by the operator (not a WATCH). */
   private static boolean operatorPodList(RecordedRequest r) {
     return r.getMethod().equals("GET")
@@ -500,47 +509,13 @@ class PodWatchLossIT {
     listDown.set(true);
     long downAt = System.nanoTime();
     // A start past the throttle, its LIST refused: the namespace cannot be listed now.
-    await()
-        .atMost(Duration.ofSeconds(100))
-        .until(
-            () ->
-                h.operatorRequests().stream()
-                    .anyMatch(
-                        r ->
-                            r.atNanos() >= downAt
-                                && r.method().equals("GET")
-                                && r.path()
-                                    .startsWith(
-                                        "/api/v1/namespaces/"
-                                            + OperatorHarness.NAMESPACE
-                                            + "/pods?")
-                                && !r.path().contains("watch=true")
-                                && r.status() == 403));
+    awaitPodListRefusedSince(downAt, Duration.ofSeconds(100));
     createLatePod();
-    var policy =
-        h.client
-            .resources(io.kvguard.customresource.ModelDeployment.class)
-            .inNamespace(OperatorHarness.NAMESPACE)
-            .withName("glm");
+    var policy = policyGlm();
     policy.delete();
     // The deletion's pass meets the refused LIST (a pass of its own, 2 s on, or the sampler's).
     long deletedAt = System.nanoTime();
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .until(
-            () ->
-                h.operatorRequests().stream()
-                    .anyMatch(
-                        r ->
-                            r.atNanos() >= deletedAt
-                                && r.method().equals("GET")
-                                && r.path()
-                                    .startsWith(
-                                        "/api/v1/namespaces/"
-                                            + OperatorHarness.NAMESPACE
-                                            + "/pods?")
-                                && !r.path().contains("watch=true")
-                                && r.status() == 403));
+    awaitPodListRefusedSince(deletedAt, Duration.ofSeconds(60));
     listDown.set(false);
 
     await().atMost(Duration.ofSeconds(90)).until(() -> policy.get() == null);
@@ -571,12 +546,7 @@ class PodWatchLossIT {
         .until(() -> h.status("other") != null);
     FaultBudget refused = refuse(r -> true);
     // The watch the relist opened (the one it replaced may still be closing).
-    assertThat(
-            h.api.closeWatches(
-                r ->
-                    r.getPath().contains("/pods")
-                        && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"))))
-        .isGreaterThanOrEqualTo(1);
+    assertThat(closeOperatorPodWatches()).isGreaterThanOrEqualTo(1);
     await().atMost(Duration.ofSeconds(10)).until(() -> refused.injected() >= 1);
     createLatePod();
     awaitShutForTheLostWatch();
@@ -601,25 +571,20 @@ class PodWatchLossIT {
   @Test
   void
       aReplicaWhosePodListsFailEveryOtherTimeAndWhoseWatchIsRefusedStillShutsTheGatesItFindsOpen() {
-    String first = verifiedPod();
-    h.stopOperator();
     AtomicInteger lists = new AtomicInteger();
-    FaultBudget refused =
-        new FaultBudget(
-            r ->
-                FaultBudget.operatorPodWatch(r)
-                    || (operatorPodList(r) && lists.incrementAndGet() % 2 == 0),
-            times(100_000, status(403, "Forbidden")));
-    h.api.faults(refused);
-    restartTheEngine(first);
-    long startedAt = System.nanoTime();
-    h.start(OperatorHarness.productionConfig(), steppedDown::incrementAndGet);
-
-    awaitShutForTheLostWatch();
-    assertThat(millisSince(startedAt)).isGreaterThanOrEqualTo(60_000);
+    aNewReplicaShutsTheGateOfAContainerThatRestartedBeforeItStarted(
+        () -> {
+          FaultBudget refused =
+              new FaultBudget(
+                  r ->
+                      FaultBudget.operatorPodWatch(r)
+                          || (operatorPodList(r) && lists.incrementAndGet() % 2 == 0),
+                  times(100_000, status(403, "Forbidden")));
+          h.api.faults(refused);
+          return refused;
+        });
     // Both kinds of failure were met: LISTs failed between the refused WATCHes.
     assertThat(lists.get()).isGreaterThanOrEqualTo(2);
-    assertThat(steppedDown).hasValue(0);
   }
 
   /**
@@ -654,16 +619,7 @@ class PodWatchLossIT {
     assertThat(millisSince(startedAt)).isGreaterThanOrEqualTo(60_000);
     assertThat(refused.injected()).isGreaterThanOrEqualTo(1);
     // Said where the user looks: the pods it gated keep their gates.
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .untilAsserted(
-            () ->
-                assertThat(h.events())
-                    .anySatisfy(
-                        e -> {
-                          assertThat(e.getReason()).isEqualTo("HandBackFailed");
-                          assertThat(e.getInvolvedObject().getName()).isEqualTo("glm");
-                          assertThat(e.getMessage()).contains("could not be listed (HTTP 403");
-                        }));
+    h.awaitWarning(
+        Duration.ofSeconds(30), "HandBackFailed", "glm", "could not be listed (HTTP 403");
   }
 }

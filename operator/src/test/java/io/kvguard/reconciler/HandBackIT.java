@@ -86,17 +86,7 @@ class HandBackIT extends EmbeddedClusterTest {
     // Said loudly: a warning event naming the pod. No counter is kept for the deleted policy (one
     // series per deleted policy, forever, issue 28 §2); kvguard_stranded_pods counts such pods in
     // namespaces that still hold a ModelDeployment (PolicyChurnIT), and this one holds none now.
-    await()
-        .atMost(Duration.ofSeconds(5))
-        .untilAsserted(
-            () ->
-                assertThat(h.events())
-                    .anySatisfy(
-                        e -> {
-                          assertThat(e.getReason()).isEqualTo("HandBackFailed");
-                          assertThat(e.getType()).isEqualTo("Warning");
-                          assertThat(e.getMessage()).contains("serve-0").contains("HTTP 403");
-                        }));
+    h.awaitWarning(Duration.ofSeconds(5), "HandBackFailed", "glm", "serve-0", "HTTP 403");
     assertThat(h.registry.scrape())
         .doesNotContain("during=\"handback\"")
         .doesNotContain("modeldeployment=\"glm\"");

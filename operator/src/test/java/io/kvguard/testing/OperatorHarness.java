@@ -286,6 +286,30 @@ public final class OperatorHarness implements AutoCloseable {
   }
 
   /**
+   * Waits until a Warning Event of {@code reason} about {@code object} (a ModelDeployment or pod of
+   * the namespace) says every one of {@code says}.
+   */
+  public void awaitWarning(
+      java.time.Duration atMost, String reason, String object, String... says) {
+    org.awaitility.Awaitility.await()
+        .atMost(atMost)
+        .untilAsserted(
+            () ->
+                org.assertj.core.api.Assertions.assertThat(events())
+                    .anySatisfy(
+                        e -> {
+                          org.assertj.core.api.Assertions.assertThat(e.getType())
+                              .isEqualTo("Warning");
+                          org.assertj.core.api.Assertions.assertThat(e.getReason())
+                              .isEqualTo(reason);
+                          org.assertj.core.api.Assertions.assertThat(
+                                  e.getInvolvedObject().getName())
+                              .isEqualTo(object);
+                          org.assertj.core.api.Assertions.assertThat(e.getMessage()).contains(says);
+                        }));
+  }
+
+  /**
    * Every version of every Event as a watch saw it, oldest first: what {@code kubectl get events
    * -w} shows. Each write announces the transitions of its moment, so this is where each one can be
    * found after later writes to the same Event replaced its message.
