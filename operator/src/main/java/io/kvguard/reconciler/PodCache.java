@@ -62,6 +62,13 @@ final class PodCache implements SelectionIndex.Pods {
   /** How long after a failed LIST of a namespace whose watch is lost its passes try no other. */
   private static final java.time.Duration RELIST_RETRY = java.time.Duration.ofSeconds(30);
 
+  /**
+   * The longest time between two refused (403) LISTs of a namespace that still counts as one run of
+   * refusals: a deletion's pass comes back every 5 s while its LIST is refused, JOSDK's retries at
+   * most 10 s apart.
+   */
+  static final Duration LIST_REFUSALS_APART = Duration.ofSeconds(30);
+
   private final Clock clock;
 
   /** Pods per LIST page: client-go's default page size. */
@@ -146,6 +153,13 @@ final class PodCache implements SelectionIndex.Pods {
      * watchNamespaces}). Null once a LIST is done, or fails otherwise.
      */
     volatile Instant listForbidden;
+
+    /**
+     * When a start's LIST was last refused (HTTP 403). A refusal more than {@link
+     * PodCache#LIST_REFUSALS_APART} after the one before starts a new run: nothing said the
+     * namespace was refused in between (JOSDK stops retrying a failing pass after five tries).
+     */
+    Instant listForbiddenLast;
 
     /** The filter last computed, and the policies (UID and generation) it was computed from. */
     Set<String> filterOf;
@@ -393,8 +407,12 @@ final class PodCache implements SelectionIndex.Pods {
               // starts as it was: restarting it would let LISTs that fail every other time keep
               // a shut from ever coming (review of 291d411).
               state.watchRefused = null;
-              state.listForbidden =
-                  !forbidden(e) ? null : state.listForbidden == null ? now : state.listForbidden;
+              boolean sameRun =
+                  state.listForbidden != null
+                      && state.listForbiddenLast != null
+                      && !now.isAfter(state.listForbiddenLast.plus(LIST_REFUSALS_APART));
+              state.listForbidden = !forbidden(e) ? null : sameRun ? state.listForbidden : now;
+              state.listForbiddenLast = state.listForbidden == null ? null : now;
             }
           }
         }
@@ -856,8 +874,11 @@ final class PodCache implements SelectionIndex.Pods {
   private static boolean needsListing(
       String namespace, Cached current, PodCacheFilter wanted, Instant now, boolean deletion) {
     if (current.listedOnly()) {
-      // Held for a deletion's pass: any other pass lists the namespace (once that pass is done).
-      return !deletion || !current.filter().equals(wanted);
+      // Held for one deletion's pass: every other pass, another deletion's too, lists the
+      // namespace itself once that pass is done. That LIST misses every pod created since, and
+      // when it is an empty stand-in (its LIST refused past the bound) the other pass must meet
+      // the refusal itself to say so (review of f32f532).
+      return true;
     }
     return !current.filter().equals(wanted) || check(namespace, current, now).isPresent();
   }

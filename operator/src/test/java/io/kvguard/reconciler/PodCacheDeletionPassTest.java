@@ -10,7 +10,10 @@ import io.kvguard.testkit.EmbeddedApiServer;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -73,6 +76,19 @@ class PodCacheDeletionPassTest {
                     : null);
   }
 
+  /**
+   * A deletion's pass every 5 s from T0 to {@code seconds} after it (ModelDeploymentReconciler
+   * reschedules it so while the LIST is refused), each failing: up to the bound, not past it.
+   */
+  private void deletionPassesRefusedUntil(int seconds) {
+    for (int at = 0; at <= seconds; at += 5) {
+      now.set(T0.plusSeconds(at));
+      assertThatThrownBy(this::deletionPass)
+          .as("a deletion's pass %d s into the refusal", at)
+          .isInstanceOf(PodCache.StartFailed.class);
+    }
+  }
+
   private PodCache.InUse deletionPass() {
     return pods.use(NS, cluster.sources(), policies, true);
   }
@@ -80,12 +96,8 @@ class PodCacheDeletionPassTest {
   @Test
   void aDeletionWaitsOutAListRefusedForLessThanTheBoundAndThenHandsBackWithoutThePods() {
     refusePodRequests(false);
-    assertThatThrownBy(this::deletionPass).isInstanceOf(PodCache.StartFailed.class);
+    deletionPassesRefusedUntil(60);
     assertThat(pods.listForbidden(NS)).contains(T0);
-    now.set(T0.plusSeconds(60));
-    assertThatThrownBy(this::deletionPass)
-        .as("at the bound, not past it")
-        .isInstanceOf(PodCache.StartFailed.class);
 
     now.set(T0.plusSeconds(61));
     try (PodCache.InUse held = deletionPass()) {
@@ -148,5 +160,93 @@ class PodCacheDeletionPassTest {
     assertThat(pods.list(NS).map(pod -> pod.getMetadata().getName()))
         .as("the namespace's cache, put back")
         .contains("engine-0");
+  }
+
+  /** What a second deletion's pass read, and whether it was told the LIST was refused. */
+  private record SecondPass(List<String> read, Optional<Instant> listForbiddenSince) {}
+
+  private List<String> cachedNames() {
+    return pods.list(NS).map(pod -> pod.getMetadata().getName()).sorted().toList();
+  }
+
+  /**
+   * Runs a second deletion's pass on its own thread while {@code first} is held; lets {@code first}
+   * go after 2 s (the second waits for it), and returns what the second read.
+   */
+  private SecondPass secondDeletionPass(PodCache.InUse first) throws InterruptedException {
+    AtomicReference<Object> outcome = new AtomicReference<>();
+    Thread second =
+        new Thread(
+            () -> {
+              try (PodCache.InUse held = deletionPass()) {
+                outcome.set(new SecondPass(cachedNames(), held.listForbiddenSince()));
+              } catch (RuntimeException e) {
+                outcome.set(e);
+              }
+            },
+            "second-deletion-pass");
+    second.start();
+    second.join(TimeUnit.SECONDS.toMillis(2));
+    first.close();
+    second.join(TimeUnit.SECONDS.toMillis(30));
+    assertThat(second.isAlive()).as("the second deletion's pass still running").isFalse();
+    assertThat(outcome.get()).as("the second deletion's pass").isInstanceOf(SecondPass.class);
+    return (SecondPass) outcome.get();
+  }
+
+  /**
+   * Review of f32f532. Every pod WATCH refused: the first deletion's pass lists and hands back from
+   * its LIST. A pod is created meanwhile (born with the readiness gate of a policy deleted a moment
+   * later). Several policies of a namespace deleted together run their passes at once, with the
+   * same filter: the second read the first's LIST, without the pod, which nobody would then write.
+   */
+  @Test
+  void aSecondDeletionsPassHandsBackFromItsOwnListNotTheFirstOnes() throws InterruptedException {
+    refusePodRequests(true);
+    PodCache.InUse first = deletionPass();
+    assertThat(cachedNames()).as("the first deletion's LIST").containsExactly("engine-0");
+
+    cluster.client().pods().inNamespace(NS).resource(ServeRole.pod("engine-1")).create();
+    SecondPass second = secondDeletionPass(first);
+
+    assertThat(second.read())
+        .as("what the second deletion's pass hands back from")
+        .contains("engine-0", "engine-1");
+  }
+
+  /**
+   * Review of f32f532. Past the bound the first deletion's pass lets its policy go from nothing,
+   * and says so. The second read the first's empty stand-in without a LIST of its own, and was not
+   * told: its policy let go without a word.
+   */
+  @Test
+  void aSecondDeletionsPassPastTheBoundIsToldItsNamespaceCouldNotBeListed()
+      throws InterruptedException {
+    refusePodRequests(false);
+    deletionPassesRefusedUntil(60);
+    now.set(T0.plusSeconds(61));
+    PodCache.InUse first = deletionPass();
+    assertThat(first.listForbiddenSince()).as("the first deletion's pass, told").contains(T0);
+
+    SecondPass second = secondDeletionPass(first);
+
+    assertThat(second.listForbiddenSince()).as("the second deletion's pass, told").contains(T0);
+  }
+
+  /**
+   * Review of f32f532. The bound counted from the first refused LIST of a run however long ago: a
+   * LIST refused once, ten minutes without any start (JOSDK stopped retrying), then a deletion's
+   * pass whose LIST is refused once let its policy go at once. Refusals more than 30 s apart are
+   * two runs.
+   */
+  @Test
+  void aDeletionsFirstRefusedListAfterLongWithoutAnyStartIsNotPastTheBound() {
+    refusePodRequests(false);
+    assertThatThrownBy(() -> pods.use(NS, cluster.sources(), policies))
+        .isInstanceOf(PodCache.StartFailed.class);
+    now.set(T0.plusSeconds(600));
+
+    assertThatThrownBy(this::deletionPass).isInstanceOf(PodCache.StartFailed.class);
+    assertThat(pods.listForbidden(NS)).contains(T0.plusSeconds(600));
   }
 }

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 /**
  * For each test: an embedded API server, its client and an {@link UnstartedController}'s event
  * sources, through which the test starts {@link OperatorHarness#NAMESPACE}'s pod informer as
- * PodCache does; that informer is deregistered (and stopped) after the test. Runs before the test
+ * PodCache does; its informers are deregistered (and stopped) after the test. Runs before the test
  * class's own {@code @BeforeEach} methods, which may create pods.
  */
 final class UnstartedControllerExtension implements BeforeEachCallback, AfterEachCallback {
@@ -29,7 +29,9 @@ final class UnstartedControllerExtension implements BeforeEachCallback, AfterEac
 
   @Override
   public void afterEach(ExtensionContext context) {
-    sources.dynamicallyDeRegisterEventSource(PodCache.SOURCE_PREFIX + OperatorHarness.NAMESPACE);
+    String name = PodCache.SOURCE_PREFIX + OperatorHarness.NAMESPACE;
+    sources.dynamicallyDeRegisterEventSource(name);
+    sources.dynamicallyDeRegisterEventSource(name + PodCache.RELIST_SUFFIX);
     client.close();
     api.close();
   }
