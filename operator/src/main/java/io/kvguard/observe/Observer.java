@@ -329,10 +329,6 @@ public final class Observer implements AutoCloseable {
   }
 
   /**
-   * The ModelDeployment is gone: the pods it could not hand back are said loudly, and everything
-   * kept about it (announced transitions, warned pods, its meters) goes.
-   */
-  /**
    * A deleted policy let go without its namespace's pods as they are: kvguard has been refused
    * their LIST (HTTP 403) since {@code since}, its RoleBinding gone (with the namespace, say).
    * Every pod it gated that kvguard does not know of keeps the gate it had; said once, in the log
@@ -342,7 +338,8 @@ public final class Observer implements AutoCloseable {
     String namespace = md.getMetadata().getNamespace();
     LOG.warn(
         "cannot list the pods of namespace {} (HTTP 403 since {}) to hand them back from deleted"
-            + " ModelDeployment {}; the finalizer is removed anyway and each pod keeps its gate",
+            + " ModelDeployment {}; it is let go, and each pod it gated that kvguard cannot see keeps"
+            + " its gate",
         namespace,
         since,
         md.getMetadata().getName());
@@ -351,8 +348,8 @@ public final class Observer implements AutoCloseable {
             + namespace
             + " could not be listed (HTTP 403 since "
             + since
-            + "); the ModelDeployment is deleted anyway and each pod it gated keeps the gate it"
-            + " had: check kvguard's RoleBinding there, or remove the condition"
+            + "); the ModelDeployment is let go, and each pod it gated that kvguard cannot see"
+            + " keeps the gate it had: check kvguard's RoleBinding there, or remove the condition"
             + " kvguard.io/pool-verified and the label kvguard.io/verified by hand";
     events.announce(
         InvolvedObject.of(md),
@@ -362,6 +359,10 @@ public final class Observer implements AutoCloseable {
         List.of(new Announcement(why, why)));
   }
 
+  /**
+   * The ModelDeployment is gone: the pods it could not hand back are said loudly, and everything
+   * kept about it (announced transitions, warned pods, its meters) goes.
+   */
   public void policyGone(ModelDeployment md, List<PassReport.WriteFailure> handBackFailures) {
     handBackFailures.forEach(failure -> handBackFailed(md, failure.pod(), failure.error()));
     forget(md);
