@@ -361,9 +361,7 @@ final class PodCache implements SelectionIndex.Pods {
       Instant now = clock.instant();
       PodCacheFilter wanted = state.wanted(policies.list(namespace).toList());
       Cached current = byNamespace.get(namespace);
-      while (current != null
-          && needsListing(namespace, current, wanted, now, deletion)
-          && state.passes > 0) {
+      while (current != null && needsListing(namespace, current, wanted, now) && state.passes > 0) {
         try {
           state.wait();
         } catch (InterruptedException e) {
@@ -375,7 +373,7 @@ final class PodCache implements SelectionIndex.Pods {
         wanted = state.wanted(policies.list(namespace).toList());
         current = byNamespace.get(namespace);
       }
-      if (current == null || needsListing(namespace, current, wanted, now, deletion)) {
+      if (current == null || needsListing(namespace, current, wanted, now)) {
         Optional<Instant> lost =
             current == null ? Optional.empty() : check(namespace, current, now);
         // Only past the bound, when the pass shuts instead: before it, a pass whose namespace's
@@ -872,7 +870,7 @@ final class PodCache implements SelectionIndex.Pods {
    * brings every pod as it is, where the watch's own reconnection could still be 32 s away.
    */
   private static boolean needsListing(
-      String namespace, Cached current, PodCacheFilter wanted, Instant now, boolean deletion) {
+      String namespace, Cached current, PodCacheFilter wanted, Instant now) {
     if (current.listedOnly()) {
       // Held for one deletion's pass: every other pass, another deletion's too, lists the
       // namespace itself once that pass is done. That LIST misses every pod created since, and
