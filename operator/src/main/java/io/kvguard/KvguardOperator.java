@@ -43,6 +43,8 @@ public final class KvguardOperator implements AutoCloseable {
   private final AtomicBoolean stopping;
   private final Runnable releaseLease;
   private final boolean leaderElection;
+  private final WatchedNamespaces namespaces;
+  private final Runnable stepDown;
 
   /**
    * How long the first pass waits for the verdict key's first read (one GET, a create when absent).
@@ -59,8 +61,12 @@ public final class KvguardOperator implements AutoCloseable {
       VerdictKeySecret verdictKey,
       AtomicBoolean stopping,
       Runnable releaseLease,
-      boolean leaderElection) {
+      boolean leaderElection,
+      WatchedNamespaces namespaces,
+      Runnable stepDown) {
     this.operator = operator;
+    this.namespaces = namespaces;
+    this.stepDown = stepDown;
     this.controller = controller;
     this.leaderElection = leaderElection;
     this.reconciler = reconciler;
@@ -88,10 +94,11 @@ public final class KvguardOperator implements AutoCloseable {
   /**
    * @param onLeaseLost what a replica that lost the lease while running does (production: exit, so
    *     nothing it still holds in flight writes beside the new leader); also what it does when an
-   *     informer stops for good ({@link InformerStopped}). Never run when the replica itself is
-   *     stopping: JOSDK's own exit-on-stop-leading would call System.exit from inside the shutdown
-   *     hook that stops it, which blocks until the kubelet kills the pod at the end of its grace
-   *     period (and the lease is not handed over early).
+   *     informer stops for good ({@link InformerStopped}), and when a namespace it left out because
+   *     it could not read it can be read again ({@link WatchedNamespaces}). Never run when the
+   *     replica itself is stopping: JOSDK's own exit-on-stop-leading would call System.exit from
+   *     inside the shutdown hook that stops it, which blocks until the kubelet kills the pod at the
+   *     end of its grace period (and the lease is not handed over early).
    */
   public static KvguardOperator create(
       KubernetesClient client,
@@ -113,6 +120,9 @@ public final class KvguardOperator implements AutoCloseable {
       Clock clock,
       Runnable onLeaseLost,
       RouterAddress routerAddress) {
+    KvguardMetrics metrics = new KvguardMetrics(registry);
+    // Before anything starts: a watched namespace kvguard may not read must not fail the start.
+    WatchedNamespaces namespaces = WatchedNamespaces.check(client, metrics, config.namespaces());
     // Built beside the informers' start: the first probe is the first to need it.
     EngineHttp engineHttp = EngineHttp.buildingInBackground(config.probeMaxBodyBytes());
     AtomicBoolean stopping = new AtomicBoolean();
@@ -159,7 +169,6 @@ public final class KvguardOperator implements AutoCloseable {
               }
             });
     EngineProbes probes = EngineProbes.standard(engineHttp);
-    KvguardMetrics metrics = new KvguardMetrics(registry);
     RecordSigner signer = verdictKey.signer();
     RejectionProbe rejectionProbe =
         new RejectionProbe(engineHttp, config.rejectionMaxPromptTokens());
@@ -194,8 +203,8 @@ public final class KvguardOperator implements AutoCloseable {
         operator.register(
             reconciler,
             c -> {
-              if (!config.namespaces().isEmpty()) {
-                c.settingNamespaces(config.namespaces());
+              if (!namespaces.watched().isEmpty()) {
+                c.settingNamespaces(namespaces.watched());
               }
             });
     Runnable releaseLease =
@@ -211,7 +220,9 @@ public final class KvguardOperator implements AutoCloseable {
         verdictKey,
         stopping,
         releaseLease,
-        config.leaderElection());
+        config.leaderElection(),
+        namespaces,
+        onLeaseLost);
   }
 
   public void start() {
@@ -231,6 +242,8 @@ public final class KvguardOperator implements AutoCloseable {
     } finally {
       started.set(true);
     }
+    // A namespace left out at the start is taken in by the next start, once it can be read.
+    namespaces.recheckLeftOut(stopping::get, stepDown);
   }
 
   public Operator operator() {
@@ -257,6 +270,7 @@ public final class KvguardOperator implements AutoCloseable {
   public void close() {
     // Stopping gives the lease up on purpose: that is no loss to react to.
     stopping.set(true);
+    namespaces.close();
     operator.stop();
     reconciler.shutdown();
     verdictKey.close();

@@ -34,6 +34,7 @@ public final class KvguardMetrics {
   public static final String LABEL_ONLY_PODS = "kvguard_label_only_pods";
   public static final String UNREADABLE_MODELDEPLOYMENTS = "kvguard_unreadable_modeldeployments";
   public static final String STRANDED_PODS = "kvguard_stranded_pods";
+  public static final String UNWATCHED_NAMESPACES = "kvguard_unwatched_namespaces";
   public static final String PROBES_HUNG = "kvguard_probes_hung";
   public static final String REJECTION_PROBES_HUNG = "kvguard_rejection_probes_hung";
   public static final List<String> ALL =
@@ -52,6 +53,7 @@ public final class KvguardMetrics {
           LABEL_ONLY_PODS,
           UNREADABLE_MODELDEPLOYMENTS,
           STRANDED_PODS,
+          UNWATCHED_NAMESPACES,
           PROBES_HUNG,
           REJECTION_PROBES_HUNG);
 
@@ -63,6 +65,7 @@ public final class KvguardMetrics {
   private final Map<Tags, AtomicLong> labelOnly = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> unreadable = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> stranded = new ConcurrentHashMap<>();
+  private final Map<Tags, AtomicLong> unwatched = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> hungProbes = new ConcurrentHashMap<>();
   private final Map<Tags, AtomicLong> hungRejectionProbes = new ConcurrentHashMap<>();
 
@@ -179,6 +182,20 @@ public final class KvguardMetrics {
             + " them (the pods they gated stay shut) until they are fixed or deleted",
         namespace,
         count);
+  }
+
+  /**
+   * A namespace of {@code watchNamespaces} whose ModelDeployments kvguard may not list (HTTP 403)
+   * and so does not watch: 1 while it is left out, no series otherwise.
+   */
+  public void unwatchedNamespace(String namespace, boolean leftOut) {
+    namespaceGauge(
+        unwatched,
+        "kvguard.unwatched.namespaces",
+        "A namespace kvguard is configured to watch but may not list ModelDeployments in (HTTP"
+            + " 403): its pods' gates are not kept",
+        namespace,
+        leftOut ? 1 : 0);
   }
 
   /** Pods of a role an engine advisory applies to that only warns (no fixed release verified). */

@@ -81,6 +81,7 @@ class AlertsAndDashboardTest {
     metrics.advisoryWarning("inference", "glm", "prefill", "sglang-pd-admission-abort", 2);
     metrics.labelOnlyPods(KvguardMetrics.roleTags("inference", "glm", "prefill"), 1);
     metrics.unreadableModelDeployments("inference", 1);
+    metrics.unwatchedNamespace("retired", true);
     scrapedMetrics = new TreeSet<>();
     scrapedLabels = new TreeSet<>();
     Pattern sample = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{([^}]*)\\})? .*$");
