@@ -242,8 +242,33 @@ public final class KvguardOperator implements AutoCloseable {
     } finally {
       started.set(true);
     }
-    // A namespace left out at the start is taken in by the next start, once it can be read.
-    namespaces.recheckLeftOut(stopping::get, stepDown);
+    // A namespace left out at the start is taken in by the next start, once it can be read; one
+    // that can no longer be read is left out by the next start.
+    namespaces.recheck(stopping::get, this::modelDeploymentNamespacesNotWatched, stepDown);
+  }
+
+  /** Namespaces whose ModelDeployment informer is not watching now (JOSDK's health view). */
+  private java.util.Set<String> modelDeploymentNamespacesNotWatched() {
+    java.util.Set<String> notWatching = new java.util.TreeSet<>();
+    // JOSDK v5.2.3's health map is raw; its values are the event sources themselves. The pod
+    // informers are not asked.
+    for (Object source :
+        controller.getControllerHealthInfo().informerEventSourceHealthIndicators().values()) {
+      if (source instanceof io.javaoperatorsdk.operator.processing.event.source.EventSource<?, ?> es
+          && es.resourceType() == ModelDeployment.class
+          && source
+              instanceof
+              io.javaoperatorsdk.operator.health.InformerWrappingEventSourceHealthIndicator<?>
+                  informers) {
+        for (io.javaoperatorsdk.operator.health.InformerHealthIndicator informer :
+            informers.informerHealthIndicators().values()) {
+          if (!informer.isWatching()) {
+            notWatching.add(informer.getTargetNamespace());
+          }
+        }
+      }
+    }
+    return notWatching;
   }
 
   public Operator operator() {

@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -127,12 +128,20 @@ final class WatchedNamespaces implements AutoCloseable {
   }
 
   /**
-   * Lists each left-out namespace every {@link #RECHECK}; the first that is listed runs {@code
-   * restart} once (unless the replica is stopping). A failed LIST (an outage) is not a reason to
-   * restart: only a LIST that answers.
+   * Every {@link #RECHECK}, lists each left-out namespace, and each watched namespace whose
+   * ModelDeployment informer is not watching ({@code notWatching}); runs {@code restart} once
+   * (unless the replica is stopping) when a left-out namespace is listed, or a watched one answers
+   * 403. A failed LIST (an outage) is no reason to restart: only a LIST that answers, or a refusal.
+   *
+   * <p>Why a watched namespace too: its RoleBinding can go while kvguard runs (the namespace is
+   * deleted; a namespace admin may delete RoleBindings). fabric8 then retries its WATCH and LIST
+   * for ever, the informer is not watching, and JOSDK reports the replica unhealthy ({@code
+   * InformerWrapper.getStatus}), so {@code /readyz} fails on every replica and the readiness-gate
+   * webhook loses its endpoints for every namespace. A restart leaves the namespace out instead.
+   * Nothing is asked of a cluster-wide install (one informer, every namespace).
    */
-  void recheckLeftOut(BooleanSupplier stopping, Runnable restart) {
-    if (leftOut.isEmpty()) {
+  void recheck(BooleanSupplier stopping, Supplier<Set<String>> notWatching, Runnable restart) {
+    if (watched.isEmpty()) {
       return;
     }
     recheck.scheduleWithFixedDelay(
@@ -140,22 +149,37 @@ final class WatchedNamespaces implements AutoCloseable {
           if (stopping.getAsBoolean()) {
             return;
           }
-          for (String namespace : leftOut) {
-            if (list(client, namespace) == Answer.LISTED) {
-              LOG.warn(
-                  "kvguard may list the ModelDeployments of namespace {} again; restarting to watch"
-                      + " it",
-                  namespace);
-              metrics.unwatchedNamespace(namespace, false);
-              recheck.shutdown();
-              restart.run();
-              return;
-            }
+          String why = restartFor(notWatching.get());
+          if (why != null) {
+            LOG.warn("{}; restarting", why);
+            recheck.shutdown();
+            restart.run();
           }
         },
         RECHECK.toMillis(),
         RECHECK.toMillis(),
         TimeUnit.MILLISECONDS);
+  }
+
+  /** Why to restart now, or null. */
+  private String restartFor(Set<String> notWatching) {
+    for (String namespace : leftOut) {
+      if (list(client, namespace) == Answer.LISTED) {
+        metrics.unwatchedNamespace(namespace, false);
+        return "kvguard may list the ModelDeployments of namespace "
+            + namespace
+            + " again: the next start watches it";
+      }
+    }
+    for (String namespace : new TreeSet<>(notWatching)) {
+      if (watched.contains(namespace) && list(client, namespace) == Answer.REFUSED) {
+        return "kvguard may no longer list the ModelDeployments of namespace "
+            + namespace
+            + " (HTTP 403: its RoleBinding is gone, as when the namespace is deleted): the next"
+            + " start leaves it out and guards the others";
+      }
+    }
+    return null;
   }
 
   private enum Answer {

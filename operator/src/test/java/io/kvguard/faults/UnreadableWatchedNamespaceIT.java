@@ -108,16 +108,57 @@ class UnreadableWatchedNamespaceIT {
     h.start(config, steppedDown::incrementAndGet);
     await()
         .atMost(Duration.ofSeconds(30))
+        .untilAsserted(() -> assertThat(retiredStatus()).isNotNull());
+  }
+
+  /**
+   * The RoleBinding goes while kvguard runs. Its ModelDeployment watch of the namespace, once
+   * dropped, is refused for ever (fabric8 retries it), JOSDK calls the replica unhealthy, and
+   * {@code /readyz} fails on every replica: the readiness-gate webhook had no endpoint left for any
+   * namespace. Now the replica steps down and its next start leaves the namespace out.
+   */
+  @Test
+  void aWatchedNamespaceWhoseRoleBindingGoesWhileKvguardRunsIsLeftOutByTheNextStart() {
+    retiredPolicy();
+    KvguardConfig config = watching(Set.of(OperatorHarness.NAMESPACE, RETIRED));
+    h.start(config, steppedDown::incrementAndGet);
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    await()
+        .atMost(Duration.ofSeconds(40))
         .untilAsserted(
-            () ->
-                assertThat(
-                        h.client
-                            .resources(ModelDeployment.class)
-                            .inNamespace(RETIRED)
-                            .withName("old")
-                            .get()
-                            .getStatus())
-                    .isNotNull());
+            () -> {
+              assertThat(retiredStatus()).isNotNull();
+              assertThat(h.gate("serve-0"))
+                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+            });
+
+    refuse(Set.of(RETIRED), new AtomicBoolean(true));
+    // An open watch outlives its RBAC until it ends (the API server authorizes it when it opens).
+    assertThat(
+            h.api.closeWatches(
+                r ->
+                    r.getPath().contains("/namespaces/" + RETIRED + "/modeldeployments")
+                        && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"))))
+        .isEqualTo(1);
+    await().atMost(Duration.ofSeconds(45)).untilAsserted(() -> assertThat(steppedDown).hasValue(1));
+
+    h.stopOperator();
+    h.start(config, steppedDown::incrementAndGet);
+    assertThat(h.registry.scrape())
+        .contains("kvguard_unwatched_namespaces{namespace=\"" + RETIRED + "\"} 1.0");
+    await().atMost(Duration.ofSeconds(20)).until(() -> h.operator().healthy());
+    assertThat(h.gate("serve-0"))
+        .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+  }
+
+  private Object retiredStatus() {
+    return h.client
+        .resources(ModelDeployment.class)
+        .inNamespace(RETIRED)
+        .withName("old")
+        .get()
+        .getStatus();
   }
 
   @Test
