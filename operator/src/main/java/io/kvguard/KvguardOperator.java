@@ -243,32 +243,11 @@ public final class KvguardOperator implements AutoCloseable {
       started.set(true);
     }
     // A namespace left out at the start is taken in by the next start, once it can be read; one
-    // that can no longer be read is left out by the next start.
-    namespaces.recheck(stopping::get, this::modelDeploymentNamespacesNotWatched, stepDown);
-  }
-
-  /** Namespaces whose ModelDeployment informer is not watching now (JOSDK's health view). */
-  private java.util.Set<String> modelDeploymentNamespacesNotWatched() {
-    java.util.Set<String> notWatching = new java.util.TreeSet<>();
-    // JOSDK v5.2.3's health map is raw; its values are the event sources themselves. The pod
-    // informers are not asked.
-    for (Object source :
-        controller.getControllerHealthInfo().informerEventSourceHealthIndicators().values()) {
-      if (source instanceof io.javaoperatorsdk.operator.processing.event.source.EventSource<?, ?> es
-          && es.resourceType() == ModelDeployment.class
-          && source
-              instanceof
-              io.javaoperatorsdk.operator.health.InformerWrappingEventSourceHealthIndicator<?>
-                  informers) {
-        for (io.javaoperatorsdk.operator.health.InformerHealthIndicator informer :
-            informers.informerHealthIndicators().values()) {
-          if (!informer.isWatching()) {
-            notWatching.add(informer.getTargetNamespace());
-          }
-        }
-      }
-    }
-    return notWatching;
+    // refused while running is left out of the replica's health.
+    namespaces.recheck(
+        stopping::get,
+        () -> InformerHealth.notWatching(controller, ModelDeployment.class),
+        stepDown);
   }
 
   public Operator operator() {
@@ -283,11 +262,14 @@ public final class KvguardOperator implements AutoCloseable {
 
   /**
    * Healthy when every informer and event source is running and the verdict key is held (a keyless
-   * replica trusts no record; it keeps asking for the key and stays unready meanwhile).
+   * replica trusts no record; it keeps asking for the key and stays unready meanwhile). The
+   * informers of a watched namespace that refuses kvguard (403) do not count ({@link
+   * WatchedNamespaces#refusedNow}): one tenant's namespace must not take the webhook's endpoints
+   * away from every other.
    */
   public boolean healthy() {
     return operator.getRuntimeInfo().isStarted()
-        && operator.getRuntimeInfo().allEventSourcesAreHealthy()
+        && InformerHealth.healthy(controller, namespaces::refusedNow)
         && verdictKey.holdsKey();
   }
 

@@ -3,6 +3,9 @@ package io.kvguard;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
 import io.kvguard.customresource.ModelDeployment;
 import io.kvguard.observe.KvguardMetrics;
 import java.net.HttpURLConnection;
@@ -23,22 +26,24 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The namespaces of a {@code watchNamespaces} install that kvguard watches: those whose
- * ModelDeployments it may list. A namespace it may not (HTTP 403: its RoleBinding is gone, as when
- * the namespace was deleted, and a namespace's deletion takes its RoleBinding with it) is left out
- * of the start, instead of failing it.
+ * ModelDeployments it may list and watch. A namespace it may not (HTTP 403 to either: its
+ * RoleBinding is gone, as when the namespace was deleted, and a namespace's deletion takes its
+ * RoleBinding with it) is left out of the start, instead of failing it.
  *
  * <p>Why: JOSDK (v5.2.3, {@code InformerWrapper.start}) fails {@code Operator.start} when one
- * namespace's informer cannot list, and fabric8 (v7.5.2, {@code Reflector}) gives a start no
- * retries. So one deleted namespace stopped kvguard for every other at its next restart: a
+ * namespace's informer cannot list or watch, and fabric8 (v7.5.2, {@code Reflector}) gives a start
+ * no retries. So one deleted namespace stopped kvguard for every other at its next restart: a
  * restarted engine container kept the open gate of the one before it, because nothing watched its
  * pod any more. Turning JOSDK's {@code stopOnInformerErrorDuringStartup} off is not the fix: it
  * applies to the pod informers too, whose refused start kvguard must see ({@code PodCache}).
  *
- * <p>A left-out namespace is listed again every {@link #RECHECK}; once it can be, the replica steps
- * down ({@code restart}: exit in production) and its next start watches it. Not JOSDK's {@code
- * changeNamespaces}: on the leader it stops event processing meanwhile, and v5.2.3's {@code
- * EventProcessor} drops the end of a pass that finishes while stopped without clearing the policy's
- * "under processing" mark, so that policy would never be reconciled again.
+ * <p>A left-out namespace is checked again every {@link #RECHECK}; once it answers, the replica
+ * steps down ({@code restart}: exit in production) and its next start watches it. A watched
+ * namespace refused while kvguard runs is left out of the replica's health instead ({@link
+ * #recheck}). Not JOSDK's {@code changeNamespaces}: on the leader it stops event processing
+ * meanwhile, and v5.2.3's {@code EventProcessor} drops the end of a pass that finishes while
+ * stopped without clearing the policy's "under processing" mark, so that policy would never be
+ * reconciled again.
  *
  * <p>Other failures of the check (timeouts, 5xx) leave the namespace in: the start then fails or
  * succeeds as before (and a failed start exits, so the next one checks again). Every namespace
@@ -49,11 +54,13 @@ final class WatchedNamespaces implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WatchedNamespaces.class);
   static final Duration RECHECK = Duration.ofSeconds(15);
   private static final int CHECKS_AT_ONCE = 8;
+  static final Duration CHECK_WAIT = Duration.ofSeconds(30);
 
   private final KubernetesClient client;
   private final KvguardMetrics metrics;
   private final Set<String> watched;
   private final Set<String> leftOut;
+  private final Set<String> refusedNow = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final ScheduledExecutorService recheck =
       Executors.newSingleThreadScheduledExecutor(
           r -> {
@@ -71,8 +78,9 @@ final class WatchedNamespaces implements AutoCloseable {
   }
 
   /**
-   * Lists one ModelDeployment of each configured namespace, several at once, and keeps those that
-   * answer anything but 403. An empty {@code configured} (every namespace) is kept as it is.
+   * Lists one ModelDeployment of each configured namespace and opens a WATCH there, several
+   * namespaces at once, and keeps those that answer anything but 403. An empty {@code configured}
+   * (every namespace) is kept as it is.
    *
    * @throws IllegalStateException when every configured namespace answers 403
    */
@@ -87,8 +95,13 @@ final class WatchedNamespaces implements AutoCloseable {
     try {
       Map<String, CompletableFuture<Answer>> answers = new LinkedHashMap<>();
       for (String namespace : new TreeSet<>(configured)) {
+        // Bounded: fabric8 v7.5.2 waits for a WATCH's handshake without a limit
+        // (BaseOperation.watch). A check that does not end in time leaves the namespace in, as
+        // any other failure does.
         answers.put(
-            namespace, CompletableFuture.supplyAsync(() -> list(client, namespace), checks));
+            namespace,
+            CompletableFuture.supplyAsync(() -> list(client, namespace), checks)
+                .completeOnTimeout(Answer.FAILED, CHECK_WAIT.toMillis(), TimeUnit.MILLISECONDS));
       }
       answers.forEach((namespace, answer) -> answered.put(namespace, answer.join()));
     } finally {
@@ -128,17 +141,34 @@ final class WatchedNamespaces implements AutoCloseable {
   }
 
   /**
-   * Every {@link #RECHECK}, lists each left-out namespace, and each watched namespace whose
-   * ModelDeployment informer is not watching ({@code notWatching}); runs {@code restart} once
-   * (unless the replica is stopping) when a left-out namespace is listed, or a watched one answers
-   * 403. A failed LIST (an outage) is no reason to restart: only a LIST that answers, or a refusal.
+   * Whether the replica's health may leave out the informers of this namespace: a watched namespace
+   * whose ModelDeployment informer stopped watching and whose check is refused (403).
+   */
+  boolean refusedNow(String namespace) {
+    return refusedNow.contains(namespace);
+  }
+
+  /**
+   * Every {@link #RECHECK}:
    *
-   * <p>Why a watched namespace too: its RoleBinding can go while kvguard runs (the namespace is
-   * deleted; a namespace admin may delete RoleBindings). fabric8 then retries its WATCH and LIST
-   * for ever, the informer is not watching, and JOSDK reports the replica unhealthy ({@code
-   * InformerWrapper.getStatus}), so {@code /readyz} fails on every replica and the readiness-gate
-   * webhook loses its endpoints for every namespace. A restart leaves the namespace out instead.
-   * Nothing is asked of a cluster-wide install (one informer, every namespace).
+   * <ul>
+   *   <li>checks each left-out namespace; the first that may be listed and watched runs {@code
+   *       restart} once (unless the replica is stopping), so that the next start watches it. A
+   *       failed check (an outage) is no reason to restart, nor a LIST allowed while the WATCH is
+   *       still refused: the next start would leave the namespace out again.
+   *   <li>checks each watched namespace whose ModelDeployment informer is not watching ({@code
+   *       notWatching}); one refused (403) is {@link #refusedNow} until its informer watches again.
+   * </ul>
+   *
+   * <p>Why the second: a RoleBinding can go while kvguard runs (the namespace is deleted; a
+   * namespace admin may delete RoleBindings). fabric8 then retries the namespace's WATCH and LIST
+   * for ever, and JOSDK calls the replica unhealthy ({@code InformerWrapper.getStatus}: not
+   * watching), so {@code /readyz} failed on every replica and the readiness-gate webhook lost its
+   * endpoints for every namespace. Not a restart: the informer already retries, and watches again
+   * by itself once it may; and a restart each time a namespace is refused would let a tenant who
+   * deletes and re-creates a binding restart every replica again and again. The only restart left
+   * (a left-out namespace that may be read) needs a start that left it out, so it comes at most
+   * once per start.
    */
   void recheck(BooleanSupplier stopping, Supplier<Set<String>> notWatching, Runnable restart) {
     if (watched.isEmpty()) {
@@ -149,38 +179,60 @@ final class WatchedNamespaces implements AutoCloseable {
           if (stopping.getAsBoolean()) {
             return;
           }
-          String why = restartFor(notWatching.get());
-          if (why != null) {
-            LOG.warn("{}; restarting", why);
-            recheck.shutdown();
-            restart.run();
+          for (String namespace : leftOut) {
+            // Asked again after the check: the replica may have begun to stop while it ran.
+            if (list(client, namespace) == Answer.LISTED && !stopping.getAsBoolean()) {
+              LOG.warn(
+                  "kvguard may list and watch the ModelDeployments of namespace {} again;"
+                      + " restarting to watch it",
+                  namespace);
+              metrics.unwatchedNamespace(namespace, false);
+              recheck.shutdown();
+              restart.run();
+              return;
+            }
           }
+          judgeWatched(notWatching.get());
         },
         RECHECK.toMillis(),
         RECHECK.toMillis(),
         TimeUnit.MILLISECONDS);
   }
 
-  /** Why to restart now, or null. */
-  private String restartFor(Set<String> notWatching) {
-    for (String namespace : leftOut) {
-      if (list(client, namespace) == Answer.LISTED) {
+  private void judgeWatched(Set<String> notWatching) {
+    for (String namespace : new TreeSet<>(refusedNow)) {
+      if (!notWatching.contains(namespace)) {
+        refusedNow.remove(namespace);
         metrics.unwatchedNamespace(namespace, false);
-        return "kvguard may list the ModelDeployments of namespace "
-            + namespace
-            + " again: the next start watches it";
+        LOG.warn("kvguard watches the ModelDeployments of namespace {} again", namespace);
       }
     }
     for (String namespace : new TreeSet<>(notWatching)) {
-      if (watched.contains(namespace) && list(client, namespace) == Answer.REFUSED) {
-        return "kvguard may no longer list the ModelDeployments of namespace "
-            + namespace
-            + " (HTTP 403: its RoleBinding is gone, as when the namespace is deleted): the next"
-            + " start leaves it out and guards the others";
+      if (watched.contains(namespace)
+          && !refusedNow.contains(namespace)
+          && list(client, namespace) == Answer.REFUSED) {
+        refusedNow.add(namespace);
+        metrics.unwatchedNamespace(namespace, true);
+        LOG.error(
+            "kvguard may no longer list or watch the ModelDeployments of namespace {} (HTTP 403:"
+                + " its RoleBinding is gone, as when the namespace is deleted): its pods' gates"
+                + " are not kept, and the replica's readiness no longer counts its informers;"
+                + " kvguard watches it again by itself once it may. Remove it from"
+                + " watchNamespaces if it is gone for good",
+            namespace);
       }
     }
-    return null;
   }
+
+  /** The check's WATCH is closed as soon as it opens: nothing it would deliver is read. */
+  private static final Watcher<ModelDeployment> IGNORED =
+      new Watcher<>() {
+        @Override
+        public void eventReceived(Action action, ModelDeployment resource) {}
+
+        @Override
+        public void onClose(WatcherException cause) {}
+      };
 
   private enum Answer {
     LISTED,
@@ -189,13 +241,36 @@ final class WatchedNamespaces implements AutoCloseable {
     FAILED
   }
 
+  /**
+   * Lists one ModelDeployment of the namespace, then opens a WATCH from that LIST and closes it at
+   * once: what JOSDK's informer does at its start, and a refused WATCH fails that start as a
+   * refused LIST does (fabric8 v7.5.2 {@code Reflector.onException}: before the first success its
+   * default handler retries nothing; JOSDK v5.2.3 {@code InformerWrapper.start} then throws). RBAC
+   * grants the two verbs apart, and a namespace admin can leave kvguard one without the other (a
+   * Role of their own granting only {@code list}, bound to kvguard's ServiceAccount: Kubernetes'
+   * escalation check lets anyone bind what they hold), so a LIST alone let such a namespace fail
+   * every start.
+   */
   private static Answer list(KubernetesClient client, String namespace) {
     try {
-      client
-          .resources(ModelDeployment.class)
-          .inNamespace(namespace)
-          .list(new ListOptionsBuilder().withLimit(1L).build());
-      return Answer.LISTED;
+      var listed =
+          client
+              .resources(ModelDeployment.class)
+              .inNamespace(namespace)
+              .list(new ListOptionsBuilder().withLimit(1L).build());
+      // fabric8 v7.5.2 BaseOperation.watch waits for the WebSocket handshake and throws its 403.
+      try (Watch opened =
+          client
+              .resources(ModelDeployment.class)
+              .inNamespace(namespace)
+              .watch(
+                  new ListOptionsBuilder()
+                      .withResourceVersion(listed.getMetadata().getResourceVersion())
+                      .withTimeoutSeconds(1L)
+                      .build(),
+                  IGNORED)) {
+        return Answer.LISTED;
+      }
     } catch (KubernetesClientException e) {
       if (e.getCode() == HttpURLConnection.HTTP_FORBIDDEN) {
         return Answer.REFUSED;

@@ -56,12 +56,23 @@ class UnreadableWatchedNamespaceIT {
 
   /** Every request of the operator to a namespace answers 403 while {@code refusing} holds. */
   private void refuse(Set<String> namespaces, AtomicBoolean refusing) {
+    refuse(namespaces, refusing, r -> true);
+  }
+
+  /**
+   * The operator's requests to a namespace that {@code which} picks answer 403 while {@code
+   * refusing} holds.
+   */
+  private void refuse(
+      Set<String> namespaces,
+      AtomicBoolean refusing,
+      java.util.function.Predicate<RecordedRequest> which) {
     h.api.faults(
         (RecordedRequest r) -> {
           if (!refusing.get()
               || !OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"))
-              || namespaces.stream()
-                  .noneMatch(n -> r.getPath().contains("/namespaces/" + n + "/"))) {
+              || namespaces.stream().noneMatch(n -> r.getPath().contains("/namespaces/" + n + "/"))
+              || !which.test(r)) {
             return null;
           }
           return new MockResponse()
@@ -108,17 +119,20 @@ class UnreadableWatchedNamespaceIT {
     h.start(config, steppedDown::incrementAndGet);
     await()
         .atMost(Duration.ofSeconds(30))
-        .untilAsserted(() -> assertThat(retiredStatus()).isNotNull());
+        .untilAsserted(() -> assertThat(retiredStatus("old")).isNotNull());
   }
 
   /**
    * The RoleBinding goes while kvguard runs. Its ModelDeployment watch of the namespace, once
-   * dropped, is refused for ever (fabric8 retries it), JOSDK calls the replica unhealthy, and
-   * {@code /readyz} fails on every replica: the readiness-gate webhook had no endpoint left for any
-   * namespace. Now the replica steps down and its next start leaves the namespace out.
+   * dropped, is refused for ever (fabric8 retries it) and JOSDK calls the replica unhealthy:
+   * before, {@code /readyz} failed on every replica for good, and the readiness-gate webhook had no
+   * endpoint left for any namespace. A step-down would end that, but would let a tenant who deletes
+   * and re-creates a binding restart every replica at will. Now the namespace's informers no longer
+   * count for the replica's health, the gauge names it, nothing steps down, and once the binding is
+   * back the informer watches the namespace again by itself.
    */
   @Test
-  void aWatchedNamespaceWhoseRoleBindingGoesWhileKvguardRunsIsLeftOutByTheNextStart() {
+  void aWatchedNamespaceWhoseRoleBindingGoesWhileKvguardRunsDoesNotLeaveEveryReplicaUnready() {
     retiredPolicy();
     KvguardConfig config = watching(Set.of(OperatorHarness.NAMESPACE, RETIRED));
     h.start(config, steppedDown::incrementAndGet);
@@ -128,12 +142,14 @@ class UnreadableWatchedNamespaceIT {
         .atMost(Duration.ofSeconds(40))
         .untilAsserted(
             () -> {
-              assertThat(retiredStatus()).isNotNull();
+              assertThat(retiredStatus("old")).isNotNull();
               assertThat(h.gate("serve-0"))
                   .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
             });
+    await().atMost(Duration.ofSeconds(20)).until(() -> h.operator().healthy());
 
-    refuse(Set.of(RETIRED), new AtomicBoolean(true));
+    AtomicBoolean refusing = new AtomicBoolean(true);
+    refuse(Set.of(RETIRED), refusing);
     // An open watch outlives its RBAC until it ends (the API server authorizes it when it opens).
     assertThat(
             h.api.closeWatches(
@@ -141,24 +157,90 @@ class UnreadableWatchedNamespaceIT {
                     r.getPath().contains("/namespaces/" + RETIRED + "/modeldeployments")
                         && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"))))
         .isEqualTo(1);
-    await().atMost(Duration.ofSeconds(45)).untilAsserted(() -> assertThat(steppedDown).hasValue(1));
-
-    h.stopOperator();
-    h.start(config, steppedDown::incrementAndGet);
-    assertThat(h.registry.scrape())
-        .contains("kvguard_unwatched_namespaces{namespace=\"" + RETIRED + "\"} 1.0");
-    await().atMost(Duration.ofSeconds(20)).until(() -> h.operator().healthy());
+    await().atMost(Duration.ofSeconds(10)).until(() -> !h.operator().healthy());
+    await()
+        .atMost(Duration.ofSeconds(40))
+        .untilAsserted(
+            () -> {
+              assertThat(h.operator().healthy()).isTrue();
+              assertThat(h.registry.scrape())
+                  .contains("kvguard_unwatched_namespaces{namespace=\"" + RETIRED + "\"} 1.0");
+            });
+    assertThat(steppedDown).hasValue(0);
     assertThat(h.gate("serve-0"))
         .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+
+    // The binding is back: fabric8 reopens the watch (after at most 32 s), the namespace is read.
+    refusing.set(false);
+    ModelDeployment later =
+        OperatorHarness.policy("later", WINDOW, role("serve", Engine.SGLANG, SERVE));
+    later.getMetadata().setNamespace(RETIRED);
+    h.client.resources(ModelDeployment.class).inNamespace(RETIRED).resource(later).create();
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .untilAsserted(
+            () -> {
+              assertThat(retiredStatus("later")).isNotNull();
+              assertThat(h.registry.scrape()).doesNotContain("kvguard_unwatched_namespaces");
+            });
+    assertThat(h.operator().healthy()).isTrue();
+    assertThat(steppedDown).hasValue(0);
   }
 
-  private Object retiredStatus() {
+  private Object retiredStatus(String name) {
     return h.client
         .resources(ModelDeployment.class)
         .inNamespace(RETIRED)
-        .withName("old")
+        .withName(name)
         .get()
         .getStatus();
+  }
+
+  /**
+   * A namespace where kvguard may LIST ModelDeployments but not WATCH them: a namespace admin can
+   * bring it about alone (delete kvguard's RoleBinding, bind kvguard's ServiceAccount to a Role of
+   * their own that grants only {@code list}; RBAC's escalation check lets anyone grant what they
+   * hold). JOSDK's informer lists and then opens a WATCH, and a refused WATCH before the first
+   * success fails its start (fabric8 v7.5.2 {@code Reflector.onException}: the default handler
+   * retries nothing until the start future is done) and so {@code Operator.start}. A check that
+   * only lists let the namespace in, and every start failed for every namespace (the crash loop
+   * {@code WatchedNamespaces} is there to end). Nor may the recheck step down on such a namespace:
+   * the next start would leave it out again, and the replica would restart every 15 s.
+   */
+  @Test
+  void aWatchedNamespaceWhoseWatchIsRefusedDoesNotStopItGuardingTheOthers() {
+    retiredPolicy();
+    AtomicBoolean refusing = new AtomicBoolean(true);
+    refuse(Set.of(RETIRED), refusing, r -> r.getPath().contains("watch=true"));
+    KvguardConfig config = watching(Set.of(OperatorHarness.NAMESPACE, RETIRED));
+
+    long started = System.nanoTime();
+    h.start(config, steppedDown::incrementAndGet);
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+
+    await()
+        .atMost(Duration.ofSeconds(40))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate("serve-0"))
+                    .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
+    assertThat(h.registry.scrape())
+        .contains("kvguard_unwatched_namespaces{namespace=\"" + RETIRED + "\"} 1.0");
+    // Past the first recheck: a LIST that answers while the WATCH is still refused is no reason to
+    // step down.
+    Duration sinceStart = Duration.ofNanos(System.nanoTime() - started);
+    Duration pastFirstRecheck = Duration.ofSeconds(20).minus(sinceStart);
+    if (!pastFirstRecheck.isNegative()) {
+      await()
+          .during(pastFirstRecheck)
+          .atMost(pastFirstRecheck.plusSeconds(5))
+          .untilAsserted(() -> assertThat(steppedDown).hasValue(0));
+    }
+    assertThat(steppedDown).hasValue(0);
+
+    refusing.set(false);
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(steppedDown).hasValue(1));
   }
 
   @Test
