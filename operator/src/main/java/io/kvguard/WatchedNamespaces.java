@@ -120,10 +120,11 @@ final class WatchedNamespaces implements AutoCloseable {
     }
     for (String namespace : leftOut) {
       LOG.error(
-          "kvguard may not list the ModelDeployments of namespace {} (HTTP 403: its RoleBinding is"
-              + " gone, as when the namespace is deleted): it is not watched, and the gates of its"
-              + " pods are not kept; kvguard lists it again every {} s and restarts to watch it"
-              + " once it can. Remove it from watchNamespaces if it is gone for good",
+          "kvguard may not list or watch the ModelDeployments of namespace {} (HTTP 403: its"
+              + " RoleBinding is gone, as when the namespace is deleted): it is not watched, and"
+              + " the gates of its pods are not kept; kvguard checks it again every {} s and"
+              + " restarts to watch it once it can. Remove it from watchNamespaces if it is gone"
+              + " for good",
           namespace,
           RECHECK.toSeconds());
       metrics.unwatchedNamespace(namespace, true);
@@ -131,7 +132,9 @@ final class WatchedNamespaces implements AutoCloseable {
     return new WatchedNamespaces(client, metrics, Set.copyOf(watched), Set.copyOf(leftOut));
   }
 
-  /** What the controller is registered with: the namespaces kvguard may list (empty: all). */
+  /**
+   * What the controller is registered with: the namespaces kvguard may list and watch (empty: all).
+   */
   Set<String> watched() {
     return watched;
   }
@@ -276,13 +279,15 @@ final class WatchedNamespaces implements AutoCloseable {
         return Answer.REFUSED;
       }
       LOG.warn(
-          "could not check whether kvguard may list the ModelDeployments of namespace {}: {}",
+          "could not check whether kvguard may list and watch the ModelDeployments of namespace"
+              + " {}: {}",
           namespace,
           e.toString());
       return Answer.FAILED;
     } catch (RuntimeException e) {
       LOG.warn(
-          "could not check whether kvguard may list the ModelDeployments of namespace {}: {}",
+          "could not check whether kvguard may list and watch the ModelDeployments of namespace"
+              + " {}: {}",
           namespace,
           e.toString());
       return Answer.FAILED;
