@@ -94,14 +94,17 @@ final class WatchedNamespaces implements AutoCloseable {
         Executors.newFixedThreadPool(Math.min(CHECKS_AT_ONCE, configured.size()));
     try {
       Map<String, CompletableFuture<Answer>> answers = new LinkedHashMap<>();
+      // Bounded: fabric8 v7.5.2 waits for a WATCH's handshake without a limit
+      // (BaseOperation.watch). A check that does not end in time leaves the namespace in, as any
+      // other failure does. Counted from now for every namespace, so each round of checks that
+      // run at once has CHECK_WAIT (a namespace queued behind hung checks is not held for ever).
+      int rounds = (configured.size() + CHECKS_AT_ONCE - 1) / CHECKS_AT_ONCE;
+      long wait = CHECK_WAIT.multipliedBy(rounds).toMillis();
       for (String namespace : new TreeSet<>(configured)) {
-        // Bounded: fabric8 v7.5.2 waits for a WATCH's handshake without a limit
-        // (BaseOperation.watch). A check that does not end in time leaves the namespace in, as
-        // any other failure does.
         answers.put(
             namespace,
             CompletableFuture.supplyAsync(() -> list(client, namespace), checks)
-                .completeOnTimeout(Answer.FAILED, CHECK_WAIT.toMillis(), TimeUnit.MILLISECONDS));
+                .completeOnTimeout(Answer.FAILED, wait, TimeUnit.MILLISECONDS));
       }
       answers.forEach((namespace, answer) -> answered.put(namespace, answer.join()));
     } finally {
