@@ -277,17 +277,11 @@ final class WatchedNamespaces implements AutoCloseable {
                   IGNORED)) {
         return Answer.LISTED;
       }
-    } catch (KubernetesClientException e) {
-      if (e.getCode() == HttpURLConnection.HTTP_FORBIDDEN) {
+    } catch (RuntimeException e) {
+      if (e instanceof KubernetesClientException refused
+          && refused.getCode() == HttpURLConnection.HTTP_FORBIDDEN) {
         return Answer.REFUSED;
       }
-      LOG.warn(
-          "could not check whether kvguard may list and watch the ModelDeployments of namespace"
-              + " {}: {}",
-          namespace,
-          e.toString());
-      return Answer.FAILED;
-    } catch (RuntimeException e) {
       LOG.warn(
           "could not check whether kvguard may list and watch the ModelDeployments of namespace"
               + " {}: {}",

@@ -89,6 +89,19 @@ class UnreadableWatchedNamespaceIT {
     return h.client.resources(ModelDeployment.class).inNamespace(RETIRED).resource(md).create();
   }
 
+  /** Starts the operator, then a verified pod and its ModelDeployment in the test namespace. */
+  private void startAndGateAPodOfTheOtherNamespace(KvguardConfig config) {
+    h.start(config, steppedDown::incrementAndGet);
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    await()
+        .atMost(Duration.ofSeconds(40))
+        .untilAsserted(
+            () ->
+                assertThat(h.gate("serve-0"))
+                    .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
+  }
+
   @Test
   void aWatchedNamespaceKvguardMayNoLongerReadDoesNotStopItGuardingTheOthers() {
     retiredPolicy();
@@ -96,16 +109,7 @@ class UnreadableWatchedNamespaceIT {
     refuse(Set.of(RETIRED), refusing);
     KvguardConfig config = watching(Set.of(OperatorHarness.NAMESPACE, RETIRED));
 
-    h.start(config, steppedDown::incrementAndGet);
-    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
-    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
-
-    await()
-        .atMost(Duration.ofSeconds(40))
-        .untilAsserted(
-            () ->
-                assertThat(h.gate("serve-0"))
-                    .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
+    startAndGateAPodOfTheOtherNamespace(config);
     assertThat(h.registry.scrape())
         .contains("kvguard_unwatched_namespaces{namespace=\"" + RETIRED + "\"} 1.0")
         .doesNotContain("kvguard_unwatched_namespaces{namespace=\"inference\"");
@@ -135,17 +139,10 @@ class UnreadableWatchedNamespaceIT {
   void aWatchedNamespaceWhoseRoleBindingGoesWhileKvguardRunsDoesNotLeaveEveryReplicaUnready() {
     retiredPolicy();
     KvguardConfig config = watching(Set.of(OperatorHarness.NAMESPACE, RETIRED));
-    h.start(config, steppedDown::incrementAndGet);
-    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
-    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    startAndGateAPodOfTheOtherNamespace(config);
     await()
-        .atMost(Duration.ofSeconds(40))
-        .untilAsserted(
-            () -> {
-              assertThat(retiredStatus("old")).isNotNull();
-              assertThat(h.gate("serve-0"))
-                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
-            });
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(() -> assertThat(retiredStatus("old")).isNotNull());
     await().atMost(Duration.ofSeconds(20)).until(() -> h.operator().healthy());
 
     AtomicBoolean refusing = new AtomicBoolean(true);
@@ -215,16 +212,7 @@ class UnreadableWatchedNamespaceIT {
     KvguardConfig config = watching(Set.of(OperatorHarness.NAMESPACE, RETIRED));
 
     long started = System.nanoTime();
-    h.start(config, steppedDown::incrementAndGet);
-    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
-    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
-
-    await()
-        .atMost(Duration.ofSeconds(40))
-        .untilAsserted(
-            () ->
-                assertThat(h.gate("serve-0"))
-                    .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
+    startAndGateAPodOfTheOtherNamespace(config);
     assertThat(h.registry.scrape())
         .contains("kvguard_unwatched_namespaces{namespace=\"" + RETIRED + "\"} 1.0");
     // Past the first recheck: a LIST that answers while the WATCH is still refused is no reason to

@@ -132,7 +132,7 @@ class AlertsAndDashboardTest {
 
   @Test
   void everyAlertExpressionParsesAndNamesOnlyExportedMetricsAndLabels() {
-    assertThat(alertExpressions).hasSize(6);
+    assertThat(alertExpressions).hasSize(7);
     alertExpressions.forEach(
         (alert, expression) -> {
           PromQl.Names names = PromQl.parse(expression);
@@ -183,6 +183,23 @@ class AlertsAndDashboardTest {
     metrics.strandedPods("inference", 0);
     assertThat(alert.firing(registry.scrape())).isEmpty();
     assertThat(registry.scrape()).doesNotContain(KvguardMetrics.STRANDED_PODS + "{");
+  }
+
+  /**
+   * A namespace kvguard may not read is a namespace it does not guard: the alert fires while the
+   * gauge names it and stops when its series goes.
+   */
+  @Test
+  void theUnwatchedNamespaceAlertFiresWhileANamespaceIsLeftOutAndStopsWhenItsSeriesGoes() {
+    ThresholdAlert alert = ThresholdAlert.parse(alertExpressions.get("KvguardNamespaceUnwatched"));
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    KvguardMetrics metrics = new KvguardMetrics(registry);
+    metrics.unwatchedNamespace("retired", true);
+    metrics.unwatchedNamespace("inference", false);
+    assertThat(alert.firing(registry.scrape()))
+        .isEqualTo(Map.of(Map.of("namespace", "retired"), 1.0));
+    metrics.unwatchedNamespace("retired", false);
+    assertThat(alert.firing(registry.scrape())).isEmpty();
   }
 
   @Test

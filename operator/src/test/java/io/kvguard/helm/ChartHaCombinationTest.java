@@ -199,7 +199,7 @@ class ChartHaCombinationTest {
   }
 
   @Test
-  void thePrometheusRuleCarriesTheSixAlertsWithTheConfiguredDelays() {
+  void thePrometheusRuleCarriesTheSevenAlertsWithTheConfiguredDelays() {
     HasMetadata rule = chart.kind("PrometheusRule").get(0);
     assertThat(rule.getMetadata().getLabels()).containsEntry("release", "kube-prometheus-stack");
     List<JsonNode> alerts = alerts(rule);
@@ -211,6 +211,7 @@ class ChartHaCombinationTest {
             "KvguardProbesFailing",
             "KvguardPodsLabelOnly",
             "KvguardPodsStranded",
+            "KvguardNamespaceUnwatched",
             "KvguardMetricsAbsent");
     assertThat(alerts.get(0).get("for").asText()).isEqualTo("7m");
     assertThat(alerts)
@@ -232,7 +233,7 @@ class ChartHaCombinationTest {
                 RenderedChart.MONITORING_API
                     + "metrics: {prometheusRule: {enabled: true, metricsAbsent: {enabled: false},"
                     + " probesFailing: {enabled: false}, labelOnlyPods: {enabled: false},"
-                    + " strandedPods: {enabled: false}}}")
+                    + " strandedPods: {enabled: false}, unwatchedNamespaces: {enabled: false}}}")
             .kind("PrometheusRule")
             .get(0);
     assertThat(alerts(rule))
