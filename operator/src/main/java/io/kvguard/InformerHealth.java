@@ -6,8 +6,9 @@ import io.javaoperatorsdk.operator.health.InformerHealthIndicator;
 import io.javaoperatorsdk.operator.health.InformerWrappingEventSourceHealthIndicator;
 import io.javaoperatorsdk.operator.health.Status;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.function.Predicate;
 
 /**
@@ -17,36 +18,53 @@ import java.util.function.Predicate;
 final class InformerHealth {
   private InformerHealth() {}
 
-  /** Namespaces where an informer of {@code type} is not watching now. */
-  static Set<String> notWatching(RegisteredController<?> controller, Class<?> type) {
-    Set<String> namespaces = new TreeSet<>();
-    for (Object source :
+  /** An informer of the controller: the kind of resource it caches, and its namespace. */
+  record Informer(Class<?> type, String namespace) {}
+
+  /**
+   * The informers not watching now, of every kind: the ModelDeployments' and each namespace's pods'
+   * ({@code PodCache}). A source registered and not yet started is left out: JOSDK v5.2.3 ({@code
+   * ManagedInformerEventSource.informerHealthIndicators}) reads its {@code InformerManager}, null
+   * until {@code start()}.
+   */
+  static Set<Informer> notWatching(RegisteredController<?> controller) {
+    Set<Informer> informers = new HashSet<>();
+    for (InformerWrappingEventSourceHealthIndicator<?> source :
         controller.getControllerHealthInfo().informerEventSourceHealthIndicators().values()) {
-      if (source instanceof EventSource<?, ?> eventSource
-          && eventSource.resourceType() == type
-          && source instanceof InformerWrappingEventSourceHealthIndicator<?> informers) {
-        for (InformerHealthIndicator informer : informers.informerHealthIndicators().values()) {
-          if (!informer.isWatching()) {
-            namespaces.add(informer.getTargetNamespace());
-          }
+      if (!(source instanceof EventSource<?, ?> eventSource)) {
+        continue;
+      }
+      Map<String, InformerHealthIndicator> indicators;
+      try {
+        indicators = source.informerHealthIndicators();
+      } catch (RuntimeException e) {
+        continue;
+      }
+      for (InformerHealthIndicator informer : indicators.values()) {
+        if (!informer.isWatching()) {
+          informers.add(new Informer(eventSource.resourceType(), informer.getTargetNamespace()));
         }
       }
     }
-    return namespaces;
+    return informers;
   }
 
   /**
-   * JOSDK's {@code RuntimeInfo.allEventSourcesAreHealthy} for one controller (only UNHEALTHY
-   * counts: a source that does not report is UNKNOWN), except that an informer of a namespace
-   * {@code excused} names does not count.
+   * JOSDK's {@code RuntimeInfo.allEventSourcesAreHealthy} for one controller, except that an
+   * informer {@code excused} names does not count. JOSDK v5.2.3's rules: a source counts when
+   * UNHEALTHY (one that does not report is UNKNOWN, {@code EventSource.getStatus}), and a source
+   * wrapping informers is UNHEALTHY when any of its informers is anything but HEALTHY ({@code
+   * InformerWrappingEventSourceHealthIndicator.getStatus}).
    */
-  static boolean healthy(RegisteredController<?> controller, Predicate<String> excused) {
+  static boolean healthy(RegisteredController<?> controller, Predicate<Informer> excused) {
     for (Object source :
         controller.getControllerHealthInfo().eventSourceHealthIndicators().values()) {
-      if (source instanceof InformerWrappingEventSourceHealthIndicator<?> informers) {
+      if (source instanceof InformerWrappingEventSourceHealthIndicator<?> informers
+          && source instanceof EventSource<?, ?> eventSource) {
         for (InformerHealthIndicator informer : informers.informerHealthIndicators().values()) {
-          if (informer.getStatus() == Status.UNHEALTHY
-              && !excused.test(informer.getTargetNamespace())) {
+          if (informer.getStatus() != Status.HEALTHY
+              && !excused.test(
+                  new Informer(eventSource.resourceType(), informer.getTargetNamespace()))) {
             return false;
           }
         }

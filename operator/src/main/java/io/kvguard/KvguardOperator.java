@@ -244,10 +244,7 @@ public final class KvguardOperator implements AutoCloseable {
     }
     // A namespace left out at the start is taken in by the next start, once it can be read; one
     // refused while running is left out of the replica's health.
-    namespaces.recheck(
-        stopping::get,
-        () -> InformerHealth.notWatching(controller, ModelDeployment.class),
-        stepDown);
+    namespaces.recheck(stopping::get, () -> InformerHealth.notWatching(controller), stepDown);
   }
 
   public Operator operator() {
@@ -263,9 +260,9 @@ public final class KvguardOperator implements AutoCloseable {
   /**
    * Healthy when every informer and event source is running and the verdict key is held (a keyless
    * replica trusts no record; it keeps asking for the key and stays unready meanwhile). The
-   * informers of a watched namespace that refuses kvguard (403) do not count ({@link
-   * WatchedNamespaces#refusedNow}): one tenant's namespace must not take the webhook's endpoints
-   * away from every other.
+   * informers of a watched namespace that refuses kvguard their resources (403) do not count
+   * ({@link WatchedNamespaces#refusedNow}): one tenant's namespace must not take the webhook's
+   * endpoints away from every other.
    */
   public boolean healthy() {
     return operator.getRuntimeInfo().isStarted()

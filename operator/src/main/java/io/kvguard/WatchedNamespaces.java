@@ -1,5 +1,6 @@
 package io.kvguard;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -11,6 +12,7 @@ import io.kvguard.observe.KvguardMetrics;
 import java.net.HttpURLConnection;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -60,7 +62,8 @@ final class WatchedNamespaces implements AutoCloseable {
   private final KvguardMetrics metrics;
   private final Set<String> watched;
   private final Set<String> leftOut;
-  private final Set<String> refusedNow = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final Set<InformerHealth.Informer> refusedNow =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final ScheduledExecutorService recheck =
       Executors.newSingleThreadScheduledExecutor(
           r -> {
@@ -103,7 +106,8 @@ final class WatchedNamespaces implements AutoCloseable {
       for (String namespace : new TreeSet<>(configured)) {
         answers.put(
             namespace,
-            CompletableFuture.supplyAsync(() -> list(client, namespace), checks)
+            CompletableFuture.supplyAsync(
+                    () -> list(client, ModelDeployment.class, namespace), checks)
                 .completeOnTimeout(Answer.FAILED, wait, TimeUnit.MILLISECONDS));
       }
       answers.forEach((namespace, answer) -> answered.put(namespace, answer.join()));
@@ -147,11 +151,11 @@ final class WatchedNamespaces implements AutoCloseable {
   }
 
   /**
-   * Whether the replica's health may leave out the informers of this namespace: a watched namespace
-   * whose ModelDeployment informer stopped watching and whose check is refused (403).
+   * Whether the replica's health may leave out this informer: one of a watched namespace that
+   * stopped watching and whose check, for its kind of resource, is refused (403).
    */
-  boolean refusedNow(String namespace) {
-    return refusedNow.contains(namespace);
+  boolean refusedNow(InformerHealth.Informer informer) {
+    return refusedNow.contains(informer);
   }
 
   /**
@@ -162,8 +166,13 @@ final class WatchedNamespaces implements AutoCloseable {
    *       restart} once (unless the replica is stopping), so that the next start watches it. A
    *       failed check (an outage) is no reason to restart, nor a LIST allowed while the WATCH is
    *       still refused: the next start would leave the namespace out again.
-   *   <li>checks each watched namespace whose ModelDeployment informer is not watching ({@code
-   *       notWatching}); one refused (403) is {@link #refusedNow} until its informer watches again.
+   *   <li>checks each informer of a watched namespace that is not watching ({@code notWatching}),
+   *       for its kind of resource: one refused (403) is {@link #refusedNow} until it watches
+   *       again. The pods' informers as well as the ModelDeployments': RBAC grants each resource
+   *       apart, and a namespace admin can leave kvguard its ModelDeployments without its pods (a
+   *       Role of their own, as in {@link #list}); PodCache keeps a pod informer whose watch is
+   *       refused registered until one lists the namespace again, so it would leave every replica
+   *       unready as well.
    * </ul>
    *
    * <p>Why the second: a RoleBinding can go while kvguard runs (the namespace is deleted; a
@@ -176,7 +185,10 @@ final class WatchedNamespaces implements AutoCloseable {
    * (a left-out namespace that may be read) needs a start that left it out, so it comes at most
    * once per start.
    */
-  void recheck(BooleanSupplier stopping, Supplier<Set<String>> notWatching, Runnable restart) {
+  void recheck(
+      BooleanSupplier stopping,
+      Supplier<Set<InformerHealth.Informer>> notWatching,
+      Runnable restart) {
     if (watched.isEmpty()) {
       return;
     }
@@ -187,7 +199,8 @@ final class WatchedNamespaces implements AutoCloseable {
           }
           for (String namespace : leftOut) {
             // Asked again after the check: the replica may have begun to stop while it ran.
-            if (list(client, namespace) == Answer.LISTED && !stopping.getAsBoolean()) {
+            if (list(client, ModelDeployment.class, namespace) == Answer.LISTED
+                && !stopping.getAsBoolean()) {
               LOG.warn(
                   "kvguard may list and watch the ModelDeployments of namespace {} again;"
                       + " restarting to watch it",
@@ -205,40 +218,52 @@ final class WatchedNamespaces implements AutoCloseable {
         TimeUnit.MILLISECONDS);
   }
 
-  private void judgeWatched(Set<String> notWatching) {
-    for (String namespace : new TreeSet<>(refusedNow)) {
-      if (!notWatching.contains(namespace)) {
-        refusedNow.remove(namespace);
-        metrics.unwatchedNamespace(namespace, false);
-        LOG.warn("kvguard watches the ModelDeployments of namespace {} again", namespace);
+  private void judgeWatched(Set<InformerHealth.Informer> notWatching) {
+    for (InformerHealth.Informer informer : List.copyOf(refusedNow)) {
+      if (!notWatching.contains(informer)) {
+        refusedNow.remove(informer);
+        if (refusedNow.stream().noneMatch(i -> i.namespace().equals(informer.namespace()))) {
+          metrics.unwatchedNamespace(informer.namespace(), false);
+        }
+        LOG.warn(
+            "kvguard watches the {} of namespace {} again", kind(informer), informer.namespace());
       }
     }
-    for (String namespace : new TreeSet<>(notWatching)) {
-      if (watched.contains(namespace)
-          && !refusedNow.contains(namespace)
-          && list(client, namespace) == Answer.REFUSED) {
-        refusedNow.add(namespace);
-        metrics.unwatchedNamespace(namespace, true);
+    for (InformerHealth.Informer informer : notWatching) {
+      if (watched.contains(informer.namespace())
+          && !refusedNow.contains(informer)
+          && HasMetadata.class.isAssignableFrom(informer.type())
+          && list(client, informer.type().asSubclass(HasMetadata.class), informer.namespace())
+              == Answer.REFUSED) {
+        refusedNow.add(informer);
+        metrics.unwatchedNamespace(informer.namespace(), true);
         LOG.error(
-            "kvguard may no longer list or watch the ModelDeployments of namespace {} (HTTP 403:"
+            "kvguard may no longer list or watch the {} of namespace {} (HTTP 403:"
                 + " its RoleBinding is gone, as when the namespace is deleted): its pods' gates"
-                + " are not kept, and the replica's readiness no longer counts its informers;"
+                + " are not kept, and the replica's readiness no longer counts that informer;"
                 + " kvguard watches it again by itself once it may. Remove it from"
                 + " watchNamespaces if it is gone for good",
-            namespace);
+            kind(informer),
+            informer.namespace());
       }
     }
   }
 
-  /** The check's WATCH is closed as soon as it opens: nothing it would deliver is read. */
-  private static final Watcher<ModelDeployment> IGNORED =
-      new Watcher<>() {
-        @Override
-        public void eventReceived(Action action, ModelDeployment resource) {}
+  /** As the log names an informer's resources: "ModelDeployments", "Pods". */
+  private static String kind(InformerHealth.Informer informer) {
+    return informer.type().getSimpleName() + "s";
+  }
 
-        @Override
-        public void onClose(WatcherException cause) {}
-      };
+  /** The check's WATCH is closed as soon as it opens: nothing it would deliver is read. */
+  private static <T> Watcher<T> ignored() {
+    return new Watcher<>() {
+      @Override
+      public void eventReceived(Action action, T resource) {}
+
+      @Override
+      public void onClose(WatcherException cause) {}
+    };
+  }
 
   private enum Answer {
     LISTED,
@@ -257,24 +282,25 @@ final class WatchedNamespaces implements AutoCloseable {
    * escalation check lets anyone bind what they hold), so a LIST alone let such a namespace fail
    * every start.
    */
-  private static Answer list(KubernetesClient client, String namespace) {
+  private static <T extends HasMetadata> Answer list(
+      KubernetesClient client, Class<T> type, String namespace) {
     try {
       var listed =
           client
-              .resources(ModelDeployment.class)
+              .resources(type)
               .inNamespace(namespace)
               .list(new ListOptionsBuilder().withLimit(1L).build());
       // fabric8 v7.5.2 BaseOperation.watch waits for the WebSocket handshake and throws its 403.
       try (Watch opened =
           client
-              .resources(ModelDeployment.class)
+              .resources(type)
               .inNamespace(namespace)
               .watch(
                   new ListOptionsBuilder()
                       .withResourceVersion(listed.getMetadata().getResourceVersion())
                       .withTimeoutSeconds(1L)
                       .build(),
-                  IGNORED)) {
+                  WatchedNamespaces.<T>ignored())) {
         return Answer.LISTED;
       }
     } catch (RuntimeException e) {

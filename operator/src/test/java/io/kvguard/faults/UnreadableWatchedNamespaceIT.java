@@ -184,6 +184,61 @@ class UnreadableWatchedNamespaceIT {
     assertThat(steppedDown).hasValue(0);
   }
 
+  /**
+   * As above, but what the namespace refuses is its pods, not its ModelDeployments: a namespace
+   * admin can bring it about alone (delete kvguard's RoleBinding, bind kvguard's ServiceAccount to
+   * a Role of their own granting ModelDeployments only, as for the refused WATCH below). The pod
+   * informer of the namespace, once its watch drops, is refused for ever and stays registered
+   * (PodCache replaces it only by one that lists), and JOSDK calls the replica unhealthy. Before
+   * (review of fe93d53), only a refused ModelDeployment informer was excused, so {@code /readyz}
+   * failed on every replica for good, as before 594c7c1.
+   */
+  @Test
+  void aWatchedNamespaceWhosePodsAreRefusedWhileKvguardRunsDoesNotLeaveEveryReplicaUnready() {
+    retiredPolicy();
+    KvguardConfig config = watching(Set.of(OperatorHarness.NAMESPACE, RETIRED));
+    h.start(config, steppedDown::incrementAndGet);
+    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
+    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
+    await()
+        .atMost(Duration.ofSeconds(40))
+        .untilAsserted(
+            () -> {
+              assertThat(retiredStatus("old")).isNotNull();
+              assertThat(h.gate("serve-0"))
+                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+            });
+    await().atMost(Duration.ofSeconds(20)).until(() -> h.operator().healthy());
+
+    AtomicBoolean refusing = new AtomicBoolean(true);
+    refuse(Set.of(RETIRED), refusing, r -> r.getPath().contains("/pods"));
+    assertThat(
+            h.api.closeWatches(
+                r ->
+                    r.getPath().contains("/namespaces/" + RETIRED + "/pods")
+                        && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"))))
+        .isEqualTo(1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> !h.operator().healthy());
+    await()
+        .atMost(Duration.ofSeconds(40))
+        .untilAsserted(
+            () -> {
+              assertThat(h.operator().healthy()).isTrue();
+              assertThat(h.registry.scrape())
+                  .contains("kvguard_unwatched_namespaces{namespace=\"" + RETIRED + "\"} 1.0");
+            });
+    assertThat(steppedDown).hasValue(0);
+
+    // The pods may be read again: fabric8 reopens the watch by itself, and the series goes.
+    refusing.set(false);
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .untilAsserted(
+            () -> assertThat(h.registry.scrape()).doesNotContain("kvguard_unwatched_namespaces"));
+    assertThat(h.operator().healthy()).isTrue();
+    assertThat(steppedDown).hasValue(0);
+  }
+
   private Object retiredStatus(String name) {
     return h.client
         .resources(ModelDeployment.class)
