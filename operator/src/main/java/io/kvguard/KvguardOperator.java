@@ -44,7 +44,6 @@ public final class KvguardOperator implements AutoCloseable {
   private final Runnable releaseLease;
   private final boolean leaderElection;
   private final WatchedNamespaces namespaces;
-  private final Runnable stepDown;
 
   /**
    * How long the first pass waits for the verdict key's first read (one GET, a create when absent).
@@ -62,11 +61,9 @@ public final class KvguardOperator implements AutoCloseable {
       AtomicBoolean stopping,
       Runnable releaseLease,
       boolean leaderElection,
-      WatchedNamespaces namespaces,
-      Runnable stepDown) {
+      WatchedNamespaces namespaces) {
     this.operator = operator;
     this.namespaces = namespaces;
-    this.stepDown = stepDown;
     this.controller = controller;
     this.leaderElection = leaderElection;
     this.reconciler = reconciler;
@@ -94,11 +91,10 @@ public final class KvguardOperator implements AutoCloseable {
   /**
    * @param onLeaseLost what a replica that lost the lease while running does (production: exit, so
    *     nothing it still holds in flight writes beside the new leader); also what it does when an
-   *     informer stops for good ({@link InformerStopped}), and when a namespace it left out because
-   *     it could not read it can be read again ({@link WatchedNamespaces}). Never run when the
-   *     replica itself is stopping: JOSDK's own exit-on-stop-leading would call System.exit from
-   *     inside the shutdown hook that stops it, which blocks until the kubelet kills the pod at the
-   *     end of its grace period (and the lease is not handed over early).
+   *     informer stops for good ({@link InformerStopped}). Never run when the replica itself is
+   *     stopping: JOSDK's own exit-on-stop-leading would call System.exit from inside the shutdown
+   *     hook that stops it, which blocks until the kubelet kills the pod at the end of its grace
+   *     period (and the lease is not handed over early).
    */
   public static KvguardOperator create(
       KubernetesClient client,
@@ -221,8 +217,7 @@ public final class KvguardOperator implements AutoCloseable {
         stopping,
         releaseLease,
         config.leaderElection(),
-        namespaces,
-        onLeaseLost);
+        namespaces);
   }
 
   public void start() {
@@ -242,9 +237,9 @@ public final class KvguardOperator implements AutoCloseable {
     } finally {
       started.set(true);
     }
-    // A namespace left out at the start is taken in by the next start, once it can be read; one
-    // refused while running is left out of the replica's health.
-    namespaces.recheck(stopping::get, () -> InformerHealth.notWatching(controller), stepDown);
+    // A namespace left out at the start is taken in by the next start; an informer refused while
+    // running is left out of the replica's health.
+    namespaces.recheck(stopping::get, () -> InformerHealth.notWatching(controller));
   }
 
   public Operator operator() {

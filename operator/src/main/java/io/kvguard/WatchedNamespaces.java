@@ -39,8 +39,8 @@ import org.slf4j.LoggerFactory;
  * pod any more. Turning JOSDK's {@code stopOnInformerErrorDuringStartup} off is not the fix: it
  * applies to the pod informers too, whose refused start kvguard must see ({@code PodCache}).
  *
- * <p>A left-out namespace is checked again every {@link #RECHECK}; once it answers, the replica
- * steps down ({@code restart}: exit in production) and its next start watches it. A watched
+ * <p>A left-out namespace is checked again every {@link #RECHECK}; once it answers, the log says
+ * so, and kvguard's next start watches it (no restart of its own: {@link #recheck}). A watched
  * namespace refused while kvguard runs is left out of the replica's health instead ({@link
  * #recheck}). Not JOSDK's {@code changeNamespaces}: on the leader it stops event processing
  * meanwhile, and v5.2.3's {@code EventProcessor} drops the end of a pass that finishes while
@@ -62,6 +62,10 @@ final class WatchedNamespaces implements AutoCloseable {
   private final KvguardMetrics metrics;
   private final Set<String> watched;
   private final Set<String> leftOut;
+
+  /** Left-out namespaces already said to be readable again (said once each). */
+  private final Set<String> readableAgain = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   private final Set<InformerHealth.Informer> refusedNow =
       java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final ScheduledExecutorService recheck =
@@ -129,8 +133,8 @@ final class WatchedNamespaces implements AutoCloseable {
       LOG.error(
           "kvguard may not list or watch the ModelDeployments of namespace {} (HTTP 403: its"
               + " RoleBinding is gone, as when the namespace is deleted): it is not watched, and"
-              + " the gates of its pods are not kept; kvguard checks it again every {} s and"
-              + " restarts to watch it once it can. Remove it from watchNamespaces if it is gone"
+              + " the gates of its pods are not kept; kvguard checks it again every {} s and says"
+              + " when its next start would watch it. Remove it from watchNamespaces if it is gone"
               + " for good",
           namespace,
           RECHECK.toSeconds());
@@ -155,17 +159,33 @@ final class WatchedNamespaces implements AutoCloseable {
    * stopped watching and whose check, for its kind of resource, is refused (403).
    */
   boolean refusedNow(InformerHealth.Informer informer) {
-    return refusedNow.contains(informer);
+    return refusedNow.contains(informer) && !everyNamespaceRefused();
+  }
+
+  /**
+   * Every watched namespace's ModelDeployments refused: nothing is guarded, and the replica must
+   * not read as ready (a start in that state fails, {@link #check}).
+   */
+  private boolean everyNamespaceRefused() {
+    Set<String> refusedPolicies = new TreeSet<>();
+    for (InformerHealth.Informer informer : refusedNow) {
+      if (informer.type() == ModelDeployment.class) {
+        refusedPolicies.add(informer.namespace());
+      }
+    }
+    return refusedPolicies.containsAll(watched);
   }
 
   /**
    * Every {@link #RECHECK}:
    *
    * <ul>
-   *   <li>checks each left-out namespace; the first that may be listed and watched runs {@code
-   *       restart} once (unless the replica is stopping), so that the next start watches it. A
-   *       failed check (an outage) is no reason to restart, nor a LIST allowed while the WATCH is
-   *       still refused: the next start would leave the namespace out again.
+   *   <li>checks each left-out namespace, and says once when it may be listed and watched again:
+   *       the next start watches it. No restart of its own: a namespace admin who can delete and
+   *       re-create a binding would time restarts of every replica with it (review of the redesign:
+   *       each start that lands while the binding is gone leaves the namespace out, the next
+   *       recheck after it is back restarts again, and the kubelet's back-off grows to 5 minutes
+   *       per replica). The gauge stays at 1 until a start watches the namespace.
    *   <li>checks each informer of a watched namespace that is not watching ({@code notWatching}),
    *       for its kind of resource: one refused (403) is {@link #refusedNow} until it watches
    *       again. The pods' informers as well as the ModelDeployments': RBAC grants each resource
@@ -181,14 +201,10 @@ final class WatchedNamespaces implements AutoCloseable {
    * watching), so {@code /readyz} failed on every replica and the readiness-gate webhook lost its
    * endpoints for every namespace. Not a restart: the informer already retries, and watches again
    * by itself once it may; and a restart each time a namespace is refused would let a tenant who
-   * deletes and re-creates a binding restart every replica again and again. The only restart left
-   * (a left-out namespace that may be read) needs a start that left it out, so it comes at most
-   * once per start.
+   * deletes and re-creates a binding restart every replica again and again. Every watched namespace
+   * refused is not excused ({@link #refusedNow}).
    */
-  void recheck(
-      BooleanSupplier stopping,
-      Supplier<Set<InformerHealth.Informer>> notWatching,
-      Runnable restart) {
+  void recheck(BooleanSupplier stopping, Supplier<Set<InformerHealth.Informer>> notWatching) {
     if (watched.isEmpty()) {
       return;
     }
@@ -198,17 +214,14 @@ final class WatchedNamespaces implements AutoCloseable {
             return;
           }
           for (String namespace : leftOut) {
-            // Asked again after the check: the replica may have begun to stop while it ran.
-            if (list(client, ModelDeployment.class, namespace) == Answer.LISTED
-                && !stopping.getAsBoolean()) {
+            if (!readableAgain.contains(namespace)
+                && list(client, ModelDeployment.class, namespace) == Answer.LISTED) {
+              readableAgain.add(namespace);
               LOG.warn(
-                  "kvguard may list and watch the ModelDeployments of namespace {} again;"
-                      + " restarting to watch it",
+                  "kvguard may list and watch the ModelDeployments of namespace {} again; it is"
+                      + " watched from kvguard's next start (kubectl rollout restart of its"
+                      + " Deployment)",
                   namespace);
-              metrics.unwatchedNamespace(namespace, false);
-              recheck.shutdown();
-              restart.run();
-              return;
             }
           }
           judgeWatched(notWatching.get());
@@ -320,5 +333,13 @@ final class WatchedNamespaces implements AutoCloseable {
   @Override
   public void close() {
     recheck.shutdownNow();
+    // A stopped replica says nothing of what it watched: the series go with it, as they would with
+    // its process (a registry can outlive the replica: tests, the benchmark).
+    for (String namespace : leftOut) {
+      metrics.unwatchedNamespace(namespace, false);
+    }
+    for (InformerHealth.Informer informer : refusedNow) {
+      metrics.unwatchedNamespace(informer.namespace(), false);
+    }
   }
 }
