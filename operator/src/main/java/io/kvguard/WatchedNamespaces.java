@@ -63,7 +63,7 @@ final class WatchedNamespaces implements AutoCloseable {
   private final Set<String> watched;
   private final Set<String> leftOut;
 
-  /** Left-out namespaces already said to be readable again (said once each). */
+  /** Left-out namespaces said to be readable again, until refused again. */
   private final Set<String> readableAgain = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   private final Set<InformerHealth.Informer> refusedNow =
@@ -164,7 +164,8 @@ final class WatchedNamespaces implements AutoCloseable {
 
   /**
    * Every watched namespace's ModelDeployments refused: nothing is guarded, and the replica must
-   * not read as ready (a start in that state fails, {@link #check}).
+   * not read as ready (a start that finds every namespace refused fails too, {@link #check}). It
+   * stays unready until its informers watch again or a start leaves those namespaces out.
    */
   private boolean everyNamespaceRefused() {
     Set<String> refusedPolicies = new TreeSet<>();
@@ -213,22 +214,33 @@ final class WatchedNamespaces implements AutoCloseable {
           if (stopping.getAsBoolean()) {
             return;
           }
-          for (String namespace : leftOut) {
-            if (!readableAgain.contains(namespace)
-                && list(client, ModelDeployment.class, namespace) == Answer.LISTED) {
-              readableAgain.add(namespace);
-              LOG.warn(
-                  "kvguard may list and watch the ModelDeployments of namespace {} again; it is"
-                      + " watched from kvguard's next start (kubectl rollout restart of its"
-                      + " Deployment)",
-                  namespace);
-            }
+          // A task of a fixed-delay schedule that throws is never run again: then no refusal
+          // would be excused any more, and the next one would leave every replica unready.
+          try {
+            judgeLeftOut();
+            judgeWatched(notWatching.get());
+          } catch (RuntimeException e) {
+            LOG.warn("the check of kvguard's namespaces failed; it runs again", e);
           }
-          judgeWatched(notWatching.get());
         },
         RECHECK.toMillis(),
         RECHECK.toMillis(),
         TimeUnit.MILLISECONDS);
+  }
+
+  /** Says once each time a left-out namespace turns readable (again after a new refusal). */
+  private void judgeLeftOut() {
+    for (String namespace : leftOut) {
+      Answer answer = list(client, ModelDeployment.class, namespace);
+      if (answer == Answer.REFUSED) {
+        readableAgain.remove(namespace);
+      } else if (answer == Answer.LISTED && readableAgain.add(namespace)) {
+        LOG.warn(
+            "kvguard may list and watch the ModelDeployments of namespace {} again; it is watched"
+                + " from kvguard's next start (kubectl rollout restart of its Deployment)",
+            namespace);
+      }
+    }
   }
 
   private void judgeWatched(Set<InformerHealth.Informer> notWatching) {

@@ -185,15 +185,16 @@ public final class KvguardMetrics {
   }
 
   /**
-   * A namespace of {@code watchNamespaces} whose ModelDeployments kvguard may not list (HTTP 403)
-   * and so does not watch: 1 while it is left out, no series otherwise.
+   * A namespace of {@code watchNamespaces} whose ModelDeployments (or pods) kvguard may not list or
+   * watch (HTTP 403): 1 while an informer there is refused, or from a start that left the namespace
+   * out until a start watches it; no series otherwise.
    */
   public void unwatchedNamespace(String namespace, boolean leftOut) {
     namespaceGauge(
         unwatched,
         "kvguard.unwatched.namespaces",
-        "A namespace kvguard is configured to watch but may not list ModelDeployments in (HTTP"
-            + " 403): its pods' gates are not kept",
+        "A namespace kvguard is configured to watch but may not list or watch ModelDeployments or"
+            + " pods in (HTTP 403): its pods' gates are not kept",
         namespace,
         leftOut ? 1 : 0);
   }
