@@ -89,6 +89,40 @@ class UnreadableWatchedNamespaceIT {
     return h.client.resources(ModelDeployment.class).inNamespace(RETIRED).resource(md).create();
   }
 
+  /** As below, and the retired namespace's ModelDeployment is reconciled: both are watched. */
+  private void startWatchingBothNamespaces(KvguardConfig config) {
+    startAndGateAPodOfTheOtherNamespace(config);
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(() -> assertThat(retiredStatus("old")).isNotNull());
+    await().atMost(Duration.ofSeconds(20)).until(() -> h.operator().healthy());
+  }
+
+  /**
+   * Drops the operator's open watch of {@code resource} in the retired namespace (an open watch
+   * outlives its RBAC until it ends: the API server authorizes it when it opens), so its reopening
+   * meets the refusal; the replica turns unready, then ready again with the informer excused and
+   * the namespace named, and nothing steps down.
+   */
+  private void dropTheRefusedWatchAndAwaitItExcused(String resource) {
+    assertThat(
+            h.api.closeWatches(
+                r ->
+                    r.getPath().contains("/namespaces/" + RETIRED + "/" + resource)
+                        && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"))))
+        .isEqualTo(1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> !h.operator().healthy());
+    await()
+        .atMost(Duration.ofSeconds(40))
+        .untilAsserted(
+            () -> {
+              assertThat(h.operator().healthy()).isTrue();
+              assertThat(h.registry.scrape())
+                  .contains("kvguard_unwatched_namespaces{namespace=\"" + RETIRED + "\"} 1.0");
+            });
+    assertThat(steppedDown).hasValue(0);
+  }
+
   /** Starts the operator, then a verified pod and its ModelDeployment in the test namespace. */
   private void startAndGateAPodOfTheOtherNamespace(KvguardConfig config) {
     h.start(config, steppedDown::incrementAndGet);
@@ -155,31 +189,11 @@ class UnreadableWatchedNamespaceIT {
   void aWatchedNamespaceWhoseRoleBindingGoesWhileKvguardRunsDoesNotLeaveEveryReplicaUnready() {
     retiredPolicy();
     KvguardConfig config = watching(Set.of(OperatorHarness.NAMESPACE, RETIRED));
-    startAndGateAPodOfTheOtherNamespace(config);
-    await()
-        .atMost(Duration.ofSeconds(20))
-        .untilAsserted(() -> assertThat(retiredStatus("old")).isNotNull());
-    await().atMost(Duration.ofSeconds(20)).until(() -> h.operator().healthy());
+    startWatchingBothNamespaces(config);
 
     AtomicBoolean refusing = new AtomicBoolean(true);
     refuse(Set.of(RETIRED), refusing);
-    // An open watch outlives its RBAC until it ends (the API server authorizes it when it opens).
-    assertThat(
-            h.api.closeWatches(
-                r ->
-                    r.getPath().contains("/namespaces/" + RETIRED + "/modeldeployments")
-                        && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"))))
-        .isEqualTo(1);
-    await().atMost(Duration.ofSeconds(10)).until(() -> !h.operator().healthy());
-    await()
-        .atMost(Duration.ofSeconds(40))
-        .untilAsserted(
-            () -> {
-              assertThat(h.operator().healthy()).isTrue();
-              assertThat(h.registry.scrape())
-                  .contains("kvguard_unwatched_namespaces{namespace=\"" + RETIRED + "\"} 1.0");
-            });
-    assertThat(steppedDown).hasValue(0);
+    dropTheRefusedWatchAndAwaitItExcused("modeldeployments");
     assertThat(h.gate("serve-0"))
         .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
 
@@ -213,37 +227,11 @@ class UnreadableWatchedNamespaceIT {
   void aWatchedNamespaceWhosePodsAreRefusedWhileKvguardRunsDoesNotLeaveEveryReplicaUnready() {
     retiredPolicy();
     KvguardConfig config = watching(Set.of(OperatorHarness.NAMESPACE, RETIRED));
-    h.start(config, steppedDown::incrementAndGet);
-    h.pod("serve-0", SERVE, h.engine(EngineShapes.sglang(WINDOW, null, "0.5.22", 2_040_000)));
-    h.create(h.modelDeployment("glm", WINDOW, role("serve", Engine.SGLANG, SERVE)));
-    await()
-        .atMost(Duration.ofSeconds(40))
-        .untilAsserted(
-            () -> {
-              assertThat(retiredStatus("old")).isNotNull();
-              assertThat(h.gate("serve-0"))
-                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
-            });
-    await().atMost(Duration.ofSeconds(20)).until(() -> h.operator().healthy());
+    startWatchingBothNamespaces(config);
 
     AtomicBoolean refusing = new AtomicBoolean(true);
     refuse(Set.of(RETIRED), refusing, r -> r.getPath().contains("/pods"));
-    assertThat(
-            h.api.closeWatches(
-                r ->
-                    r.getPath().contains("/namespaces/" + RETIRED + "/pods")
-                        && OperatorHarness.OPERATOR_AGENT.equals(r.getHeader("User-Agent"))))
-        .isEqualTo(1);
-    await().atMost(Duration.ofSeconds(10)).until(() -> !h.operator().healthy());
-    await()
-        .atMost(Duration.ofSeconds(40))
-        .untilAsserted(
-            () -> {
-              assertThat(h.operator().healthy()).isTrue();
-              assertThat(h.registry.scrape())
-                  .contains("kvguard_unwatched_namespaces{namespace=\"" + RETIRED + "\"} 1.0");
-            });
-    assertThat(steppedDown).hasValue(0);
+    dropTheRefusedWatchAndAwaitItExcused("pods");
 
     // The pods may be read again: fabric8 reopens the watch by itself, and the series goes.
     refusing.set(false);
